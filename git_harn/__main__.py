@@ -1,0 +1,3 @@
+from git_harn.cli import main
+
+main()

@@ -1,0 +1,187 @@
+"""Cleanup, the only path that removes a worktree [W3] [P2].
+
+Order of judgement: vanished folder (already_gone), moved ref (blocked),
+uncommitted changes (preserved_dirty), commits nowhere else
+(preserved_unmerged), else release. Never a forced removal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from git_harn import store
+from git_harn.errors import BadInput, Refused
+from git_harn.failpoints import failpoint
+from git_harn.git import Repo
+from git_harn.identity import now_iso
+from git_harn.reconcile import GONE, REMOTE, delete_branch_if_safe, presence, settle_vanished
+from git_harn.record import (
+    PRESERVED_DIRTY,
+    PRESERVED_UNMERGED,
+    RELEASED,
+    RunRecord,
+)
+from git_harn.workspace import DirtyPath, dirty_paths
+
+RELEASE = "released"
+ALREADY_GONE = "already_gone"
+BLOCKED = "blocked"
+DRY_RUN = "dry_run"
+SHOWN_DIRTY = 5
+
+
+@dataclass
+class CleanupResult:
+    runId: str
+    workspaceId: str
+    outcome: str
+    state: str
+    attempts: int
+    reason: str
+    branch: str
+    path: str
+    wouldBe: str | None = None
+    dirtyPaths: list[DirtyPath] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        return 3 if self.outcome in (PRESERVED_DIRTY, PRESERVED_UNMERGED, BLOCKED) else 0
+
+
+@dataclass
+class Verdict:
+    outcome: str
+    reason: str
+    dirty: list[DirtyPath] = field(default_factory=list)
+
+
+def describe_dirty(dirty: list[DirtyPath]) -> str:
+    shown = ", ".join(d.path for d in dirty[:SHOWN_DIRTY])
+    more = f" … and {len(dirty) - SHOWN_DIRTY} more" if len(dirty) > SHOWN_DIRTY else ""
+    return f"{len(dirty)} dirty path(s): {shown}{more}"
+
+
+def judge(repo: Repo, record: RunRecord, frozen_oid: str) -> Verdict:
+    """What cleanup would do to this workspace now (changes nothing)."""
+    if presence(repo, record) == GONE:
+        return Verdict(ALREADY_GONE, "worktree folder is missing")
+    now = repo.ref_oid(record.branch_ref)
+    if now is None or str(now) != frozen_oid:
+        return Verdict(BLOCKED, (
+            "cleanup blocked: workspace ref changed from the frozen intent "
+            f"(frozen {frozen_oid}, now {now if now is not None else '(deleted)'})"
+        ))
+    dirty = dirty_paths(Path(record.path))
+    if dirty:
+        return Verdict(PRESERVED_DIRTY, f"dirty workspace was preserved: {describe_dirty(dirty)}", dirty)
+    unique = repo.unique_commits(now, {record.branch_ref})
+    if unique:
+        return Verdict(PRESERVED_UNMERGED, (
+            f"unmerged workspace was preserved: {len(unique)} commit(s) on {record.branch} "
+            "are reachable from no other ref"
+        ))
+    return Verdict(RELEASE, "clean and merged: worktree and branch can go")
+
+
+def _result(record: RunRecord, outcome: str, reason: str, **extra: object) -> CleanupResult:
+    return CleanupResult(
+        runId=record.runId, workspaceId=record.workspaceId, outcome=outcome,
+        state=record.state, attempts=record.attempts, reason=reason,
+        branch=record.branch, path=record.path, **extra,  # type: ignore[arg-type]
+    )
+
+
+def read_known(repo: Repo, run_id: str) -> store.Stored:
+    stored = store.read(repo, run_id)
+    if stored is None:
+        raise BadInput(f"unknown run id: {run_id}")
+    return stored
+
+
+def refuse_remote(repo: Repo, record: RunRecord) -> None:
+    if presence(repo, record) == REMOTE:
+        raise Refused(
+            f"run {record.runId} has its workspace on host {record.host}; run this there"
+        )
+
+
+def preview(repo: Repo, run_id: str) -> CleanupResult:
+    """The dry run: the verdict cleanup would reach, with nothing changed."""
+    record = read_known(repo, run_id).record
+    if record.terminal:
+        return _result(record, DRY_RUN, f"workspace is already {record.state}; nothing to do",
+                       wouldBe=record.state)
+    refuse_remote(repo, record)
+    frozen = record.frozenIntent["oid"] if record.frozenIntent else None
+    if frozen is None:
+        tip = repo.ref_oid(record.branch_ref)
+        frozen = str(tip) if tip is not None else "(none)"
+    verdict = judge(repo, record, frozen)
+    return _result(record, DRY_RUN, verdict.reason, wouldBe=verdict.outcome, dirtyPaths=verdict.dirty)
+
+
+def cleanup_locked(repo: Repo, run_id: str) -> CleanupResult:
+    """Cleanup with ``--yes``; the caller holds the run lock."""
+    stored = read_known(repo, run_id)
+    record = stored.record
+    if record.terminal:
+        return _result(record, record.state, f"workspace is already {record.state}")
+    refuse_remote(repo, record)
+    if presence(repo, record) == GONE:
+        record = settle_vanished(repo, stored)
+        return _result(record, record.state, record.reason or "")
+    stored = _freeze_intent(repo, stored)
+    record = stored.record
+    assert record.frozenIntent is not None
+    verdict = judge(repo, record, record.frozenIntent["oid"])
+    if verdict.outcome == BLOCKED:
+        return _result(record, BLOCKED, verdict.reason)
+    if verdict.outcome in (PRESERVED_DIRTY, PRESERVED_UNMERGED):
+        return _preserve(repo, stored, verdict)
+    return _release(repo, stored)
+
+
+def _freeze_intent(repo: Repo, stored: store.Stored) -> store.Stored:
+    """Pin the workspace ref and its OID on the first attempt [W8]."""
+    record = stored.record
+    if record.frozenIntent is not None:
+        return stored
+    tip = repo.ref_oid(record.branch_ref)
+    if tip is None:
+        raise Refused(f"workspace branch {record.branch} is missing; cannot freeze the intent")
+    record.frozenIntent = {"ref": record.branch_ref, "oid": str(tip), "frozenAt": now_iso()}
+    new_tip = store.write(repo, record, "freeze", f"froze {record.branch} at {tip}", stored.tip)
+    return store.Stored(record, new_tip)
+
+
+def _preserve(repo: Repo, stored: store.Stored, verdict: Verdict) -> CleanupResult:
+    record = stored.record
+    record.state = verdict.outcome
+    record.attempts += 1
+    record.lastOutcome = verdict.outcome
+    record.reason = verdict.reason
+    record.releasing = None
+    store.write(repo, record, verdict.outcome, verdict.reason, stored.tip)
+    return _result(record, verdict.outcome, verdict.reason, dirtyPaths=verdict.dirty)
+
+
+def _release(repo: Repo, stored: store.Stored) -> CleanupResult:
+    """Remove the worktree (never forced), then delete the branch with CAS.
+
+    The ``releasing`` mark comes first, so a crash in between is finished as
+    a release by the next run rather than mistaken for a vanished folder."""
+    record = stored.record
+    assert record.frozenIntent is not None
+    record.releasing = {"oid": record.frozenIntent["oid"], "at": now_iso()}
+    tip = store.write(repo, record, "releasing", f"removing {record.path}", stored.tip)
+    failpoint("cleanup-before-remove")
+    repo.git("worktree", "remove", record.path)
+    failpoint("cleanup-after-remove")
+    _, branch_note = delete_branch_if_safe(repo, record.branch_ref)
+    record.state = RELEASED
+    record.lastOutcome = RELEASED
+    record.releasing = None
+    record.reason = f"worktree removed; {branch_note}"
+    store.write(repo, record, RELEASED, record.reason, tip)
+    return _result(record, RELEASED, record.reason)

@@ -1,0 +1,60 @@
+"""The command line: parse, call a plain function, render. No logic here.
+
+Errors map to exit codes in one place (SPEC §8): 1 error, 2 bad input,
+3 refused or needs an operator; one line on stderr, a traceback only with
+HARN_DEBUG=1.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from git_harn import __version__
+from git_harn.commands import COMMANDS
+from git_harn.errors import EXIT_ERROR, EXIT_USAGE, HarnError
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="git-harn")
+def cli() -> None:
+    """Isolated git worktrees for unattended runs that never lose work.
+
+    See 'man git-harn' (or 'git help harn') for the whole manual.
+    """
+
+
+for command in COMMANDS:
+    cli.add_command(command)
+
+
+def _fail(message: str, code: int) -> None:
+    click.echo(f"git harn: error: {message}", err=True)
+    sys.exit(code)
+
+
+def main(argv: list[str] | None = None) -> None:
+    try:
+        code = cli.main(args=argv, prog_name="git harn", standalone_mode=False)
+    except click.exceptions.Abort:
+        _fail("aborted", 130)
+    except click.exceptions.ClickException as exc:
+        ctx = getattr(exc, "ctx", None)
+        name = ctx.command_path if ctx is not None else "git harn"
+        hint = f" (see '{name} --help')"
+        text = exc.format_message().replace("\n", " ")
+        _fail(f"{text}{hint}" if exc.exit_code == EXIT_USAGE else text, exc.exit_code)
+    except HarnError as exc:
+        if os.environ.get("HARN_DEBUG") == "1":
+            raise
+        _fail(exc.message.replace("\n", " "), exc.exit_code)
+    except KeyboardInterrupt:
+        _fail("interrupted", 130)
+    except Exception as exc:
+        if os.environ.get("HARN_DEBUG") == "1":
+            raise
+        _fail(f"internal error: {type(exc).__name__}: {exc} (HARN_DEBUG=1 shows a traceback)",
+              EXIT_ERROR)
+    sys.exit(code if isinstance(code, int) else 0)

@@ -1,0 +1,21 @@
+"""Pieces every command shares: opening the repository, the run id argument."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from git_harn.git import Repo, open_repo
+from git_harn.ids import validate_run_id
+
+
+def repository() -> Repo:
+    return open_repo(Path.cwd())
+
+
+def run_id_arg(value: str) -> str:
+    return validate_run_id(value)
+
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")

@@ -1,0 +1,69 @@
+"""``git harn demo``: the main job, end to end, on a throwaway repository."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+from git_harn.git.run import run_git
+
+AGENT = textwrap.dedent('''\
+    """A scripted stand-in for a coding agent: edits, adds, never commits, fails."""
+    import pathlib, sys
+    app = pathlib.Path("app.py")
+    app.write_text(app.read_text() + "\\ndef greet(name):\\n    return f'hello {name}'\\n")
+    pathlib.Path("notes").mkdir(exist_ok=True)
+    pathlib.Path("notes/plan.md").write_text("# Plan\\n- add greet()\\n- write tests\\n")
+    pathlib.Path("test_app.py").write_text("from app import greet\\n")
+    print("agent: edited app.py, wrote notes/plan.md and test_app.py; giving up (exit 1)")
+    sys.exit(1)
+''')
+
+Say = Callable[[str], None]
+
+
+def make_repository(root: Path) -> Path:
+    project = root / "project"
+    project.mkdir()
+    run_git(["init", "-q", "-b", "main"], project)
+    for key, value in (("user.name", "Demo Operator"), ("user.email", "operator@example.com"),
+                       ("harn.worktreeRoot", str(root / "worktrees"))):
+        run_git(["config", key, value], project)
+    (project / "app.py").write_text("def main():\n    print('hi')\n")
+    (project / "README.md").write_text("# demo project\n")
+    (project / ".gitignore").write_text("__pycache__/\n")
+    run_git(["add", "-A"], project)
+    run_git(["commit", "-q", "-m", "initial commit"], project)
+    (root / "agent.py").write_text(AGENT)
+    return project
+
+
+def harn(project: Path, say: Say, *args: str) -> int:
+    """Run git-harn as the operator would, showing the command and its output."""
+    say(f"\n$ git harn {' '.join(args)}")
+    done = subprocess.run([sys.executable, "-m", "git_harn", *args], cwd=project,
+                          capture_output=True, text=True, check=False)
+    for text in (done.stdout, done.stderr):
+        if text.strip():
+            say(text.rstrip("\n"))
+    say(f"(exit {done.returncode})")
+    return done.returncode
+
+
+def run_demo(say: Say, steps: list[Callable[[Path, Say, str], None]]) -> Path:
+    root = Path(tempfile.mkdtemp(prefix="git-harn-demo-"))
+    project = make_repository(root)
+    say(f"demo repository: {project}")
+    say("an 'agent' edits app.py, adds two files, never commits, and exits 1.")
+    run_id = "demo-agent"
+    harn(project, say, "run", run_id, "--", sys.executable, str(root / "agent.py"))
+    say("\ncleanup kept the workspace: its only copy of the agent's work is uncommitted.")
+    harn(project, say, "status")
+    for step in steps:
+        step(project, say, run_id)
+    say(f"\nthe demo repository stays at {project}; delete {root} when done.")
+    return project

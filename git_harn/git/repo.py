@@ -1,0 +1,223 @@
+"""The repository handle: discovery, config, objects and compare-and-swap refs."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pygit2
+
+from git_harn.errors import BadInput, GitFailure, RaceLost
+from git_harn.git.run import first_line, run_git
+
+# Refs that hold git-harn's own bookkeeping, never workspace history.
+BOOKKEEPING_PREFIXES = ("refs/harnery/runs/", "refs/harnery/notes")
+
+
+@dataclass
+class Repo:
+    pg: pygit2.Repository
+    git_dir: Path
+    common_dir: Path
+    workdir: Path | None
+    invoked_from: Path
+
+    # --- the git CLI -------------------------------------------------------
+
+    @property
+    def cli_cwd(self) -> Path:
+        """Where to run git for repository-wide commands."""
+        return self.workdir or self.git_dir
+
+    def git(
+        self,
+        *args: str,
+        cwd: Path | None = None,
+        check: bool = True,
+        input_bytes: bytes | None = None,
+        env: dict[str, str] | None = None,
+    ) -> str:
+        done = run_git(args, cwd or self.cli_cwd, check=check, input_bytes=input_bytes, env=env)
+        return done.stdout.decode("utf-8", "surrogateescape")
+
+    # --- config ------------------------------------------------------------
+
+    def config(self, key: str) -> str | None:
+        try:
+            value = self.pg.config[key]
+        except (KeyError, pygit2.GitError):
+            return None
+        return str(value)
+
+    def config_all(self, key: str) -> list[str]:
+        try:
+            return [str(v) for v in self.pg.config.get_multivar(key)]
+        except (KeyError, pygit2.GitError):
+            return []
+
+    def config_bool(self, key: str, default: bool) -> bool:
+        value = self.config(key)
+        if value is None:
+            return default
+        return value.strip().lower() in ("1", "true", "yes", "on")
+
+    def config_int(self, key: str, default: int) -> int:
+        value = self.config(key)
+        try:
+            return int(value) if value is not None else default
+        except ValueError as exc:
+            raise BadInput(f"git config {key} is not a number: {value!r}") from exc
+
+    def ensure_config_value(self, key: str, value: str) -> None:
+        """Add ``value`` to the multi-valued local ``key`` unless it is there."""
+        if value not in self.config_all(key):
+            self.git("config", "--add", key, value)
+
+    # --- objects -------------------------------------------------------------
+
+    def resolve_commit(self, rev: str) -> pygit2.Oid:
+        """The commit ``rev`` names, or BadInput."""
+        if not rev or rev.startswith("-"):
+            raise BadInput(f"not a valid revision: {rev!r}")
+        try:
+            obj = self.pg.revparse_single(rev)
+            return obj.peel(pygit2.Commit).id
+        except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError) as exc:
+            raise BadInput(f"unknown revision: {rev}") from exc
+
+    def commit(self, oid: pygit2.Oid) -> pygit2.Commit:
+        obj = self.pg.get(oid)
+        if not isinstance(obj, pygit2.Commit):
+            raise GitFailure(f"{oid} is not a commit")
+        return obj
+
+    # --- refs (every write is a compare-and-swap) [P3] ---------------------
+
+    def ref_oid(self, name: str) -> pygit2.Oid | None:
+        try:
+            ref = self.pg.references.get(name)
+        except (pygit2.GitError, ValueError):
+            return None
+        if ref is None:
+            return None
+        target = ref.resolve().target
+        return target if isinstance(target, pygit2.Oid) else None
+
+    def create_ref(self, name: str, oid: pygit2.Oid, message: str) -> None:
+        """Create ``name`` at ``oid``; RaceLost if it already exists."""
+        try:
+            self.pg.create_reference_direct(name, oid, False, message=message)
+        except pygit2.AlreadyExistsError as exc:
+            raise RaceLost(f"{name} was created by someone else") from exc
+        except (pygit2.GitError, ValueError) as exc:
+            raise GitFailure(f"cannot create {name}: {exc}") from exc
+
+    def move_ref(
+        self, name: str, new: pygit2.Oid, old: pygit2.Oid | None, message: str
+    ) -> None:
+        """Point ``name`` at ``new`` if it is still at ``old`` (None: absent)."""
+        if old is None:
+            self.create_ref(name, new, message)
+            return
+        ref = self.pg.references.get(name)
+        if ref is None or ref.target != old:
+            raise RaceLost(f"{name} moved since it was read")
+        try:
+            ref.set_target(new, message)
+        except pygit2.GitError as exc:
+            if "does not match" in str(exc):
+                raise RaceLost(f"{name} moved since it was read") from exc
+            raise GitFailure(f"cannot update {name}: {exc}") from exc
+
+    def delete_ref(self, name: str, old: pygit2.Oid) -> None:
+        """Delete ``name`` only if it still points at ``old``."""
+        done = run_git(["update-ref", "-d", name, str(old)], self.cli_cwd, check=False)
+        if done.returncode != 0:
+            raise RaceLost(f"cannot delete {name}: {first_line(done.stderr)}")
+
+    def update_refs(self, updates: Iterable[tuple[str, pygit2.Oid | None, pygit2.Oid | None]]) -> None:
+        """Apply (name, new, old) updates in one transaction; all or none.
+
+        ``new`` None deletes; ``old`` None requires the ref to be absent.
+        """
+        zero = "0" * 40
+        lines = ["start"]
+        for name, new, old in updates:
+            old_hex = str(old) if old is not None else zero
+            if new is None:
+                lines.append(f"delete {name} {old_hex}")
+            else:
+                lines.append(f"update {name} {new} {old_hex}")
+        lines += ["prepare", "commit", ""]
+        done = run_git(
+            ["update-ref", "--stdin"], self.cli_cwd, check=False,
+            input_bytes="\n".join(lines).encode(),
+        )
+        if done.returncode != 0:
+            raise RaceLost(f"ref transaction failed: {first_line(done.stderr)}")
+
+    def refs_under(self, prefix: str) -> Iterator[tuple[str, pygit2.Oid]]:
+        """(name, target) of every direct ref whose name starts with ``prefix``."""
+        for ref in self.pg.listall_reference_objects():
+            name = ref.name
+            if name.startswith(prefix) and isinstance(ref.target, pygit2.Oid):
+                yield name, ref.target
+
+    def unique_commits(
+        self, tip: pygit2.Oid, exclude: set[str], limit: int = 1000
+    ) -> list[pygit2.Oid]:
+        """Commits reachable from ``tip`` and from no ref outside ``exclude`` [P1]."""
+        walker = self.pg.walk(tip, pygit2.enums.SortMode.NONE)
+        for ref in self.pg.listall_reference_objects():
+            name = ref.name
+            if name in exclude or name.startswith(BOOKKEEPING_PREFIXES):
+                continue
+            try:
+                walker.hide(ref.peel(pygit2.Commit).id)
+            except (pygit2.GitError, ValueError, KeyError, pygit2.InvalidSpecError):
+                continue  # a ref to a tree or blob hides no commit
+        out = []
+        for commit in walker:
+            out.append(commit.id)
+            if len(out) >= limit:
+                break
+        return out
+
+
+def _common_dir(git_dir: Path) -> Path:
+    marker = git_dir / "commondir"
+    if marker.is_file():
+        target = Path(marker.read_text().strip())
+        return (git_dir / target).resolve() if not target.is_absolute() else target.resolve()
+    return git_dir.resolve()
+
+
+def open_repo(start: Path | None = None) -> Repo:
+    """Open the repository that ``start`` (default: the current folder) is in."""
+    here = (start or Path.cwd()).resolve()
+    try:
+        found = pygit2.discover_repository(str(here))
+    except pygit2.GitError as exc:
+        raise BadInput(f"cannot open a repository at {here}: {exc}") from exc
+    if found is None:
+        raise BadInput(f"not a git repository: {here}")
+    try:
+        pg = pygit2.Repository(found)
+    except pygit2.GitError as exc:
+        text = str(exc)
+        if "extension" in text or "refstorage" in text.lower():
+            raise BadInput(
+                f"repository format not supported (libgit2 cannot open it: {text}); "
+                "reftable repositories are not supported"
+            ) from exc
+        raise BadInput(f"cannot open repository {found}: {text}") from exc
+    git_dir = Path(pg.path).resolve()
+    workdir = Path(pg.workdir).resolve() if pg.workdir else None
+    return Repo(pg=pg, git_dir=git_dir, common_dir=_common_dir(git_dir),
+                workdir=workdir, invoked_from=here)
+
+
+def path_exists(path: str | os.PathLike[str]) -> bool:
+    return os.path.lexists(path)

@@ -1,0 +1,41 @@
+"""Run ids and workspace ids (SPEC §2)."""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import time
+
+from git_harn.errors import BadInput
+
+_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+_WORKSPACE_ID = re.compile(r"ws-[0-9a-f]{24}")
+
+
+def validate_run_id(run_id: str) -> str:
+    """Return ``run_id`` if it is a valid run id, else raise BadInput [P7]."""
+    shown = run_id.encode("unicode_escape").decode("ascii")
+    if not _RUN_ID.fullmatch(run_id):
+        raise BadInput(
+            f"invalid run id {shown!r}: use 1-100 of A-Z a-z 0-9 . _ -, starting with a letter or digit"
+        )
+    if ".." in run_id or run_id.endswith(".lock") or run_id.endswith("."):
+        raise BadInput(f"invalid run id {shown!r}: not a valid ref name component")
+    return run_id
+
+
+def new_run_id() -> str:
+    """A sortable unique id: UTC time to the millisecond plus randomness."""
+    now = time.time()
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now))
+    millis = int(now * 1000) % 1000
+    return f"run-{stamp}{millis:03d}Z-{secrets.token_hex(3)}{os.getpid() % 100:02d}"
+
+
+def new_workspace_id() -> str:
+    return "ws-" + secrets.token_hex(12)
+
+
+def is_workspace_id(value: str) -> bool:
+    return bool(_WORKSPACE_ID.fullmatch(value))

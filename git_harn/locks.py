@@ -1,0 +1,155 @@
+"""Per-run locks and the merge lock under <common git dir>/harnery/locks/.
+
+A lock is a file created with O_EXCL holding its owner (pid, process start
+time, host). A lock whose owner died on this host is broken with a warning.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+
+from git_harn.errors import Busy
+from git_harn.git import Repo
+from git_harn.ui import warn
+
+
+def locks_dir(repo: Repo) -> Path:
+    return repo.common_dir / "harnery" / "locks"
+
+
+def run_lock_path(repo: Repo, run_id: str) -> Path:
+    return locks_dir(repo) / f"run-{run_id}.lock"
+
+
+def _process_start(pid: int) -> str | None:
+    """Start time of ``pid`` (guards against pid reuse), None if gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return ""
+    return stat.rsplit(")", 1)[-1].split()[19]
+
+
+def _alive(owner: dict[str, object]) -> bool:
+    if owner.get("host") != socket.gethostname():
+        return True  # never judge another machine's process
+    pid = owner.get("pid")
+    if not isinstance(pid, int):
+        return False
+    if Path("/proc").is_dir():
+        start = _process_start(pid)
+        return start is not None and (start == "" or start == owner.get("start"))
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _read_owner(path: Path) -> dict[str, object] | None:
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _try_create(path: Path, purpose: str) -> bool:
+    owner = {
+        "pid": os.getpid(),
+        "start": _process_start(os.getpid()),
+        "host": socket.gethostname(),
+        "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "purpose": purpose,
+    }
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        return False
+    with os.fdopen(fd, "w") as handle:
+        json.dump(owner, handle)
+    return True
+
+
+def _break_if_dead(path: Path, label: str) -> bool:
+    """Remove a lock whose owner is dead. True if the lock is gone now."""
+    owner = _read_owner(path)
+    if owner is None:
+        return True
+    if not owner:
+        # Being written this instant, or garbage: judge by age.
+        try:
+            if time.time() - path.stat().st_mtime < 5:
+                return False
+        except FileNotFoundError:
+            return True
+    elif _alive(owner):
+        return False
+    aside = path.with_name(f"{path.name}.broken-{os.getpid()}")
+    try:
+        os.rename(path, aside)
+    except FileNotFoundError:
+        return True
+    if _read_owner(aside) != owner:
+        # Someone replaced the dead lock with a live one meanwhile: put it back.
+        with suppress(FileExistsError):
+            os.link(aside, path)
+        os.unlink(aside)
+        return False
+    os.unlink(aside)
+    warn(f"broke the {label} lock left by dead process {owner.get('pid', '?')}")
+    return True
+
+
+def _busy_message(path: Path, label: str) -> str:
+    owner = _read_owner(path) or {}
+    return (
+        f"{label} is busy: held by pid {owner.get('pid', '?')} on {owner.get('host', '?')} "
+        f"since {owner.get('since', '?')} ({owner.get('purpose', '?')})"
+    )
+
+
+@contextmanager
+def hold(path: Path, label: str, purpose: str, wait_seconds: float = 0.0) -> Iterator[None]:
+    """Hold the lock at ``path`` for the block; Busy if another live process has it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    deadline = time.monotonic() + wait_seconds
+    announced = False
+    while not _try_create(path, purpose):
+        if _break_if_dead(path, label):
+            continue
+        if time.monotonic() >= deadline:
+            raise Busy(_busy_message(path, label))
+        if not announced:
+            warn(f"waiting for {_busy_message(path, label)}")
+            announced = True
+        time.sleep(0.1)
+    try:
+        yield
+    finally:
+        with suppress(FileNotFoundError):
+            os.unlink(path)
+
+
+@contextmanager
+def hold_run(repo: Repo, run_id: str, purpose: str) -> Iterator[None]:
+    with hold(run_lock_path(repo, run_id), f"run {run_id}", purpose):
+        yield
+
+
+@contextmanager
+def hold_merge(repo: Repo, purpose: str, wait_seconds: float) -> Iterator[None]:
+    with hold(locks_dir(repo) / "merge.lock", "the merge lock", purpose, wait_seconds):
+        yield

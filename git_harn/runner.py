@@ -1,0 +1,94 @@
+"""Run a command in a workspace, then clean up [W2]."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass
+
+from git_harn import store
+from git_harn.cleanup import CleanupResult, cleanup_locked, refuse_remote
+from git_harn.git import Repo
+from git_harn.ids import new_run_id, validate_run_id
+from git_harn.locks import hold_run
+from git_harn.reconcile import GONE, presence, settle_vanished
+from git_harn.record import RunRecord
+from git_harn.start import start_locked
+from git_harn.ui import info
+
+# Variables that would point the command at the wrong repository.
+_GIT_LOCATION_VARS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR",
+                      "GIT_PREFIX", "HARN_INTERNAL", "HARN_FAILPOINT")
+
+
+@dataclass
+class RunResult:
+    runId: str
+    workspaceId: str
+    path: str
+    commandExit: int
+    cleanup: CleanupResult | None
+
+    @property
+    def exit_code(self) -> int:
+        if self.commandExit != 0:
+            return self.commandExit
+        return self.cleanup.exit_code if self.cleanup else 0
+
+
+@dataclass
+class RunOptions:
+    base: str | None = None
+    branch: str | None = None
+    path: str | None = None
+    keep: bool = False
+
+
+def _workspace_for(repo: Repo, run_id: str, argv: list[str], options: RunOptions) -> RunRecord:
+    """Reuse the run's live workspace, or start a new one."""
+    current = store.read(repo, run_id)
+    if current is not None and not current.record.terminal:
+        refuse_remote(repo, current.record)
+        if presence(repo, current.record) != GONE:
+            return current.record
+        settle_vanished(repo, current)
+    return start_locked(repo, run_id, options.base, options.branch, options.path, command=argv)
+
+
+def _execute(argv: list[str], record: RunRecord) -> int:
+    env = {k: v for k, v in os.environ.items() if k not in _GIT_LOCATION_VARS}
+    env.update(HARN_RUN_ID=record.runId, HARN_WORKSPACE_ID=record.workspaceId,
+               HARN_WORKSPACE=record.path)
+    try:
+        return subprocess.run(argv, cwd=record.path, env=env, check=False).returncode
+    except FileNotFoundError:
+        info(f"command not found: {argv[0]}")
+        return 127
+    except PermissionError:
+        info(f"command not executable: {argv[0]}")
+        return 126
+    except KeyboardInterrupt:
+        return 130
+
+
+def _record_exit(repo: Repo, run_id: str, argv: list[str], code: int) -> None:
+    def mutate(record: RunRecord | None) -> tuple[RunRecord, str, str] | None:
+        if record is None:
+            return None
+        record.exitCode = code
+        record.command = argv
+        return record, "exit", f"command exited {code}"
+
+    store.update(repo, run_id, mutate)
+
+
+def run_in_workspace(repo: Repo, run_id: str | None, argv: list[str],
+                     options: RunOptions) -> RunResult:
+    run_id = validate_run_id(run_id) if run_id else new_run_id()
+    with hold_run(repo, run_id, "run"):
+        record = _workspace_for(repo, run_id, argv, options)
+        info(f"run {run_id}: {' '.join(argv)}  (in {record.path})")
+        code = _execute(argv, record)
+        _record_exit(repo, run_id, argv, code)
+        result = None if options.keep else cleanup_locked(repo, run_id)
+    return RunResult(run_id, record.workspaceId, record.path, code, result)

@@ -1,0 +1,45 @@
+"""Validation against the JSON Schemas in ``schemas/`` [P5].
+
+jsonschema is imported here only, and only when something is validated, so
+hot paths (status, hooks) never pay for it.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from typing import Any
+
+from git_harn.resources import schema_path
+
+
+@cache
+def load_schema(name: str) -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads(schema_path(name).read_text())
+    return loaded
+
+
+@cache
+def _registry() -> Any:
+    """All shipped schemas, so one may $ref another by file name."""
+    from referencing import Registry, Resource
+
+    resources = []
+    for path in schema_path("run-record").parent.glob("*.schema.json"):
+        contents = json.loads(path.read_text())
+        resources.append((contents["$id"], Resource.from_contents(contents)))
+    return Registry().with_resources(resources)
+
+
+def schema_errors(document: object, name: str) -> list[str]:
+    """Every way ``document`` breaks schema ``name``, as short sentences."""
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(load_schema(name), registry=_registry())
+    errors = sorted(validator.iter_errors(document), key=lambda e: list(e.path))
+    return [_describe(error) for error in errors]
+
+
+def _describe(error: Any) -> str:
+    where = "/".join(str(part) for part in error.path) or "(document)"
+    return f"{where}: {error.message}"

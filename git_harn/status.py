@@ -1,0 +1,100 @@
+"""What workspaces exist and what each holds [W4]."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from git_harn import store
+from git_harn.errors import BadInput
+from git_harn.git import Repo
+from git_harn.ids import validate_run_id
+from git_harn.reconcile import HERE, presence, reconcile_quietly
+from git_harn.record import ACTIVE, RunRecord
+from git_harn.workspace import DirtyPath, dirty_paths_many
+
+DEFAULT_LIMIT = 10
+
+
+@dataclass
+class WorkspaceStatus:
+    runId: str
+    workspaceId: str
+    state: str
+    attempts: int
+    branch: str
+    path: str
+    host: str
+    location: str
+    dirtyCount: int = 0
+    dirtyPaths: list[DirtyPath] = field(default_factory=list)
+    dirtyMore: int = 0
+    lastOutcome: str | None = None
+    reason: str | None = None
+    error: str | None = None
+    next: list[str] = field(default_factory=list)
+
+
+@dataclass
+class StatusReport:
+    workspaces: list[WorkspaceStatus]
+    errors: list[store.Unreadable]
+
+
+def next_steps(record: RunRecord) -> list[str]:
+    """The commands that resolve a workspace in this state."""
+    if record.preserved:
+        return [f"git harn reclaim {record.runId}",
+                f"git harn reclaim {record.runId} --discard --yes"]
+    if record.state == ACTIVE:
+        return [f"git harn cleanup {record.runId} --yes"]
+    return []
+
+
+def _select(
+    repo: Repo, run_id: str | None, include_terminal: bool
+) -> tuple[list[store.Stored], list[store.Unreadable]]:
+    if run_id is not None:
+        validate_run_id(run_id)
+        one = store.read(repo, run_id)
+        if one is None:
+            raise BadInput(f"unknown run id: {run_id}")
+        return [one], []
+    chosen, errors = [], []
+    for entry in store.list_records(repo):
+        if isinstance(entry, store.Unreadable):
+            errors.append(entry)
+        elif include_terminal or not entry.record.terminal:
+            chosen.append(entry)
+    return chosen, errors
+
+
+def collect_status(repo: Repo, run_id: str | None = None, include_terminal: bool = False,
+                   limit: int = DEFAULT_LIMIT) -> StatusReport:
+    if limit < 0:
+        raise BadInput("--limit must be 0 or more")
+    chosen, errors = _select(repo, run_id, include_terminal)
+    records = [reconcile_quietly(repo, stored).record for stored in chosen]
+    if run_id is None and not include_terminal:
+        records = [r for r in records if not r.terminal]
+    live = [Path(r.path) for r in records if not r.terminal and presence(repo, r) == HERE]
+    dirty = dirty_paths_many(live)
+    rows = [_row(repo, r, dirty.get(Path(r.path)), limit) for r in records]
+    return StatusReport(rows, errors)
+
+
+def _row(repo: Repo, record: RunRecord, dirty: list[DirtyPath] | str | None,
+         limit: int) -> WorkspaceStatus:
+    row = WorkspaceStatus(
+        runId=record.runId, workspaceId=record.workspaceId, state=record.state,
+        attempts=record.attempts, branch=record.branch, path=record.path, host=record.host,
+        location=presence(repo, record) if not record.terminal else "none",
+        lastOutcome=record.lastOutcome, reason=record.reason, next=next_steps(record),
+    )
+    if isinstance(dirty, str):
+        row.error = dirty
+    elif dirty:
+        row.dirtyCount = len(dirty)
+        row.dirtyPaths = dirty[:limit]
+        row.dirtyMore = max(0, len(dirty) - limit)
+    return row

@@ -1,0 +1,75 @@
+"""Building real repositories and driving real `git harn`, as a user would."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from git_harn.schemas import schema_errors
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+    def json(self) -> Any:
+        return json.loads(self.out)
+
+
+def harn(cwd: Path, *args: str, env: dict[str, str] | None = None,
+         stdin: str | None = None, timeout: float = 120) -> Result:
+    """Run `git harn <args>` in ``cwd`` the way an operator does."""
+    full_env = dict(os.environ, **(env or {}))
+    done = subprocess.run(["git", "harn", *args], cwd=cwd, capture_output=True, text=True,
+                          env=full_env, input=stdin if stdin is not None else "",
+                          timeout=timeout, check=False)
+    return Result(done.returncode, done.stdout, done.stderr)
+
+
+def git(cwd: Path, *args: str, check: bool = True, env: dict[str, str] | None = None) -> str:
+    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
+                          env=dict(os.environ, **(env or {})), check=False)
+    if check and done.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} failed: {done.stderr}")
+    return done.stdout.strip()
+
+
+def make_repo(path: Path, files: dict[str, str] | None = None) -> Path:
+    """A repository on branch main with one commit of ``files``."""
+    path.mkdir(parents=True, exist_ok=True)
+    git(path, "init", "-q", "-b", "main")
+    for name, content in (files or {"README.md": "hello\n", "src/app.py": "x = 1\n"}).items():
+        target = path / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(content)
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "initial")
+    return path
+
+
+def ref(repo: Path, name: str) -> str | None:
+    done = subprocess.run(["git", "rev-parse", "-q", "--verify", name], cwd=repo,
+                          capture_output=True, text=True, check=False)
+    return done.stdout.strip() or None
+
+
+def all_refs(repo: Path) -> dict[str, str]:
+    out = git(repo, "for-each-ref", "--format=%(refname) %(objectname)")
+    pairs = (line.split(" ", 1) for line in out.splitlines() if line)
+    return {name: oid for name, oid in pairs}
+
+
+def record(repo: Path, run_id: str) -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads(git(repo, "show", f"refs/harnery/runs/{run_id}:run.json"))
+    return loaded
+
+
+def assert_valid(document: Any, schema: str) -> None:
+    errors = schema_errors(document, schema)
+    assert not errors, f"{schema}: {errors}"
