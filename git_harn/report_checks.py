@@ -1,0 +1,25 @@
+"""Checks behind ``git harn report check <kind>``: is a report to be believed?
+
+Each kind maps to a function that takes the parsed JSON document and returns
+a CheckResult. Schema violations and rule failures are ``ok=False`` (exit 3);
+input that is not JSON never gets here (exit 2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass
+class CheckResult:
+    ok: bool
+    stage: str | None
+    detail: str
+
+
+Checker = Callable[[Any], CheckResult]
+
+# kind -> checker; each area adds its own (assessment, integration, …).
+CHECKS: dict[str, Checker] = {}
