@@ -84,7 +84,7 @@ def _record_exit(repo: Repo, run_id: str, argv: list[str], code: int) -> None:
 
 def run_in_workspace(repo: Repo, run_id: str | None, argv: list[str],
                      options: RunOptions) -> RunResult:
-    run_id = validate_run_id(run_id) if run_id else new_run_id()
+    run_id = validate_run_id(run_id) if run_id is not None else new_run_id()
     with hold_run(repo, run_id, "run"):
         record = _workspace_for(repo, run_id, argv, options)
         info(f"run {run_id}: {' '.join(argv)}  (in {record.path})")

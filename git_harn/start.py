@@ -42,7 +42,7 @@ def _check_free(repo: Repo, run_id: str) -> store.Stored | None:
         return store.read(repo, run_id)
     record = current.record
     raise BadInput(
-        f"run {run_id} already has a {record.state} workspace at {record.path}; "
+        f"run {run_id} already has a workspace ({record.state}) at {record.path}; "
         f"use it, or end it with 'git harn cleanup {run_id}' or 'git harn reclaim {run_id}'"
     )
 

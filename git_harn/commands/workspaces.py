@@ -31,7 +31,7 @@ def start(run_id: str | None, base: str | None, branch: str | None, path: str | 
           as_json: bool) -> int:
     """Create a workspace: a branch at the base, a worktree and a record."""
     repo = repository()
-    run_id = run_id_arg(run_id) if run_id else new_run_id()
+    run_id = run_id_arg(run_id) if run_id is not None else new_run_id()
     with hold_run(repo, run_id, "start"):
         record = start_locked(repo, run_id, base, branch, path)
     if as_json:
@@ -48,6 +48,8 @@ class _RunCommand(click.Command):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if "--" not in args:
+            if any(a in ("-h", "--help") for a in args):
+                return super().parse_args(ctx, args)
             raise click.UsageError("give the command after '--', e.g. git harn run -- make test", ctx)
         cut = args.index("--")
         ctx.meta["harn_command"] = args[cut + 1:]
