@@ -7,6 +7,7 @@ HARN_DEBUG=1.
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 
@@ -17,17 +18,28 @@ from git_harn.commands import COMMANDS
 from git_harn.errors import EXIT_ERROR, EXIT_USAGE, HarnError
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _LazyGroup(click.Group):
+    """Loads a command's module only when that command is asked for."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        module, attribute = COMMANDS[cmd_name]
+        loaded = importlib.import_module(f"git_harn.commands.{module}")
+        command: click.Command = getattr(loaded, attribute)
+        return command
+
+
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="git-harn")
 def cli() -> None:
     """Isolated git worktrees for unattended runs that never lose work.
 
     See 'man git-harn' (or 'git help harn') for the whole manual.
     """
-
-
-for command in COMMANDS:
-    cli.add_command(command)
 
 
 def _fail(message: str, code: int) -> None:

@@ -135,8 +135,10 @@ def _commands() -> list[tuple[str, click.Command]]:
     def walk(prefix: str, command: click.Command) -> None:
         out.append((prefix, command))
         if isinstance(command, click.Group):
-            for name, sub in command.commands.items():
-                if not getattr(sub, "hidden", False):
+            ctx = click.Context(command)
+            for name in command.list_commands(ctx):
+                sub = command.get_command(ctx, name)
+                if sub is not None and not sub.hidden:
                     walk(f"{prefix} {name}".strip(), sub)
 
     walk("", cli)

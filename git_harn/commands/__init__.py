@@ -1,11 +1,18 @@
-"""Click commands: one module per area, each a thin shell over the domain."""
+"""Click commands: one module per area, each a thin shell over the domain.
+
+Commands are imported only when used, so ``git harn status`` does not pay for
+the modules of every other command.
+"""
 
 from __future__ import annotations
 
-import click
-
-from git_harn.commands.demo import demo
-from git_harn.commands.report import report
-from git_harn.commands.workspaces import cleanup, log, run, start, status
-
-COMMANDS: list[click.Command] = [start, run, status, cleanup, log, demo, report]
+# command name -> (module under git_harn.commands, attribute)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "start": ("workspaces", "start"),
+    "run": ("workspaces", "run"),
+    "status": ("status", "status"),
+    "cleanup": ("workspaces", "cleanup"),
+    "log": ("status", "log"),
+    "report": ("report", "report"),
+    "demo": ("demo", "demo"),
+}
