@@ -122,3 +122,14 @@ def test_start_with_unknown_base_changes_nothing(repo: Path) -> None:
     assert result.code == 2 and "unknown revision" in result.err
     assert ref(repo, "refs/harnery/runs/r1") is None
     assert ref(repo, "refs/heads/harnery/ws/r1") is None
+
+
+def test_start_killed_after_its_record_is_finished_by_a_rerun(repo: Path) -> None:
+    killed = harn(repo, "start", "r1", env={"HARN_FAILPOINT": "start-after-record"})
+    assert killed.code == 137
+    assert record(repo, "r1")["state"] == "active"
+    again = harn(repo, "start", "r1", "--json")
+    assert again.code == 0, again.err
+    assert Path(again.json()["path"], "README.md").exists()
+    assert record(repo, "r1")["state"] == "active"
+    assert not list((repo / ".git" / "harnery" / "locks").glob("*.lock"))
