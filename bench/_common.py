@@ -58,6 +58,20 @@ def run_quiet(argv: list[str], cwd: Path) -> None:
     subprocess.run(argv, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
+def paired_medians(ours: Callable[[], object], theirs: Callable[[], object],
+                   runs: int = 7) -> tuple[float, float]:
+    """Warm both, then alternate them, so load on the machine hits both alike."""
+    ours()
+    theirs()
+    mine, other = [], []
+    for _ in range(runs):
+        for action, times in ((ours, mine), (theirs, other)):
+            begin = time.perf_counter()
+            action()
+            times.append(time.perf_counter() - begin)
+    return statistics.median(mine), statistics.median(other)
+
+
 def report(name: str, ours: float, theirs: float, target: str) -> None:
     print(f"{name}: git-harn {ours * 1000:.1f} ms, plain way {theirs * 1000:.1f} ms, "
           f"ratio {ours / theirs:.2f} (target {target})")

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import HARN, cleanup, git, median_seconds, repo_with_files, report, run_quiet, sandbox  # noqa: E402
+from _common import HARN, cleanup, git, paired_medians, repo_with_files, report, run_quiet, sandbox  # noqa: E402
 
 WORKSPACES = 100
 
@@ -41,8 +41,8 @@ def main() -> None:
     root = sandbox()
     try:
         repo = build(root)
-        ours = median_seconds(lambda: run_quiet([*HARN, "status", "--json"], repo))
-        theirs = median_seconds(lambda: shell_way(repo))
+        ours, theirs = paired_medians(lambda: run_quiet([*HARN, "status", "--json"], repo),
+                                      lambda: shell_way(repo))
         report("status, 100 workspaces x 2,000 files", ours, theirs, "<= 1.0, goal <= 0.5")
     finally:
         cleanup(root)
