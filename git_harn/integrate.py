@@ -43,7 +43,7 @@ from git_harn.reconcile import prune_registration
 from git_harn.render import jsonable
 from git_harn.roadmap import Task, find_task, parse_roadmap, parse_task_branch, roadmap_path, tick, validate_task_id
 from git_harn.ui import info
-from git_harn.workspace import registered_worktrees, repo_key, validate_branch_name, worktree_root
+from git_harn.workspace import repo_key, worktree_root
 
 DEFAULT_REMOTE = "origin"
 DEFAULT_MAX_ATTEMPTS = 5
@@ -108,10 +108,10 @@ def slug(task_id: str, addendum: int | None = None) -> str:
 
 def resolve_target(repo: Repo, request: Request) -> Target:
     """Check every input before anything changes [P7]."""
-    branch = validate_branch_name(repo, request.branch.removeprefix("refs/heads/"))
+    branch = _branch_name(request.branch)
     if repo.ref_oid(f"refs/heads/{branch}") is None:
         raise BadInput(f"unknown branch: {branch}")
-    base = validate_branch_name(repo, request.base.removeprefix("refs/heads/"))
+    base = _branch_name(request.base)
     _check_remote(repo, request.remote)
     parsed = parse_task_branch(branch)
     if request.task_id is not None:
@@ -125,6 +125,13 @@ def resolve_target(repo: Repo, request: Request) -> Target:
         raise BadInput("--max-attempts must be at least 1")
     return Target(branch, base, request.remote, task_id, addendum,
                   _roadmap_file(repo), request.max_attempts)
+
+
+def _branch_name(name: str) -> str:
+    short = name.removeprefix("refs/heads/")
+    if short.startswith("-") or short == "HEAD" or not pygit2.reference_is_valid_name(f"refs/heads/{short}"):
+        raise BadInput(f"invalid branch name: {name!r}")
+    return short
 
 
 def _check_remote(repo: Repo, remote: str) -> None:
@@ -342,6 +349,13 @@ def _abandon_rebase(worktree: Path) -> None:
         run_git(["rebase", "--abort"], worktree, check=False)
 
 
+def _worktree_head(worktree: Path) -> pygit2.Oid:
+    target = pygit2.Repository(str(worktree)).head.target
+    if not isinstance(target, pygit2.Oid):
+        raise GitFailure(f"cannot read HEAD of {worktree}")
+    return target
+
+
 def _wt(worktree: Path, *args: str, input_bytes: bytes | None = None) -> str:
     done = run_git([*NO_HOOKS, *args], worktree, input_bytes=input_bytes)
     return done.stdout.decode("utf-8", "surrogateescape")
@@ -359,12 +373,13 @@ def _attempt(repo: Repo, target: Target, worktree: Path, base: pygit2.Oid, task:
              report: IntegrationReport) -> str | None:
     """Rebase, squash, tick, commit, push. None when finished (landed or
     stopped, see ``report``); the rejection text when the push lost a race."""
+    # Untracked leftovers go first; each switch below discards tracked ones.
+    _wt(worktree, "clean", "-ffdq")
     tip = _rebase(repo, target, worktree, base, report)
     if tip is None:
         return None
     report.rebased = True
     _wt(worktree, "switch", "--quiet", "--discard-changes", "--no-track", "-C", target.work_branch, str(base))
-    _wt(worktree, "clean", "-ffdq")
     if not _squash(target, worktree, tip, report):
         return None
     report.squashMerged = True
@@ -392,7 +407,6 @@ def _rebase(repo: Repo, target: Target, worktree: Path, base: pygit2.Oid,
         return tip
     _refuse_if_checked_out(repo, target)
     _wt(worktree, "switch", "--quiet", "--discard-changes", "--detach", str(tip))
-    _wt(worktree, "clean", "-ffdq")
     done = run_git([*NO_HOOKS, "-c", "rebase.autoStash=false", "-c", "rebase.updateRefs=false",
                     "rebase", "--quiet", "--no-autosquash", str(base)], worktree, check=False)
     if done.returncode != 0:
@@ -402,7 +416,7 @@ def _rebase(repo: Repo, target: Target, worktree: Path, base: pygit2.Oid,
             raise GitFailure(f"git rebase failed: {first_line(done.stderr or done.stdout)}")
         _conflict(report, target, "rebase", paths, tip)
         return None
-    rebased = repo.resolve_commit(_wt(worktree, "rev-parse", "HEAD").strip())
+    rebased = _worktree_head(worktree)
     repo.move_ref(target.branch_ref, rebased, tip, f"git-harn: integrate: rebase onto {target.upstream}")
     return rebased
 
@@ -410,12 +424,28 @@ def _rebase(repo: Repo, target: Target, worktree: Path, base: pygit2.Oid,
 def _refuse_if_checked_out(repo: Repo, target: Target) -> None:
     """Rebasing a branch that a worktree has checked out would leave that
     checkout out of step with its branch; git refuses too."""
-    for path, branch in registered_worktrees(repo).items():
+    for path, branch in checked_out_branches(repo):
         if branch == target.branch_ref:
             raise Refused(
                 f"{target.branch} needs a rebase onto {target.upstream} but is checked out in {path}; "
                 f"switch that worktree away from it (git -C {path} switch --detach) and rerun"
             )
+
+
+def checked_out_branches(repo: Repo) -> Iterator[tuple[Path, str]]:
+    """(worktree, branch ref) for every worktree that has a branch checked out,
+    read from the HEAD files (as ``git worktree list`` does, without a process)."""
+    heads = [] if repo.pg.is_bare else [(repo.common_dir, repo.common_dir.parent)]
+    admin_root = repo.common_dir / "worktrees"
+    if admin_root.is_dir():
+        for admin in admin_root.iterdir():
+            with suppress(OSError):
+                heads.append((admin, Path((admin / "gitdir").read_text().strip()).parent))
+    for admin, path in heads:
+        with suppress(OSError):
+            head = (admin / "HEAD").read_text().strip()
+            if head.startswith("ref: "):
+                yield path, head[len("ref: "):]
 
 
 def _conflict(report: IntegrationReport, target: Target, step: str, paths: list[str],
@@ -452,9 +482,8 @@ def _tick_roadmap(target: Target, worktree: Path) -> None:
     except BadInput:
         raise Refused(f"the squash of {target.branch} leaves no task {target.task_id} in "
                       f"{target.roadmap}") from None
-    if changed:
+    if changed:  # staged by the ``commit --all`` that follows
         path.write_bytes(ticked.encode("utf-8", "surrogateescape"))
-        _wt(worktree, "add", "--", target.roadmap)
 
 
 def commit_message(target: Target, task: Task, commits: int) -> str:
@@ -473,7 +502,8 @@ def _commit(repo: Repo, target: Target, worktree: Path, task: Task, tip: pygit2.
             base: pygit2.Oid) -> pygit2.Oid:
     commits = repo.pg.ahead_behind(tip, base)[0]
     message = commit_message(target, task, commits)
-    _wt(worktree, "commit", "--quiet", "--no-verify", "--allow-empty", "-F", "-",
+    # --all stages the roadmap; nothing else in this fresh worktree is modified.
+    _wt(worktree, "commit", "--quiet", "--all", "--no-verify", "--allow-empty", "-F", "-",
         input_bytes=message.encode("utf-8"))
     commit = repo.ref_oid(f"refs/heads/{target.work_branch}")
     if commit is None:
@@ -526,5 +556,5 @@ def _drop_work_branch(repo: Repo, target: Target, worktree: Path, commit: pygit2
     """The throwaway branch goes once its commit is on the remote-tracking ref [P1]."""
     if repo.ref_oid(target.tracking_ref) != commit:
         return
-    _wt(worktree, "switch", "--quiet", "--detach")
+    pygit2.Repository(str(worktree)).set_head(commit)  # detach: same commit, same tree
     repo.delete_ref(f"refs/heads/{target.work_branch}", commit)
