@@ -366,3 +366,14 @@ def test_slug_is_one_to_one() -> None:
 ])
 def test_rejections_that_mean_the_base_moved(output: str, expected: str | None) -> None:
     assert rejection_reason(output) == expected
+
+
+def test_man_page_documents_integrate_and_its_options() -> None:
+    from git_harn.commands.integrate import integrate
+
+    page = (Path(__file__).resolve().parent.parent / "man" / "git-harn.1").read_text().replace("\\-", "-")
+    assert "git harn integrate" in page and "harn.mergeLockTimeout" in page
+    for option in integrate.params:
+        for flag in getattr(option, "opts", []):
+            if flag.startswith("--"):
+                assert flag in page, flag
