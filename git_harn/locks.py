@@ -116,7 +116,7 @@ def _break_if_dead(path: Path, label: str) -> bool:
 def _busy_message(path: Path, label: str) -> str:
     owner = _read_owner(path) or {}
     return (
-        f"{label} is busy: held by pid {owner.get('pid', '?')} on {owner.get('host', '?')} "
+        f"the {label} lock is held by pid {owner.get('pid', '?')} on {owner.get('host', '?')} "
         f"since {owner.get('since', '?')} ({owner.get('purpose', '?')})"
     )
 
@@ -131,9 +131,10 @@ def hold(path: Path, label: str, purpose: str, wait_seconds: float = 0.0) -> Ite
         if _break_if_dead(path, label):
             continue
         if time.monotonic() >= deadline:
-            raise Busy(_busy_message(path, label))
+            subject = "the merge lock" if label == "merge" else label
+            raise Busy(f"{subject} is busy: {_busy_message(path, label)}")
         if not announced:
-            warn(f"waiting for {_busy_message(path, label)}")
+            warn(f"waiting up to {wait_seconds:g}s: {_busy_message(path, label)}")
             announced = True
         time.sleep(0.1)
     try:
@@ -151,5 +152,5 @@ def hold_run(repo: Repo, run_id: str, purpose: str) -> Iterator[None]:
 
 @contextmanager
 def hold_merge(repo: Repo, purpose: str, wait_seconds: float) -> Iterator[None]:
-    with hold(locks_dir(repo) / "merge.lock", "the merge lock", purpose, wait_seconds):
+    with hold(locks_dir(repo) / "merge.lock", "merge", purpose, wait_seconds):
         yield

@@ -21,5 +21,15 @@ class CheckResult:
 
 Checker = Callable[[Any], CheckResult]
 
+
+def _integration(document: Any) -> CheckResult:
+    # Imported on use: the checker module imports CheckResult from here.
+    from git_harn.integration_report import check_integration
+
+    return check_integration(document)
+
+
 # kind -> checker; each area adds its own (assessment, integration, …).
-CHECKS: dict[str, Checker] = {}
+CHECKS: dict[str, Checker] = {
+    "integration": _integration,
+}

@@ -1,0 +1,77 @@
+"""The integration report [I2] and when to believe one [I3].
+
+The report is what any integrator (``git harn integrate`` or an agent)
+writes. It is only believed when all five of ``ok``, ``rebased``,
+``squashMerged``, ``pushed`` and ``roadmapMarkedDone`` are true; a missing
+one counts as false. The text in it is untrusted [P5]: it is validated and
+quoted, never acted on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from git_harn.errors import BadInput
+from git_harn.report_checks import CheckResult
+from git_harn.schemas import schema_errors
+
+SCHEMA = "integration-report"
+STAGE = "integrate"
+FIVE = ("ok", "rebased", "squashMerged", "pushed", "roadmapMarkedDone")
+INCOMPLETE = "integration incomplete (need ok+rebased+squashMerged+pushed+roadmapMarkedDone)"
+
+# What happened, for people and scripts; not one of the five.
+LANDED = "landed"
+ALREADY_INTEGRATED = "already-integrated"
+CONFLICT = "conflict"
+NEEDS_OPERATOR = "needs-operator"
+PUSH_FAILED = "push-failed"
+RETRIES_EXHAUSTED = "retries-exhausted"
+
+
+@dataclass
+class IntegrationReport:
+    taskId: str
+    branch: str
+    base: str
+    remote: str
+    ok: bool = False
+    rebased: bool = False
+    squashMerged: bool = False
+    pushed: bool = False
+    roadmapMarkedDone: bool = False
+    conflicts: str = ""
+    conflictPaths: list[str] = field(default_factory=list)
+    summary: str = ""
+    commit: str | None = None
+    attempts: int = 0
+    outcome: str = ""
+
+    @property
+    def exit_code(self) -> int:
+        """0 landed or already there; 3 conflict or operator needed; 1 git trouble."""
+        if self.ok:
+            return 0
+        return 1 if self.outcome in (PUSH_FAILED, RETRIES_EXHAUSTED) else 3
+
+
+def check_integration(document: Any) -> CheckResult:
+    """Schema first, then all five fields; the detail a halted task shows [I3]."""
+    if not isinstance(document, dict):
+        raise BadInput("an integration report must be a JSON object")
+    errors = schema_errors(document, SCHEMA)
+    if errors:
+        return CheckResult(False, STAGE, f"report does not match the {SCHEMA} schema: {errors[0]}")
+    if all(document.get(name) is True for name in FIVE):
+        return CheckResult(True, None, "all five of " + "+".join(FIVE) + " are true")
+    return CheckResult(False, STAGE, halt_detail(document))
+
+
+def halt_detail(document: dict[str, Any]) -> str:
+    """The report's conflicts text if set, else its summary, else the generic line."""
+    for name in ("conflicts", "summary"):
+        value = document.get(name)
+        if isinstance(value, str) and value.strip():
+            return value
+    return INCOMPLETE
