@@ -139,13 +139,33 @@ def _why_keep(repo: Repo, update: RefUpdate, tip: pygit2.Oid, leaving: set[str])
     return None
 
 
+def packed_value(repo: Repo, name: str) -> str | None:
+    """The object id packed-refs holds for ``name``, if any."""
+    try:
+        text = (repo.common_dir / "packed-refs").read_text("utf-8", "surrogateescape")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        oid, _, ref_name = line.partition(" ")
+        if ref_name == name and not oid.startswith(("#", "^")):
+            return oid
+    return None
+
+
+def is_pruning(repo: Repo, update: RefUpdate) -> bool:
+    """git pack-refs deletes each loose ref it has just packed, naming its old
+    value; the ref lives on in packed-refs. (A real deletion of a packed ref
+    is judged in the packed-refs transaction git runs first, old value zero.)"""
+    return bool(update.old.strip("0")) and packed_value(repo, update.name) == update.old
+
+
 def guard_deletions(repo: Repo, updates: list[RefUpdate]) -> int:
     """Refuse to delete a workspace branch holding the only copy of work, or
     one whose workspace is preserved [H1] [P1]; HARN_ALLOW_DELETE=1 overrides."""
     leaving = {u.name for u in updates if u.deletes}
     refusals = []
     for update in updates:
-        if not update.deletes_workspace_branch:
+        if not update.deletes_workspace_branch or is_pruning(repo, update):
             continue
         tip = _current_tip(repo, update)
         if tip is None:

@@ -14,7 +14,8 @@ def snapshot(folder: Path) -> dict[str, tuple[bytes, int, int, int]]:
     out = {}
     for path in sorted(folder.iterdir()):
         info = path.lstat()
-        out[path.name] = (path.read_bytes(), info.st_mode, info.st_ino, info.st_mtime_ns)
+        content = path.read_bytes() if path.is_file() else b"(folder)"
+        out[path.name] = (content, info.st_mode, info.st_ino, info.st_mtime_ns)
     return out
 
 
@@ -168,6 +169,20 @@ def test_two_foreign_hooks_refuse_install_unless_forced_and_nothing_is_deleted(t
     status = hooks_status(repo)["post-checkout"]
     assert status["state"] == "chained"
     assert status["backups"] == [str(hooks_dir / "post-checkout.harn-chained.harn-backup")]
+
+
+def test_a_folder_in_a_hooks_place_is_set_aside_only_with_force(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    hooks_dir = repo / ".git" / "hooks"
+    (hooks_dir / "pre-auto-gc").mkdir()
+    (hooks_dir / "pre-auto-gc" / "keep.txt").write_text("mine\n")
+    before = snapshot(hooks_dir)
+    refused = harn(repo, "hooks", "install")
+    assert refused.code == 3 and "is a folder" in refused.err
+    assert snapshot(hooks_dir) == before
+    assert harn(repo, "hooks", "install", "--force").code == 0
+    assert (hooks_dir / "pre-auto-gc.harn-backup" / "keep.txt").read_text() == "mine\n"
+    assert hooks_status(repo)["pre-auto-gc"]["state"] == "ours"
 
 
 def test_uninstall_leaves_a_foreign_hook_alone(tmp_path: Path) -> None:
