@@ -10,6 +10,9 @@ import pytest
 from helpers import git, harn, make_repo, record, ref
 from hooktools import commit_in, git_run, install_hooks, remove_folder, state
 
+from git_harn.git import open_repo
+from git_harn.locks import hold_run
+
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
@@ -79,6 +82,18 @@ def test_hand_deletion_after_an_interrupted_release_finishes_it_as_released(repo
     assert rec["releasing"] is None
 
 
+def test_a_busy_run_is_left_to_the_process_holding_it(repo: Path) -> None:
+    assert harn(repo, "start", "r1").code == 0
+    git(repo, "worktree", "remove", str(ws_path(repo, "r1")))
+    with hold_run(open_repo(repo), "r1", "a test holds it"):
+        done = git_run(repo, "branch", "-D", "harnery/ws/r1")
+        assert done.returncode == 0, done.stderr
+        assert "warning" not in done.stderr
+        assert state(repo, "r1") == "active"
+    assert harn(repo, "status").code == 0  # any command reconciles on its own
+    assert state(repo, "r1") == "already_gone"
+
+
 def test_deleting_the_only_copy_of_work_is_refused_then_allowed_on_request(repo: Path) -> None:
     tip = preserved_unmerged_by_hand(repo, "r1")
     refused = git_run(repo, "branch", "-D", "harnery/ws/r1")
@@ -127,6 +142,12 @@ def test_packing_refs_is_no_deletion_and_a_packed_branch_stays_guarded(repo: Pat
     assert "git harn reclaim r1" in refused.stderr
     assert ref(repo, "refs/heads/harnery/ws/r1") == tip
     assert state(repo, "r1") == "preserved_unmerged"
+    # Records are packed too now; settling one while git holds packed-refs.lock still works.
+    assert "refs/harnery/runs/r1" in (repo / ".git" / "packed-refs").read_text()
+    allowed = git_run(repo, "branch", "-D", "harnery/ws/r1", env={"HARN_ALLOW_DELETE": "1"})
+    assert allowed.returncode == 0, allowed.stderr
+    assert "warning:" in allowed.stderr and "ignored" not in allowed.stderr
+    assert state(repo, "r1") == "already_gone"
 
 
 def test_renaming_a_workspace_branch_is_guarded_like_a_deletion(repo: Path) -> None:
