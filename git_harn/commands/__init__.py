@@ -13,6 +13,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "status": ("status", "status"),
     "cleanup": ("workspaces", "cleanup"),
     "log": ("status", "log"),
+    "hooks": ("hooks", "hooks"),
     "integrate": ("integrate", "integrate"),
     "report": ("report", "report"),
     "demo": ("demo", "demo"),

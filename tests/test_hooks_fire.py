@@ -1,0 +1,290 @@
+"""Hooks fired by real git commands: the H1 guard, reconciliation, and cost [H1] [H2] [H3]."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from helpers import git, harn, make_repo, record, ref
+from hooktools import commit_in, git_run, install_hooks, remove_folder, state
+
+from git_harn.git import open_repo
+from git_harn.locks import hold_run
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    path = make_repo(tmp_path / "repo")
+    install_hooks(path)
+    return path
+
+
+def ws_path(repo: Path, run_id: str) -> Path:
+    return Path(record(repo, run_id)["path"])
+
+
+def path_without_git_harn() -> str:
+    keep = [d for d in os.environ["PATH"].split(os.pathsep)
+            if d and not os.access(os.path.join(d, "git-harn"), os.X_OK)]
+    return os.pathsep.join(keep)
+
+
+def fake_git_harn(folder: Path, body: str) -> dict[str, str]:
+    """An environment whose `git-harn` is a script of ours, shadowing the real one."""
+    folder.mkdir()
+    script = folder / "git-harn"
+    script.write_text(f"#!/bin/sh\n{body}\n")
+    script.chmod(0o755)
+    return {"PATH": f"{folder}{os.pathsep}{os.environ['PATH']}"}
+
+
+def preserved_unmerged_by_hand(repo: Path, run_id: str) -> str:
+    """A workspace with one commit nowhere else, preserved by cleanup, whose
+    worktree the operator then removed by hand. Returns the unique tip."""
+    assert harn(repo, "start", run_id).code == 0
+    tip = commit_in(ws_path(repo, run_id), "work.txt", "only copy\n")
+    assert harn(repo, "cleanup", run_id, "--yes").code == 3
+    assert state(repo, run_id) == "preserved_unmerged"
+    git(repo, "worktree", "remove", str(ws_path(repo, run_id)))
+    return tip
+
+
+# --- H1: reference-transaction ----------------------------------------------------
+
+
+def test_hand_removal_of_a_clean_merged_workspace_settles_its_record(repo: Path) -> None:
+    assert harn(repo, "start", "r1").code == 0
+    git(repo, "worktree", "remove", str(ws_path(repo, "r1")))
+    assert state(repo, "r1") == "active"  # no hook fires on worktree removal
+    done = git_run(repo, "branch", "-D", "harnery/ws/r1")
+    assert done.returncode == 0, done.stderr
+    assert ref(repo, "refs/heads/harnery/ws/r1") is None
+    rec = record(repo, "r1")
+    assert rec["state"] == "already_gone"
+    assert rec["lastOutcome"] == "already_gone"
+    assert "run r1: workspace is now already_gone" in done.stderr
+    log = harn(repo, "log", "r1", "--json").json()
+    assert log["events"][0]["state"] == "already_gone"
+
+
+def test_hand_deletion_after_an_interrupted_release_finishes_it_as_released(repo: Path) -> None:
+    assert harn(repo, "start", "r1").code == 0
+    killed = harn(repo, "cleanup", "r1", "--yes", env={"HARN_FAILPOINT": "cleanup-after-remove"})
+    assert killed.code != 0
+    assert not ws_path(repo, "r1").exists()
+    assert record(repo, "r1")["releasing"] is not None
+    done = git_run(repo, "branch", "-D", "harnery/ws/r1")
+    assert done.returncode == 0, done.stderr
+    rec = record(repo, "r1")
+    assert rec["state"] == "released"
+    assert rec["releasing"] is None
+
+
+def test_a_busy_run_is_left_to_the_process_holding_it(repo: Path) -> None:
+    assert harn(repo, "start", "r1").code == 0
+    git(repo, "worktree", "remove", str(ws_path(repo, "r1")))
+    with hold_run(open_repo(repo), "r1", "a test holds it"):
+        done = git_run(repo, "branch", "-D", "harnery/ws/r1")
+        assert done.returncode == 0, done.stderr
+        assert "warning" not in done.stderr
+        assert state(repo, "r1") == "active"
+    assert harn(repo, "status").code == 0  # any command reconciles on its own
+    assert state(repo, "r1") == "already_gone"
+
+
+def test_deleting_the_only_copy_of_work_is_refused_then_allowed_on_request(repo: Path) -> None:
+    tip = preserved_unmerged_by_hand(repo, "r1")
+    refused = git_run(repo, "branch", "-D", "harnery/ws/r1")
+    assert refused.returncode != 0
+    assert "git harn reclaim r1" in refused.stderr
+    assert "HARN_ALLOW_DELETE=1" in refused.stderr
+    assert ref(repo, "refs/heads/harnery/ws/r1") == tip
+    assert git(repo, "show", f"{tip}:work.txt") == "only copy"
+    assert state(repo, "r1") == "preserved_unmerged"
+
+    allowed = git_run(repo, "branch", "-D", "harnery/ws/r1", env={"HARN_ALLOW_DELETE": "1"})
+    assert allowed.returncode == 0, allowed.stderr
+    assert tip in allowed.stderr  # the operator is told where the work was
+    assert ref(repo, "refs/heads/harnery/ws/r1") is None
+    assert state(repo, "r1") == "already_gone"
+
+
+def test_a_preserved_workspace_branch_is_guarded_even_when_merged(repo: Path) -> None:
+    assert harn(repo, "start", "r1").code == 0
+    path = ws_path(repo, "r1")
+    (path / "scratch.txt").write_text("dirty\n")
+    assert harn(repo, "cleanup", "r1", "--yes").code == 3
+    assert state(repo, "r1") == "preserved_dirty"
+    git(repo, "worktree", "remove", "--force", str(path))
+    tip = ref(repo, "refs/heads/harnery/ws/r1")
+    assert tip is not None
+    # With the old value given, as a careful script would (not pack-refs pruning).
+    refused = git_run(repo, "update-ref", "-d", "refs/heads/harnery/ws/r1", tip)
+    assert refused.returncode != 0
+    assert "its workspace is preserved_dirty" in refused.stderr
+    assert "git harn reclaim r1" in refused.stderr
+    assert ref(repo, "refs/heads/harnery/ws/r1") == tip
+
+
+def test_packing_refs_is_no_deletion_and_a_packed_branch_stays_guarded(repo: Path, tmp_path: Path) -> None:
+    tip = preserved_unmerged_by_hand(repo, "r1")
+    called = tmp_path / "called"
+    spy = fake_git_harn(tmp_path / "bin", f'echo "$@" >> "{called}"')
+    packed = git_run(repo, "pack-refs", "--all", env=spy)  # prunes loose refs: looks like a delete
+    assert packed.returncode == 0, packed.stderr
+    assert not called.exists()  # the shell filter saw the ref lives on in packed-refs
+    assert f"{tip} refs/heads/harnery/ws/r1" in (repo / ".git" / "packed-refs").read_text()
+    assert git_run(repo, "gc", "-q").returncode == 0
+    refused = git_run(repo, "branch", "-D", "harnery/ws/r1")
+    assert refused.returncode != 0
+    assert "git harn reclaim r1" in refused.stderr
+    assert ref(repo, "refs/heads/harnery/ws/r1") == tip
+    assert state(repo, "r1") == "preserved_unmerged"
+    # Records are packed too now; settling one while git holds packed-refs.lock still works.
+    assert "refs/harnery/runs/r1" in (repo / ".git" / "packed-refs").read_text()
+    allowed = git_run(repo, "branch", "-D", "harnery/ws/r1", env={"HARN_ALLOW_DELETE": "1"})
+    assert allowed.returncode == 0, allowed.stderr
+    assert "warning:" in allowed.stderr and "ignored" not in allowed.stderr
+    assert state(repo, "r1") == "already_gone"
+
+
+def test_renaming_a_workspace_branch_is_guarded_like_a_deletion(repo: Path) -> None:
+    tip = preserved_unmerged_by_hand(repo, "r1")
+    refused = git_run(repo, "branch", "-m", "harnery/ws/r1", "elsewhere")
+    assert refused.returncode != 0 and "git harn reclaim r1" in refused.stderr
+    assert ref(repo, "refs/heads/harnery/ws/r1") == tip
+    assert ref(repo, "refs/heads/elsewhere") is None
+
+
+def test_git_harn_own_deletes_stand_aside(repo: Path) -> None:
+    assert harn(repo, "start", "r1").code == 0
+    result = harn(repo, "cleanup", "r1", "--yes")
+    assert result.code == 0, result.err
+    assert state(repo, "r1") == "released"
+    assert ref(repo, "refs/heads/harnery/ws/r1") is None
+
+
+def test_other_branches_are_not_guarded(repo: Path) -> None:
+    git(repo, "checkout", "-q", "-b", "feature")
+    commit_in(repo, "f.txt", "feature work\n")
+    git(repo, "checkout", "-q", "main")
+    done = git_run(repo, "branch", "-D", "feature")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+
+
+# --- H2: post-checkout and pre-auto-gc -------------------------------------------------
+
+
+def test_worktree_add_reconciles_vanished_workspaces(repo: Path, tmp_path: Path) -> None:
+    assert harn(repo, "start", "r1").code == 0
+    remove_folder(repo, "r1")
+    git(repo, "checkout", "-q", "-b", "elsewhere")  # an ordinary checkout does nothing
+    assert state(repo, "r1") == "active"
+    done = git_run(repo, "worktree", "add", "-q", str(tmp_path / "extra"), "main")
+    assert done.returncode == 0, done.stderr
+    assert state(repo, "r1") == "already_gone"
+
+
+def test_auto_gc_reconciles_vanished_workspaces_first(repo: Path) -> None:
+    assert harn(repo, "start", "r1").code == 0
+    remove_folder(repo, "r1")
+    make_two_packs(repo)
+    done = git_run(repo, "-c", "gc.autoPackLimit=1", "-c", "gc.autoDetach=false", "gc", "--auto")
+    assert done.returncode == 0, done.stderr
+    assert state(repo, "r1") == "already_gone"
+
+
+def make_two_packs(repo: Path) -> None:
+    """Enough packs that gc.autoPackLimit=1 makes `gc --auto` run (and fire pre-auto-gc)."""
+    git(repo, "repack", "-q")
+    commit_in(repo, "more.txt", "more\n")
+    git(repo, "repack", "-q")
+
+
+# --- H3: cost and failure ----------------------------------------------------------
+
+
+def corrupt_record(repo: Path, run_id: str) -> None:
+    blob = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=repo, input="not json\n",
+                          capture_output=True, text=True, check=True).stdout.strip()
+    tree = subprocess.run(["git", "mktree"], cwd=repo, input=f"100644 blob {blob}\trun.json\n",
+                          capture_output=True, text=True, check=True).stdout.strip()
+    commit = git(repo, "commit-tree", tree, "-m", "broken")
+    git(repo, "update-ref", f"refs/harnery/runs/{run_id}", commit)
+
+
+def test_corrupt_record_never_breaks_an_unrelated_commit(repo: Path, tmp_path: Path) -> None:
+    corrupt_record(repo, "bad")
+    plain = git_run(repo, "commit", "--allow-empty", "-m", "plain")
+    assert plain.returncode == 0 and plain.stderr == ""  # no Python started at all
+
+    make_two_packs(repo)
+    head = git(repo, "rev-parse", "HEAD")
+    with_gc = git_run(repo, "-c", "gc.autoPackLimit=1", "-c", "gc.autoDetach=false",
+                      "commit", "--allow-empty", "-m", "gc runs")
+    assert with_gc.returncode == 0, with_gc.stderr
+    assert "git harn: warning: corrupt run record refs/harnery/runs/bad" in with_gc.stderr
+    assert git(repo, "rev-parse", "HEAD~1") == head
+
+    added = git_run(repo, "worktree", "add", "-q", str(tmp_path / "extra"))
+    assert added.returncode == 0
+    assert "corrupt run record refs/harnery/runs/bad" in added.stderr
+
+
+def test_a_corrupt_record_does_not_block_deleting_a_merged_branch(repo: Path) -> None:
+    assert harn(repo, "start", "r1").code == 0
+    git(repo, "worktree", "remove", str(ws_path(repo, "r1")))
+    corrupt_record(repo, "r1")
+    done = git_run(repo, "branch", "-D", "harnery/ws/r1")
+    assert done.returncode == 0, done.stderr
+    assert "warning: corrupt run record refs/harnery/runs/r1" in done.stderr
+    assert ref(repo, "refs/heads/harnery/ws/r1") is None
+
+
+def test_git_harn_missing_from_path_warns_and_lets_git_finish(repo: Path, tmp_path: Path) -> None:
+    preserved_unmerged_by_hand(repo, "r1")
+    env = {"PATH": path_without_git_harn()}
+    done = git_run(repo, "branch", "-D", "harnery/ws/r1", env=env)
+    assert done.returncode == 0
+    assert "git harn: warning: git-harn is not on PATH" in done.stderr
+    added = git_run(repo, "worktree", "add", "-q", str(tmp_path / "extra"), env=env)
+    assert added.returncode == 0
+    assert "git-harn is not on PATH; its post-checkout hook did nothing" in added.stderr
+
+
+def test_a_crashing_python_part_warns_and_exits_zero(repo: Path, tmp_path: Path) -> None:
+    assert harn(repo, "start", "r1").code == 0
+    git(repo, "worktree", "remove", str(ws_path(repo, "r1")))
+    env = fake_git_harn(tmp_path / "bin", 'echo "Traceback (most recent call last):" >&2\nexit 1')
+    done = git_run(repo, "branch", "-D", "harnery/ws/r1", env=env)
+    assert done.returncode == 0
+    assert "reference-transaction hook failed (exit 1); ignored" in done.stderr
+    assert ref(repo, "refs/heads/harnery/ws/r1") is None
+
+
+def test_a_plain_commit_never_starts_git_harn(repo: Path, tmp_path: Path) -> None:
+    called = tmp_path / "called"
+    env = fake_git_harn(tmp_path / "bin", f'echo "$@" >> "{called}"')
+    git_run(repo, "branch", "side", env=env)
+    for n in range(3):
+        assert git_run(repo, "commit", "--allow-empty", "-m", f"c{n}", env=env).returncode == 0
+    assert git_run(repo, "branch", "-D", "side", env=env).returncode == 0
+    git_run(repo, "checkout", "-q", "-b", "other", env=env)
+    assert not called.exists()
+    git_run(repo, "update-ref", "refs/heads/harnery/ws/x", "HEAD", env=env)
+    assert not called.exists()  # creating a workspace branch is nothing to guard
+    git_run(repo, "update-ref", "-d", "refs/heads/harnery/ws/x", env=env)
+    assert called.read_text().splitlines()[0] == "hooks run reference-transaction prepared"
+
+
+def test_hooks_run_is_quiet_for_git_harn_internal_changes(repo: Path, tmp_path: Path) -> None:
+    called = tmp_path / "called"
+    env = fake_git_harn(tmp_path / "bin", f'echo "$@" >> "{called}"')
+    git_run(repo, "update-ref", "refs/heads/harnery/ws/x", "HEAD", env=env)
+    internal = dict(env, HARN_INTERNAL="1")
+    assert git_run(repo, "update-ref", "-d", "refs/heads/harnery/ws/x", env=internal).returncode == 0
+    assert git_run(repo, "worktree", "add", "-q", str(tmp_path / "w"), env=internal).returncode == 0
+    assert not called.exists()
