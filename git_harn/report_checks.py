@@ -23,3 +23,13 @@ Checker = Callable[[Any], CheckResult]
 
 # kind -> checker; each area adds its own (assessment, integration, …).
 CHECKS: dict[str, Checker] = {}
+
+
+def _check_assessment(document: Any) -> CheckResult:
+    from git_harn.assessor import assessment_problems
+
+    problems = assessment_problems(document)
+    return CheckResult(not problems, "assess" if problems else None, "; ".join(problems) or "assessment ok")
+
+
+CHECKS["assessment"] = _check_assessment
