@@ -45,6 +45,7 @@ from git_harn.workspace import dirty_paths
 INFRA_FAULT = "infra-fault"
 SALVAGE_CLASSIFICATIONS = ("adopt-complete", "adopt-partial", "continue-manual", "discard", INFRA_FAULT)
 MAX_PLAN_FILE = 16 << 20
+NO_HOOKS = ("-c", "core.hooksPath=/dev/null")  # artefact salvage runs no hook at all
 _SKIP = {
     ADOPT_COMPLETE: "adopt-complete goes through the ordinary review and integration path",
     DISCARD: "discard: the branch is to be thrown away",
@@ -233,9 +234,9 @@ def _stage_in_worktree(repo: Repo, root: Path, tip: pygit2.Commit, entries: list
         if staged in (None, committed, entry.id):
             lines.append(f"{entry.mode:o} {entry.id}\t{path}\0")
     if lines:
-        run_git(["update-index", "-z", "--index-info"], root, input_bytes="".join(lines).encode(
-            "utf-8", "surrogateescape"))
-        run_git(["update-index", "-q", "--refresh"], root, check=False)
+        run_git([*NO_HOOKS, "update-index", "-z", "--index-info"], root,
+                input_bytes="".join(lines).encode("utf-8", "surrogateescape"))
+        run_git([*NO_HOOKS, "update-index", "-q", "--refresh"], root, check=False)
 
 
 def _message(branch: Branch, paths: list[str], classification: str) -> str:
