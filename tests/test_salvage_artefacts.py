@@ -88,7 +88,7 @@ def test_rerun_finds_nothing_left_to_commit(tmp_path: Path) -> None:
     repo = task_repo(tmp_path)
     messy_worktree(repo)
     first = salvage(repo, "--classification", "adopt-partial")
-    again = salvage(repo, "--classification", "adopt-partial")
+    again = salvage(repo, "--classification", "adopt-partial", "--worktree", first["worktree"])
     assert again["committed"] is False and again["sha"] is None and again["skipped"] is False
     assert git(repo, "rev-parse", "roadmap-1.2") == first["sha"]
     assert "no dirty ExecPlan" in again["detail"]
