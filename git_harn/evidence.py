@@ -146,24 +146,27 @@ def _plan(repo: Repo, evidence: Evidence, branch: Branch, dirty: list[str]) -> P
     tree = repo.commit(branch.tip).tree
     committed = execplan.task_plan_name(execplan.plan_names_in_tree(repo, tree, folder), evidence.taskId)
     root = Path(evidence.worktree.path) if evidence.worktree and evidence.worktree.present else None
-    on_disk = execplan.task_plan_name(_names_on_disk(root / folder), evidence.taskId) if root else None
-    name = committed or on_disk
+    local_names = _names_on_disk(root, folder) if root else []
+    name = committed or execplan.task_plan_name(local_names, evidence.taskId)
     if name is None:
         return PlanEvidence(None, None, False)
     path = f"{folder}/{name}"
     raw = execplan.blob_bytes(repo, tree, path) if committed else None
     plan = PlanEvidence(path, execplan.parse_status(raw) if raw is not None else None, committed is not None)
     if root is not None:
-        local = read_regular_file(root / path, execplan.MAX_PLAN_BYTES)
+        local = read_regular_file(root / path, execplan.MAX_PLAN_BYTES) if name in local_names else None
         plan.worktreeStatus = execplan.parse_status(local) if local is not None else None
         plan.dirty = path in dirty
     return plan
 
 
-def _names_on_disk(folder: Path) -> list[str]:
-    """Regular ``.md`` files directly in ``folder`` (symlinks are not plans)."""
+def _names_on_disk(root: Path, folder: str) -> list[str]:
+    """Regular ``.md`` files directly in ``root/folder``. Symlinks are not
+    plans, and a folder reached through a symlink is not the worktree's."""
+    if os.path.realpath(root / folder) != os.path.join(os.path.realpath(root), folder):
+        return []
     try:
-        with os.scandir(folder) as entries:
+        with os.scandir(root / folder) as entries:
             return [e.name for e in entries if e.name.endswith(".md") and e.is_file(follow_symlinks=False)]
     except (FileNotFoundError, NotADirectoryError):
         return []

@@ -310,3 +310,18 @@ def test_hostile_roadmap_and_plan_text_is_only_data(tmp_path: Path) -> None:
     assert doc["evidence"]["execPlan"]["path"] == "docs/execplans/1.2-$(rm -rf ~).md"
     assert doc["evidence"]["execPlan"]["status"] is None  # no line has the form
     assert doc["classification"] == "continue-manual"
+
+
+def test_plans_reached_through_symlinks_are_not_read(tmp_path: Path) -> None:
+    repo = task_repo(tmp_path)
+    worktree = task_branch(repo, plan=None)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "1.2.md").write_text("Status: COMPLETE\n")
+    os.symlink(outside / "1.2.md", worktree / "docs/execplans/1.2.md")
+    assert assess(repo, "roadmap-1.2")["evidence"]["execPlan"]["path"] is None
+    os.unlink(worktree / "docs/execplans/1.2.md")
+    (worktree / "docs/execplans/1.1.md").unlink()
+    (worktree / "docs/execplans").rmdir()
+    os.symlink(outside, worktree / "docs/execplans")
+    assert assess(repo, "roadmap-1.2")["evidence"]["execPlan"]["path"] is None
