@@ -29,7 +29,15 @@ def _integration(document: Any) -> CheckResult:
     return check_integration(document)
 
 
+def _assessment(document: Any) -> CheckResult:
+    from git_harn.assessor import assessment_problems
+
+    problems = assessment_problems(document)
+    return CheckResult(not problems, "assess" if problems else None, "; ".join(problems) or "assessment ok")
+
+
 # kind -> checker; each area adds its own (assessment, integration, …).
 CHECKS: dict[str, Checker] = {
+    "assessment": _assessment,
     "integration": _integration,
 }

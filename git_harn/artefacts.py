@@ -1,0 +1,262 @@
+"""Artefact salvage: commit dirty ExecPlans onto the task branch [A4].
+
+After ``adopt-partial``, ``continue-manual`` or an infrastructure fault, the
+task's plans must survive worktree cleanup. Only ``.md`` files inside the
+ExecPlan tree are committed; other paths, symlinks (the file or a folder on
+the way) and anything resolving outside the worktree are rejected before the
+commit and left alone. The commit is built from a private in-memory index
+(the worktree's own staged and unstaged changes are not swept in), authored
+and committed by the machine identity, with no hook run. Order for crash
+safety [P6]: commit object, then the worktree index for the salvaged paths,
+then the branch ref (compare-and-swap [P3]); a kill in between leaves at
+worst a staged plan that a rerun commits.
+It never merges, pushes or ticks a roadmap checkbox.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pygit2
+
+from git_harn import execplan, notes
+from git_harn.assessor import (
+    ADOPT_COMPLETE,
+    COLLECTION_ERROR,
+    DISCARD,
+    assessment_problems,
+    has_reason,
+)
+from git_harn.errors import BadInput
+from git_harn.evidence import read_regular_file
+from git_harn.failpoints import failpoint
+from git_harn.git import Repo
+from git_harn.git.run import run_git
+from git_harn.identity import machine_signature
+from git_harn.render import jsonable, printable_path
+from git_harn.roadmap import parse_task_branch
+from git_harn.taskbranch import Branch, resolve_branch, worktree_of, worktree_present
+from git_harn.workspace import dirty_paths
+
+INFRA_FAULT = "infra-fault"
+SALVAGE_CLASSIFICATIONS = ("adopt-complete", "adopt-partial", "continue-manual", "discard", INFRA_FAULT)
+MAX_PLAN_FILE = 16 << 20
+NO_HOOKS = ("-c", "core.hooksPath=/dev/null")  # artefact salvage runs no hook at all
+_SKIP = {
+    ADOPT_COMPLETE: "adopt-complete goes through the ordinary review and integration path",
+    DISCARD: "discard: the branch is to be thrown away",
+}
+
+
+@dataclass
+class Rejected:
+    path: str
+    reason: str
+
+
+@dataclass
+class SalvageResult:
+    branch: str
+    classification: str
+    committed: bool = False
+    skipped: bool = False
+    sha: str | None = None
+    detail: str = ""
+    worktree: str | None = None
+    paths: list[str] = field(default_factory=list)
+    rejected: list[Rejected] = field(default_factory=list)
+    schemaVersion: int = 1
+
+
+def salvage(repo: Repo, branch_name: str, classification: str | None,
+            assessment: dict[str, Any] | None, worktree: str | None) -> SalvageResult:
+    """Salvage the dirty ExecPlans of ``branch_name`` unless a rule says skip."""
+    branch = resolve_branch(repo, branch_name)
+    classification = _classification(branch, classification, assessment)
+    result = SalvageResult(branch.name, classification)
+    skip = _skip_reason(classification, assessment)
+    root = None if skip else _worktree(repo, branch, assessment, worktree, result)
+    if skip or root is None:
+        result.skipped = True
+        result.detail = skip or result.detail
+        return result
+    result.worktree = str(root)
+    return _salvage_in(repo, branch, root, result)
+
+
+def _classification(branch: Branch, given: str | None, assessment: dict[str, Any] | None) -> str:
+    if (given is None) == (assessment is None):
+        raise BadInput("give exactly one of --classification and --assessment")
+    if assessment is None:
+        assert given is not None
+        if given not in SALVAGE_CLASSIFICATIONS:
+            raise BadInput(f"unknown classification {given!r}")
+        return given
+    problems = assessment_problems(assessment)
+    if problems:
+        raise BadInput(f"the assessment is not valid: {problems[0]}")
+    if assessment["branch"] != branch.name:
+        raise BadInput(f"the assessment is of branch {assessment['branch']}, not {branch.name}")
+    return str(assessment["classification"])
+
+
+def _skip_reason(classification: str, assessment: dict[str, Any] | None) -> str | None:
+    if classification in _SKIP:
+        return f"skipped: {_SKIP[classification]}"
+    if assessment is not None and has_reason(assessment, COLLECTION_ERROR):
+        return "skipped: evidence collection failed, so the evidence cannot be trusted"
+    return None
+
+
+def _worktree(repo: Repo, branch: Branch, assessment: dict[str, Any] | None,
+              given: str | None, result: SalvageResult) -> Path | None:
+    """The branch's worktree. An explicit --worktree must be it (else bad
+    input); one named by the assessment that is not it is a skip."""
+    actual = worktree_of(repo, branch)
+    if given is not None:
+        if actual is None or Path(given).resolve() != actual.resolve():
+            raise BadInput(f"{given} is not a worktree with {branch.name} checked out")
+        named: str | None = given
+    elif assessment is not None:
+        named = (assessment["evidence"].get("worktree") or {}).get("path")
+    else:
+        named = str(actual) if actual is not None else None
+    if named is None:
+        result.detail = "skipped: no worktree path is known for the branch"
+    elif actual is None or Path(named).resolve() != actual.resolve():
+        result.detail = f"skipped: {printable_path(named)} no longer has {branch.name} checked out"
+    elif not worktree_present(actual):
+        result.detail = f"skipped: the worktree folder {printable_path(named)} is missing"
+    else:
+        return actual
+    return None
+
+
+def _salvage_in(repo: Repo, branch: Branch, root: Path, result: SalvageResult) -> SalvageResult:
+    folder = execplan.plans_dir(repo)
+    dirty = dirty_paths(root)
+    candidates = [d.path for d in dirty if d.path.endswith(".md") or d.path.startswith(folder + "/")
+                  or d.path == folder]
+    safe = []
+    for path in candidates:
+        reason = vet_path(root, path, folder)
+        if reason is None:
+            safe.append(path)
+        else:
+            result.rejected.append(Rejected(path, reason))
+    others = len(dirty) - len(candidates)
+    sha = _commit_plans(repo, branch, root, safe, result.classification) if safe else None
+    result.committed, result.sha = sha is not None, str(sha) if sha else None
+    result.paths = safe if sha else []
+    result.detail = _describe(result, others, bool(safe))
+    if sha is not None:
+        notes.merge_note(repo, sha, "salvage", jsonable(result))
+    return result
+
+
+def vet_path(root: Path, path: str, folder: str) -> str | None:
+    """Why ``path`` (relative to the worktree ``root``) must not be salvaged, or None."""
+    parts = path.split("/")
+    if path.startswith("/") or any(p in ("", ".", "..") for p in parts):
+        return "escapes the worktree (absolute or '..' path)"
+    if path != folder and not path.startswith(folder + "/"):
+        return "outside the ExecPlan tree"
+    current = root
+    for depth, part in enumerate(parts):
+        current = current / part
+        try:
+            mode = os.lstat(current).st_mode
+        except FileNotFoundError:
+            return "deleted in the worktree; nothing to salvage"
+        if stat.S_ISLNK(mode):
+            return "symlink" if depth == len(parts) - 1 else "symlinked folder on the way"
+    if not stat.S_ISREG(mode):
+        return "not a regular file"
+    if not path.endswith(".md"):
+        return "not a .md file"
+    if not os.path.realpath(current).startswith(os.path.realpath(root) + os.sep):
+        return "resolves outside the worktree"
+    return None
+
+
+def _commit_plans(repo: Repo, branch: Branch, root: Path, paths: list[str],
+                  classification: str) -> pygit2.Oid | None:
+    """Commit ``paths`` as they are on disk on top of the tip; None when the
+    tip already holds them. Moves the branch only if it is still at the tip."""
+    tip = repo.commit(branch.tip)
+    private = pygit2.Index()
+    private.read_tree(tip.tree)
+    entries = [_entry(repo, root, path) for path in paths]
+    for entry in entries:
+        private.add(entry)
+    tree = private.write_tree(repo.pg)
+    if tree == tip.tree.id:
+        return None
+    signature = machine_signature(repo)
+    sha = repo.pg.create_commit(None, signature, signature, _message(branch, paths, classification),
+                                tree, [branch.tip])
+    failpoint("salvage-artefacts-before-index")
+    _stage_in_worktree(repo, root, tip, entries)
+    failpoint("salvage-artefacts-before-ref")
+    repo.move_ref(branch.ref, sha, branch.tip, "git-harn: salvage ExecPlan artefacts")
+    return sha
+
+
+def _entry(repo: Repo, root: Path, path: str) -> pygit2.IndexEntry:
+    data = read_regular_file(root / path, MAX_PLAN_FILE)
+    if data is None:
+        raise BadInput(f"{printable_path(path)} changed while it was being salvaged; run again")
+    executable = os.lstat(root / path).st_mode & stat.S_IXUSR
+    mode = pygit2.enums.FileMode.BLOB_EXECUTABLE if executable else pygit2.enums.FileMode.BLOB
+    return pygit2.IndexEntry(path, repo.pg.create_blob(data), mode)
+
+
+def _stage_in_worktree(repo: Repo, root: Path, tip: pygit2.Commit, entries: list[pygit2.IndexEntry]) -> None:
+    """Make the worktree's index agree with the salvage commit for the salvaged
+    paths, except where it holds a staged version of its own: that one stays
+    staged, so it is not lost [P1]."""
+    index = pygit2.Repository(str(root)).index
+    lines = []
+    for entry in entries:
+        path = str(entry.path)
+        try:
+            staged: pygit2.Oid | None = index[path].id
+        except KeyError:
+            staged = None
+        try:
+            committed: pygit2.Oid | None = tip.tree[path].id
+        except KeyError:
+            committed = None
+        if staged in (None, committed, entry.id):
+            lines.append(f"{entry.mode:o} {entry.id}\t{path}\0")
+    if lines:
+        run_git([*NO_HOOKS, "update-index", "-z", "--index-info"], root,
+                input_bytes="".join(lines).encode("utf-8", "surrogateescape"))
+        run_git([*NO_HOOKS, "update-index", "-q", "--refresh"], root, check=False)
+
+
+def _message(branch: Branch, paths: list[str], classification: str) -> str:
+    parsed = parse_task_branch(branch.name)
+    shown = "\n".join(f"  {printable_path(p)}" for p in paths)
+    trailers = f"Harnery-Task: {parsed[0]}\n" if parsed else ""
+    return (f"git-harn: salvage ExecPlan artefacts of {branch.name}\n\n"
+            f"Classification: {classification}\nPaths:\n{shown}\n\n"
+            f"{trailers}Harnery-Salvage: artefacts\n")
+
+
+def _describe(result: SalvageResult, others: int, had_safe: bool) -> str:
+    parts = []
+    if result.committed:
+        parts.append(f"committed {len(result.paths)} ExecPlan(s): {', '.join(result.paths)}")
+    elif had_safe:
+        parts.append("the dirty ExecPlans already match the branch tip; nothing to commit")
+    else:
+        parts.append("no dirty ExecPlan to salvage")
+    parts += [f"rejected {printable_path(r.path)} ({r.reason})" for r in result.rejected]
+    if others:
+        parts.append(f"{others} other dirty path(s) left alone")
+    return "; ".join(parts)

@@ -1,0 +1,97 @@
+"""ExecPlans: the agent's plan and log of a task, ``docs/execplans/<id>[-<words>].md``.
+
+The folder is git config ``harn.execplans``. A plan's status is the first line
+of the form ``Status: DRAFT | APPROVED | IN PROGRESS | COMPLETE | BLOCKED``
+(any case, markdown emphasis around it tolerated). The text is untrusted
+[P5]: it is only ever matched line by line, never run, and a hostile or
+binary plan can only fail to have a status.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+
+import pygit2
+
+from git_harn.errors import BadInput
+from git_harn.git import Repo
+from git_harn.roadmap import MAX_LINE, TASK_ID
+
+DEFAULT_EXECPLANS = "docs/execplans"
+MAX_PLAN_BYTES = 1 << 20  # a status line lives near the top; never read more than this
+
+STATUSES = ("DRAFT", "APPROVED", "IN PROGRESS", "COMPLETE", "BLOCKED")
+_EMPHASIS = r"[*_`~]*"
+_STATUS_LINE = re.compile(
+    rf"^[ \t]*(?:(?:[-+*>]|#{{1,6}})[ \t]+)?{_EMPHASIS}[ \t]*status[ \t]*{_EMPHASIS}[ \t]*:[ \t]*"
+    rf"{_EMPHASIS}[ \t]*(?P<status>draft|approved|in[ _-]?progress|complete|blocked)[ \t]*"
+    rf"{_EMPHASIS}[ \t]*\.?[ \t]*$",
+    re.IGNORECASE,
+)
+_PLAN_NAME = re.compile(rf"^(?P<id>{TASK_ID})(?:-[^/]*)?\.md$")
+
+
+def plans_dir(repo: Repo) -> str:
+    """The ExecPlan folder relative to the worktree root, normalised.
+
+    BadInput when the configured folder is absolute or leaves the worktree.
+    """
+    configured = (repo.config("harn.execplans") or DEFAULT_EXECPLANS).strip().strip("/")
+    normal = posixpath.normpath(configured)
+    if not configured or configured.startswith("/") or normal == "." or normal.startswith(".."):
+        raise BadInput(f"harn.execplans must be a folder inside the worktree, not {configured!r}")
+    return normal
+
+
+def parse_status(raw: bytes) -> str | None:
+    """The plan's status (one of STATUSES), or None when no line has the form."""
+    text = raw[:MAX_PLAN_BYTES].decode("utf-8", "replace")
+    for line in text.splitlines():
+        if len(line) > MAX_LINE:
+            continue
+        match = _STATUS_LINE.match(line)
+        if match:
+            word = re.sub(r"[ _-]+", "", match["status"].upper())
+            return "IN PROGRESS" if word == "INPROGRESS" else word
+    return None
+
+
+def plan_task_id(name: str) -> str | None:
+    """The task id a plan file name claims (``1.2.md``, ``1.2-words.md``), or None."""
+    match = _PLAN_NAME.match(name)
+    return match["id"] if match else None
+
+
+def plan_names_in_tree(repo: Repo, tree: pygit2.Tree, folder: str) -> list[str]:
+    """Names of the ``.md`` files directly inside ``folder`` of ``tree``."""
+    try:
+        entry = tree[folder]
+    except KeyError:
+        return []
+    sub = repo.pg.get(entry.id)
+    if not isinstance(sub, pygit2.Tree):
+        return []
+    return sorted(e.name for e in sub if e.name and e.name.endswith(".md")
+                  and e.filemode in (pygit2.enums.FileMode.BLOB, pygit2.enums.FileMode.BLOB_EXECUTABLE))
+
+
+def task_plan_name(names: list[str], task_id: str) -> str | None:
+    """The plan file of ``task_id`` among ``names``: ``<id>.md`` first, then
+    the first ``<id>-<words>.md``."""
+    exact = f"{task_id}.md"
+    if exact in names:
+        return exact
+    return next((n for n in sorted(names) if plan_task_id(n) == task_id), None)
+
+
+def blob_bytes(repo: Repo, tree: pygit2.Tree, path: str) -> bytes | None:
+    """At most MAX_PLAN_BYTES of the regular file at ``path`` in ``tree``."""
+    try:
+        entry = tree[path]
+    except KeyError:
+        return None
+    if entry.filemode not in (pygit2.enums.FileMode.BLOB, pygit2.enums.FileMode.BLOB_EXECUTABLE):
+        return None
+    blob = repo.pg.get(entry.id)
+    return blob.data[:MAX_PLAN_BYTES] if isinstance(blob, pygit2.Blob) else None

@@ -1,0 +1,193 @@
+"""Validation evidence: run the gate commands on a branch tip and note the outcome.
+
+The commands come from git config ``harn.gate`` (multi-valued, each value
+split like a shell splits words, never run by one) or else from ``[gates]
+commands`` in ``.harn/workflow.toml`` as committed at the BASE revision:
+the task branch's copy is never read, because the agent under judgement
+could have edited it. The outcome is a ``gates`` member of the JSON note on
+the exact tip commit; evidence counts only for that commit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pygit2
+
+from git_harn import notes
+from git_harn.errors import BadInput, GitFailure
+from git_harn.git import Repo
+from git_harn.git.run import run_git
+from git_harn.identity import host_name, now_iso
+from git_harn.proc import run_bounded, split_command, tail
+from git_harn.reconcile import prune_registration
+from git_harn.taskbranch import Base, Branch, worktree_of, worktree_present
+from git_harn.workspace import dirty_paths
+
+WORKFLOW_FILE = ".harn/workflow.toml"
+DEFAULT_TIMEOUT = 900
+NOTE_KIND = "gates"
+
+
+@dataclass
+class GateOutcome:
+    argv: list[str]
+    exitCode: int | None
+    timedOut: bool
+    seconds: float
+    outputTail: str
+    error: str | None = None
+
+
+@dataclass
+class GatesResult:
+    branch: str
+    commit: str
+    base: dict[str, str]
+    source: str
+    where: str  # "worktree" or "temporary"
+    passed: bool
+    startedAt: str
+    finishedAt: str
+    host: str
+    commands: list[GateOutcome] = field(default_factory=list)
+    schemaVersion: int = 1
+
+
+def gate_commands(repo: Repo, base: Base) -> tuple[list[list[str]], str]:
+    """(argv lists, where they came from). git config wins over the file."""
+    configured = repo.config_all("harn.gate")
+    if configured:
+        return [split_command(line, "git config harn.gate") for line in configured], "git config harn.gate"
+    raw = _file_at(repo, base.oid, WORKFLOW_FILE)
+    if raw is None:
+        return [], f"{WORKFLOW_FILE} (absent at {base.rev})"
+    value = _toml_gates(raw, base)
+    return _argv_lists(value, base), f"{WORKFLOW_FILE} at {base.rev} ({str(base.oid)[:12]})"
+
+
+def _file_at(repo: Repo, commit: pygit2.Oid, path: str) -> bytes | None:
+    try:
+        entry = repo.commit(commit).tree[path]
+    except KeyError:
+        return None
+    blob = repo.pg.get(entry.id)
+    return blob.data if isinstance(blob, pygit2.Blob) else None
+
+
+def _toml_gates(raw: bytes, base: Base) -> object:
+    try:
+        text = raw.decode("utf-8")
+        try:
+            import tomllib
+        except ModuleNotFoundError:  # Python 3.10
+            from git_harn.minitoml import gates_commands
+
+            return gates_commands(text)
+        gates = tomllib.loads(text).get("gates", {})
+        return gates.get("commands") if isinstance(gates, dict) else gates
+    except ValueError as exc:  # UnicodeDecodeError and TOMLDecodeError are ValueErrors
+        raise BadInput(f"cannot read {WORKFLOW_FILE} at {base.rev}: {exc}") from exc
+
+
+def _argv_lists(value: object, base: Base) -> list[list[str]]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(_is_argv(argv) for argv in value):
+        raise BadInput(f"{WORKFLOW_FILE} at {base.rev}: [gates] commands must be a list of argv lists "
+                       "such as [[\"make\", \"test\"]]")
+    return [list(argv) for argv in value]
+
+
+def _is_argv(value: object) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(word, str) for word in value)
+
+
+def gate_timeout(repo: Repo, given: float | None) -> float:
+    timeout = given if given is not None else repo.config_int("harn.gateTimeout", DEFAULT_TIMEOUT)
+    if timeout <= 0:
+        raise BadInput("the gate timeout must be a positive number of seconds")
+    return float(timeout)
+
+
+def run_gates(repo: Repo, branch: Branch, base: Base, timeout: float) -> GatesResult:
+    """Run every gate command on the branch tip and note the outcome on it."""
+    commands, source = gate_commands(repo, base)
+    if not commands:
+        raise BadInput(f"no gate commands configured (git config harn.gate, or [gates] commands in "
+                       f"{WORKFLOW_FILE} at {base.rev})")
+    started = now_iso()
+    with checkout_of(repo, branch) as (where, path):
+        env = dict(os.environ, HARN_GATE_COMMIT=str(branch.tip), HARN_GATE_BRANCH=branch.name)
+        outcomes = [_run_one(argv, path, timeout, env) for argv in commands]
+    result = GatesResult(
+        branch=branch.name, commit=str(branch.tip), base={"rev": base.rev, "oid": str(base.oid)},
+        source=source, where=where, passed=all(o.exitCode == 0 for o in outcomes),
+        startedAt=started, finishedAt=now_iso(), host=host_name(repo), commands=outcomes)
+    notes.merge_note(repo, branch.tip, NOTE_KIND, _as_note(result))
+    return result
+
+
+def _run_one(argv: list[str], path: Path, timeout: float, env: dict[str, str]) -> GateOutcome:
+    done = run_bounded(argv, path, timeout=timeout, env=env)
+    output = tail(done.stdout + done.stderr)
+    error = done.start_error or (f"timed out after {timeout:g}s" if done.timed_out else None)
+    return GateOutcome(list(argv), done.exit_code, done.timed_out, round(done.seconds, 3), output, error)
+
+
+def _as_note(result: GatesResult) -> dict[str, Any]:
+    from git_harn.render import jsonable
+
+    note: dict[str, Any] = jsonable(result)
+    return note
+
+
+@contextlib.contextmanager
+def checkout_of(repo: Repo, branch: Branch) -> Iterator[tuple[str, Path]]:
+    """Where the tip's files are: the branch's worktree when it is clean and at
+    the tip; otherwise a temporary detached worktree, removed afterwards.
+
+    A dirty worktree would test files that are not in the tip, and the
+    evidence must be about the tip alone.
+    """
+    path = worktree_of(repo, branch)
+    if path is not None and _is_clean_tip(repo, path, branch):
+        yield "worktree", path
+        return
+    holder = Path(tempfile.mkdtemp(prefix="git-harn-gates-"))
+    checkout = holder / "tree"
+    try:
+        run_git(["worktree", "add", "--detach", "-q", str(checkout), str(branch.tip)], repo.cli_cwd)
+        yield "temporary", checkout
+    finally:
+        # Our own detached checkout of a committed tip: nothing in it is the only copy of anything.
+        run_git(["worktree", "remove", "--force", str(checkout)], repo.cli_cwd, check=False)
+        shutil.rmtree(holder, ignore_errors=True)
+        prune_registration(repo, checkout)
+
+
+def _is_clean_tip(repo: Repo, path: Path, branch: Branch) -> bool:
+    if not worktree_present(path):
+        return False
+    head = run_git(["rev-parse", "-q", "--verify", "HEAD"], path, check=False)
+    if head.stdout.decode().strip() != str(branch.tip):
+        return False
+    try:
+        return not dirty_paths(path)
+    except GitFailure:  # an unreadable worktree is not one to test in
+        return False
+
+
+def tip_evidence(repo: Repo, tip: pygit2.Oid) -> dict[str, Any] | None:
+    """The gates note recorded on exactly ``tip``, if any."""
+    value = notes.read_note(repo, tip).get(NOTE_KIND)
+    if isinstance(value, dict) and value.get("commit") == str(tip):
+        return value
+    return None

@@ -1,0 +1,57 @@
+"""ExecPlan status lines and plan names: untrusted text, parsed as data [P5]."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from git_harn.execplan import STATUSES, parse_status, plan_task_id, task_plan_name
+from git_harn.roadmap import parse_roadmap, parse_task_branch
+
+
+@pytest.mark.parametrize(("text", "status"), [
+    ("Status: COMPLETE", "COMPLETE"),
+    ("**Status:** in progress", "IN PROGRESS"),
+    ("- _Status_: *Blocked*", "BLOCKED"),
+    ("## status: Draft.", "DRAFT"),
+    ("Status: `IN_PROGRESS`", "IN PROGRESS"),
+    ("> **STATUS**: approved", "APPROVED"),
+    ("Status: WIP\nStatus: DRAFT", "DRAFT"),
+    ("Status: COMPLETE; rm -rf /", None),
+    ("The status: COMPLETE", None),
+    ("x" * 10_000 + "\nStatus: COMPLETE", "COMPLETE"),
+    ("Status: " + "COMPLETE" * 1000, None),
+])
+def test_status_line_forms(text: str, status: str | None) -> None:
+    assert parse_status(f"# Plan\n\n{text}\n".encode()) == status
+
+
+def test_binary_and_huge_plans_have_no_status() -> None:
+    assert parse_status(b"\0\xff\xfe" * 100_000 + b"\nStatus: COMPLETE\n") == "COMPLETE"
+    assert parse_status(b"\0" * (2 << 20) + b"\nStatus: COMPLETE\n") is None  # beyond what is read
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=2000))
+def test_any_bytes_parse_without_error(raw: bytes) -> None:
+    assert parse_status(raw) in (*STATUSES, None)
+    parse_roadmap(raw.decode("utf-8", "replace"))
+
+
+def test_plan_names() -> None:
+    assert plan_task_id("1.2.md") == "1.2"
+    assert plan_task_id("1.2-add-the-thing.md") == "1.2"
+    assert plan_task_id("1.2.3.md") == "1.2.3"
+    assert plan_task_id("README.md") is None and plan_task_id("1.2.txt") is None
+    assert task_plan_name(["1.2.1.md", "1.2-b.md", "1.2-a.md"], "1.2") == "1.2-a.md"
+    assert task_plan_name(["1.2-a.md", "1.2.md"], "1.2") == "1.2.md"
+    assert task_plan_name(["1.20.md", "1.2.1.md"], "1.2") is None
+
+
+def test_hostile_roadmap_lines_are_not_tasks() -> None:
+    text = "- [ ] 1.2 $(rm -rf ~) `id`\n- [ ] 1.3; touch x\n- [ ] $(x) 1.4\n" + "- [ ] 9 " + "a" * 10_000 + "\n"
+    tasks = parse_roadmap(text)
+    assert [(t.id, t.title) for t in tasks] == [("1.2", "$(rm -rf ~) `id`"), ("1.3", "; touch x")]
+    assert parse_task_branch("roadmap-1.2;rm") is None
+    assert parse_task_branch("roadmap-1.2-addendum-3") == ("1.2", 3)

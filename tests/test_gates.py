@@ -1,0 +1,123 @@
+"""git harn gates run: validation evidence from the base's gate commands."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from helpers import assert_valid, git, harn
+from taskrepo import task_branch, task_repo, write
+
+from git_harn.minitoml import gates_commands
+
+MARKING_GATES = '[gates]\ncommands = [["sh", "-c", "echo base-gate; pwd > ../gate-ran-in"]]\n'
+
+
+def note(repo: Path, rev: str) -> dict[str, object]:
+    loaded: dict[str, object] = json.loads(
+        git(repo, "show", f"refs/harnery/notes:{git(repo, 'rev-parse', rev)}"))
+    return loaded
+
+
+def test_gates_recorded_as_a_note_on_the_exact_tip(tmp_path: Path) -> None:
+    repo = task_repo(tmp_path, gates=MARKING_GATES)
+    worktree = task_branch(repo)
+    result = harn(repo, "gates", "run", "roadmap-1.2", "--json")
+    assert result.code == 0, result.err
+    doc = result.json()
+    assert_valid(doc, "gates-result")
+    assert doc["commit"] == git(repo, "rev-parse", "roadmap-1.2")
+    assert doc["passed"] is True and doc["where"] == "worktree"
+    assert doc["commands"][0]["outputTail"] == "base-gate\n"
+    assert (tmp_path / "gate-ran-in").read_text().strip() == str(worktree)
+    assert note(repo, "roadmap-1.2")["gates"] == doc
+
+
+def test_gates_configured_on_the_task_branch_are_ignored(tmp_path: Path) -> None:
+    repo = task_repo(tmp_path, gates=MARKING_GATES)
+    task_branch(repo, files={".harn/workflow.toml": '[gates]\ncommands = [["sh", "-c", "echo agent; exit 0"]]\n'})
+    doc = harn(repo, "gates", "run", "roadmap-1.2", "--json").json()
+    assert doc["commands"][0]["argv"] == ["sh", "-c", "echo base-gate; pwd > ../gate-ran-in"]
+    assert doc["source"].startswith(".harn/workflow.toml at main")
+
+
+def test_gates_only_on_the_task_branch_means_none_configured(tmp_path: Path) -> None:
+    repo = task_repo(tmp_path, gates="")
+    task_branch(repo, files={".harn/workflow.toml": '[gates]\ncommands = [["true"]]\n'})
+    result = harn(repo, "gates", "run", "roadmap-1.2")
+    assert result.code == 2 and "no gate commands configured" in result.err
+    assert git(repo, "for-each-ref", "refs/harnery/") == ""
+
+
+def test_dirty_worktree_gates_run_on_the_tip_in_a_temporary_checkout(tmp_path: Path) -> None:
+    repo = task_repo(tmp_path)
+    worktree = task_branch(repo)
+    write(worktree, {"broken": "uncommitted, not part of the tip\n"})
+    before = git(repo, "worktree", "list", "--porcelain")
+    doc = harn(repo, "gates", "run", "roadmap-1.2", "--json").json()
+    assert doc["where"] == "temporary" and doc["passed"] is True
+    assert git(repo, "worktree", "list", "--porcelain") == before
+    assert (worktree / "broken").exists()
+
+
+def test_git_config_gates_failures_and_timeouts(tmp_path: Path) -> None:
+    repo = task_repo(tmp_path)
+    task_branch(repo)
+    git(repo, "config", "--add", "harn.gate", "sh -c 'echo \"two words\"; exit 0'")
+    git(repo, "config", "--add", "harn.gate", "sh -c 'exit 7'")
+    git(repo, "config", "--add", "harn.gate", "sleep 20")
+    result = harn(repo, "gates", "run", "roadmap-1.2", "--timeout", "1", "--json")
+    assert result.code == 3
+    doc = result.json()
+    assert_valid(doc, "gates-result")
+    assert doc["source"] == "git config harn.gate" and doc["passed"] is False
+    first, second, third = doc["commands"]
+    assert first["exitCode"] == 0 and first["outputTail"] == "two words\n"
+    assert second["exitCode"] == 7
+    assert third["timedOut"] is True and third["exitCode"] is None
+    assert note(repo, "roadmap-1.2")["gates"] == doc
+
+
+def test_gate_commands_never_go_through_a_shell(tmp_path: Path) -> None:
+    repo = task_repo(tmp_path)
+    task_branch(repo)
+    marker = tmp_path / "pwned"
+    git(repo, "config", "harn.gate", f"echo $(touch {marker}); touch {marker}")
+    doc = harn(repo, "gates", "run", "roadmap-1.2", "--json").json()
+    assert not marker.exists()
+    assert doc["commands"][0]["argv"][:2] == ["echo", "$(touch"]
+
+
+@pytest.mark.parametrize("args", [["nope"], ["roadmap-1.2", "--base", "nope"], ["roadmap-1.2", "--timeout", "0"]])
+def test_gates_bad_input(tmp_path: Path, args: list[str]) -> None:
+    repo = task_repo(tmp_path)
+    task_branch(repo)
+    assert harn(repo, "gates", "run", *args).code == 2
+
+
+# --- the TOML subset read where tomllib is missing (Python 3.10) ---------------------
+
+DOCUMENTS = [
+    '[gates]\ncommands = [["make", "test"], [\'ruff\', "check", "."]]\n',
+    '# top\n[stages]\nplan = ["a"]\n\n[gates] # the gates\ncommands = [\n  ["pytest", "-q"],  # fast\n'
+    '  ["sh", "-c", "echo \\"hi\\" \\u00e9\\t"],\n]\nother = 1\n',
+    '[other]\ncommands = [["not", "these"]]\n',
+    '[gates]\n',
+]
+
+
+@pytest.mark.parametrize("text", DOCUMENTS)
+def test_minitoml_agrees_with_tomllib(text: str) -> None:
+    tomllib = pytest.importorskip("tomllib")
+    expected = tomllib.loads(text).get("gates", {}).get("commands")
+    assert gates_commands(text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    '[gates]\ncommands = [["a", 1]]\n', '[gates]\ncommands = ["""x"""]\n', '[gates]\ncommands = [["a"\n',
+    '[gates]\ncommands = [["bad \\q escape"]]\n',
+])
+def test_minitoml_fails_closed(text: str) -> None:
+    with pytest.raises(ValueError):
+        gates_commands(text)
