@@ -15,6 +15,7 @@ from git_harn.errors import BadInput, Refused
 from git_harn.failpoints import failpoint
 from git_harn.git import Repo
 from git_harn.identity import now_iso
+from git_harn.locks import hold_worktrees
 from git_harn.reconcile import GONE, REMOTE, delete_branch_if_safe, presence, settle_vanished
 from git_harn.record import (
     PRESERVED_DIRTY,
@@ -22,7 +23,7 @@ from git_harn.record import (
     RELEASED,
     RunRecord,
 )
-from git_harn.workspace import DirtyPath, dirty_paths
+from git_harn.workspace import DirtyPath, admin_dir, detached_head, dirty_paths
 
 RELEASE = "released"
 ALREADY_GONE = "already_gone"
@@ -75,6 +76,12 @@ def judge(repo: Repo, record: RunRecord, frozen_oid: str) -> Verdict:
     dirty = dirty_paths(Path(record.path))
     if dirty:
         return Verdict(PRESERVED_DIRTY, f"dirty workspace was preserved: {describe_dirty(dirty)}", dirty)
+    head = detached_head(admin_dir(repo, Path(record.path)))
+    if head is not None and head in repo.pg and repo.unique_commits(head, set()):
+        return Verdict(PRESERVED_UNMERGED, (
+            f"unmerged workspace was preserved: its detached HEAD {str(head)[:12]} holds "
+            "commits reachable from no ref"
+        ))
     unique = repo.unique_commits(now, {record.branch_ref})
     if unique:
         return Verdict(PRESERVED_UNMERGED, (
@@ -131,6 +138,8 @@ def cleanup_locked(repo: Repo, run_id: str) -> CleanupResult:
     if presence(repo, record) == GONE:
         record = settle_vanished(repo, stored)
         return _result(record, record.state, record.reason or "")
+    if record.releasing is not None:
+        _undo_partial_removal(repo, record)
     stored = _freeze_intent(repo, stored)
     record = stored.record
     assert record.frozenIntent is not None
@@ -140,6 +149,25 @@ def cleanup_locked(repo: Repo, run_id: str) -> CleanupResult:
     if verdict.outcome in (PRESERVED_DIRTY, PRESERVED_UNMERGED):
         return _preserve(repo, stored, verdict)
     return _release(repo, stored)
+
+
+def _undo_partial_removal(repo: Repo, record: RunRecord) -> None:
+    """A release killed inside ``git worktree remove`` leaves part of a folder
+    that was judged clean: put back its ``.git`` file and the tracked files
+    already deleted (from the index), so the ordinary judgement can finish.
+    Only restores; anything else in the folder is judged as usual [P6]."""
+    path = Path(record.path)
+    admin = admin_dir(repo, path)
+    if admin is None:
+        return
+    if not (path / ".git").exists():
+        (path / ".git").write_text(f"gitdir: {admin}\n")
+    dirty = dirty_paths(path)
+    missing = [entry.path for entry in dirty if entry.status == " D"]
+    if missing and len(missing) == len(dirty):
+        repo.git("checkout", "--pathspec-from-file=-", "--pathspec-file-nul", cwd=path,
+                 input_bytes="\0".join(missing).encode("utf-8", "surrogateescape"),
+                 env={"GIT_LITERAL_PATHSPECS": "1"})
 
 
 def _freeze_intent(repo: Repo, stored: store.Stored) -> store.Stored:
@@ -176,7 +204,8 @@ def _release(repo: Repo, stored: store.Stored) -> CleanupResult:
     record.releasing = {"oid": record.frozenIntent["oid"], "at": now_iso()}
     tip = store.write(repo, record, "releasing", f"removing {record.path}", stored.tip)
     failpoint("cleanup-before-remove")
-    repo.git("worktree", "remove", record.path)
+    with hold_worktrees(repo):
+        repo.git("worktree", "remove", record.path)
     failpoint("cleanup-after-remove")
     _, branch_note = delete_branch_if_safe(repo, record.branch_ref)
     record.state = RELEASED

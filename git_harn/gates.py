@@ -26,6 +26,7 @@ from git_harn.errors import BadInput, GitFailure
 from git_harn.git import Repo
 from git_harn.git.run import run_git
 from git_harn.identity import host_name, now_iso
+from git_harn.locks import hold_worktrees
 from git_harn.proc import run_bounded, split_command, tail
 from git_harn.reconcile import prune_registration
 from git_harn.taskbranch import Base, Branch, worktree_of, worktree_present
@@ -164,11 +165,13 @@ def checkout_of(repo: Repo, branch: Branch) -> Iterator[tuple[str, Path]]:
     holder = Path(tempfile.mkdtemp(prefix="git-harn-gates-"))
     checkout = holder / "tree"
     try:
-        run_git(["worktree", "add", "--detach", "-q", str(checkout), str(branch.tip)], repo.cli_cwd)
+        with hold_worktrees(repo):
+            run_git(["worktree", "add", "--detach", "-q", str(checkout), str(branch.tip)], repo.cli_cwd)
         yield "temporary", checkout
     finally:
         # Our own detached checkout of a committed tip: nothing in it is the only copy of anything.
-        run_git(["worktree", "remove", "--force", str(checkout)], repo.cli_cwd, check=False)
+        with hold_worktrees(repo):
+            run_git(["worktree", "remove", "--force", str(checkout)], repo.cli_cwd, check=False)
         shutil.rmtree(holder, ignore_errors=True)
         prune_registration(repo, checkout)
 

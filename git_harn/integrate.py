@@ -26,7 +26,7 @@ import pygit2
 from git_harn.errors import BadInput, GitFailure, Refused
 from git_harn.failpoints import failpoint
 from git_harn.git import Repo
-from git_harn.git.run import first_line, run_git
+from git_harn.git.run import error_line, run_git
 from git_harn.identity import now_iso
 from git_harn.integration_report import (
     ALREADY_INTEGRATED,
@@ -37,7 +37,7 @@ from git_harn.integration_report import (
     RETRIES_EXHAUSTED,
     IntegrationReport,
 )
-from git_harn.locks import hold_merge
+from git_harn.locks import hold_merge, hold_worktrees
 from git_harn.notes import merge_note
 from git_harn.reconcile import prune_registration
 from git_harn.render import jsonable
@@ -261,7 +261,7 @@ def fetch_base(repo: Repo, target: Target) -> pygit2.Oid:
     done = run_git(["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", target.remote, refspec],
                    repo.cli_cwd, check=False)
     if done.returncode != 0:
-        why = first_line(done.stderr)
+        why = error_line(done.stderr)
         if "couldn't find remote ref" in why:
             raise BadInput(f"{target.remote} has no branch {target.base}")
         raise GitFailure(f"git fetch {target.remote} failed: {why}")
@@ -333,7 +333,8 @@ def ensure_worktree(repo: Repo, start: pygit2.Oid) -> Path:
     if os.path.lexists(path) and (not path.is_dir() or any(path.iterdir())):
         raise Refused(f"{path} is in the way of the integration worktree; move it aside")
     path.parent.mkdir(parents=True, exist_ok=True)
-    repo.git("worktree", "add", "--detach", "--quiet", str(path), str(start))
+    with hold_worktrees(repo):
+        repo.git("worktree", "add", "--detach", "--quiet", str(path), str(start))
     return path
 
 
@@ -413,7 +414,7 @@ def _rebase(repo: Repo, target: Target, worktree: Path, base: pygit2.Oid,
         paths = _conflict_paths(worktree)
         run_git(["rebase", "--abort"], worktree, check=False)
         if not paths:
-            raise GitFailure(f"git rebase failed: {first_line(done.stderr or done.stdout)}")
+            raise GitFailure(f"git rebase failed: {error_line(done.stderr or done.stdout)}")
         _conflict(report, target, "rebase", paths, tip)
         return None
     rebased = _worktree_head(worktree)
@@ -465,7 +466,7 @@ def _squash(target: Target, worktree: Path, tip: pygit2.Oid, report: Integration
         return True
     paths = _conflict_paths(worktree)
     if not paths:
-        raise GitFailure(f"git merge --squash failed: {first_line(done.stderr or done.stdout)}")
+        raise GitFailure(f"git merge --squash failed: {error_line(done.stderr or done.stdout)}")
     _conflict(report, target, "squash merge", paths, tip)
     return False
 
@@ -524,7 +525,7 @@ def _push(target: Target, worktree: Path, base: pygit2.Oid) -> str | None:
     text = (done.stdout + b"\n" + done.stderr).decode("utf-8", "replace")
     why = rejection_reason(text)
     if why is None:
-        raise GitFailure(f"git push to {target.remote} failed: {first_line(done.stderr or done.stdout)}")
+        raise GitFailure(f"git push to {target.remote} failed: {error_line(done.stderr or done.stdout)}")
     return why
 
 

@@ -78,6 +78,8 @@ def _try_create(path: Path, purpose: str) -> bool:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     except FileExistsError:
         return False
+    except FileNotFoundError:
+            return _try_create(path, purpose)
     with os.fdopen(fd, "w") as handle:
         json.dump(owner, handle)
     return True
@@ -122,7 +124,8 @@ def _busy_message(path: Path, label: str) -> str:
 
 
 @contextmanager
-def hold(path: Path, label: str, purpose: str, wait_seconds: float = 0.0) -> Iterator[None]:
+def hold(path: Path, label: str, purpose: str, wait_seconds: float = 0.0,
+         announce: bool = True) -> Iterator[None]:
     """Hold the lock at ``path`` for the block; Busy if another live process has it."""
     path.parent.mkdir(parents=True, exist_ok=True)
     deadline = time.monotonic() + wait_seconds
@@ -133,13 +136,21 @@ def hold(path: Path, label: str, purpose: str, wait_seconds: float = 0.0) -> Ite
         if time.monotonic() >= deadline:
             subject = "the merge lock" if label == "merge" else label
             raise Busy(f"{subject} is busy: {_busy_message(path, label)}")
-        if not announced:
+        if announce and not announced:
             warn(f"waiting up to {wait_seconds:g}s: {_busy_message(path, label)}")
             announced = True
         time.sleep(0.1)
     try:
         yield
     finally:
+        _release(path)
+
+
+def _release(path: Path) -> None:
+    """Remove the lock only while it is still ours: had it been broken and
+    taken by another process, removing it would let a third one in."""
+    owner = _read_owner(path)
+    if owner and owner.get("pid") == os.getpid() and owner.get("start") == _process_start(os.getpid()):
         with suppress(FileNotFoundError):
             os.unlink(path)
 
@@ -153,4 +164,13 @@ def hold_run(repo: Repo, run_id: str, purpose: str) -> Iterator[None]:
 @contextmanager
 def hold_merge(repo: Repo, purpose: str, wait_seconds: float) -> Iterator[None]:
     with hold(locks_dir(repo) / "merge.lock", "merge", purpose, wait_seconds):
+        yield
+
+
+@contextmanager
+def hold_worktrees(repo: Repo) -> Iterator[None]:
+    """Serialise adding and removing worktrees: concurrent ``git worktree add``
+    calls read each other's half-written admin folders and fail."""
+    with hold(locks_dir(repo) / "worktrees.lock", "worktrees", "worktree add/remove", 120.0,
+              announce=False):
         yield

@@ -14,9 +14,9 @@ from git_harn import store
 from git_harn.errors import Busy
 from git_harn.git import Repo
 from git_harn.identity import host_name
-from git_harn.locks import hold_run
+from git_harn.locks import hold_run, hold_worktrees
 from git_harn.record import ALREADY_GONE, RELEASED, RunRecord
-from git_harn.workspace import GONE, HERE, REMOTE
+from git_harn.workspace import GONE, HERE, REMOTE, admin_dir, detached_head
 
 
 def presence(repo: Repo, record: RunRecord) -> str:
@@ -29,21 +29,28 @@ def presence(repo: Repo, record: RunRecord) -> str:
 def prune_registration(repo: Repo, path: Path) -> bool:
     """Forget the worktree registered at ``path`` if its folder is missing,
     as ``git worktree prune`` would for that one entry. A locked entry stays."""
-    admin_root = repo.common_dir / "worktrees"
-    if os.path.lexists(path) or not admin_root.is_dir():
+    admin = admin_dir(repo, path)
+    if os.path.lexists(path) or admin is None or (admin / "locked").exists():
         return False
-    wanted = os.path.normpath(os.path.join(path, ".git"))
-    for admin in admin_root.iterdir():
-        try:
-            gitdir = (admin / "gitdir").read_text().strip()
-        except OSError:
-            continue
-        if os.path.normpath(gitdir) == wanted:
-            if (admin / "locked").exists():
-                return False
-            shutil.rmtree(admin)
-            return True
-    return False
+    with hold_worktrees(repo):
+        shutil.rmtree(admin, ignore_errors=True)
+    return True
+
+
+def pin_detached_head(repo: Repo, record: RunRecord) -> str | None:
+    """Before a vanished worktree's registration goes, keep commits that only
+    its detached HEAD reaches on ``refs/harnery/detached/<run-id>`` [P1]."""
+    head = detached_head(admin_dir(repo, Path(record.path)))
+    if head is None or head not in repo.pg or not repo.unique_commits(head, set()):
+        return None
+    name = f"refs/harnery/detached/{record.runId}"
+    current = repo.ref_oid(name)
+    if current is not None and current != head:
+        name = f"{name}-{str(head)[:12]}"
+        current = repo.ref_oid(name)
+    if current is None:
+        repo.create_ref(name, head, "git-harn: keep a vanished worktree's detached HEAD")
+    return f"its detached HEAD {str(head)[:12]} is kept on {name}"
 
 
 def delete_branch_if_safe(repo: Repo, ref: str) -> tuple[bool, str]:
@@ -69,8 +76,11 @@ def settle_vanished(repo: Repo, stored: store.Stored) -> RunRecord:
     safe, and record already_gone (or released, when a release was under way).
     The caller holds the run lock."""
     record = stored.record
+    pinned = pin_detached_head(repo, record)
     prune_registration(repo, Path(record.path))
     _, branch_note = delete_branch_if_safe(repo, record.branch_ref)
+    if pinned:
+        branch_note += f"; {pinned}"
     finishing = record.releasing is not None
     record.state = RELEASED if finishing else ALREADY_GONE
     record.lastOutcome = record.state

@@ -13,7 +13,7 @@ from git_harn.ids import new_run_id, validate_run_id
 from git_harn.locks import hold_run
 from git_harn.reconcile import GONE, presence, settle_vanished
 from git_harn.record import RunRecord
-from git_harn.start import start_locked
+from git_harn.start import check_start, start_locked
 from git_harn.ui import info
 
 # Variables that would point the command at the wrong repository.
@@ -60,7 +60,8 @@ def _execute(argv: list[str], record: RunRecord) -> int:
     env.update(HARN_RUN_ID=record.runId, HARN_WORKSPACE_ID=record.workspaceId,
                HARN_WORKSPACE=record.path)
     try:
-        return subprocess.run(argv, cwd=record.path, env=env, check=False).returncode
+        code = subprocess.run(argv, cwd=record.path, env=env, check=False).returncode
+        return 128 - code if code < 0 else code  # killed by a signal: as a shell reports it
     except FileNotFoundError:
         info(f"command not found: {argv[0]}")
         return 127
@@ -85,6 +86,9 @@ def _record_exit(repo: Repo, run_id: str, argv: list[str], code: int) -> None:
 def run_in_workspace(repo: Repo, run_id: str | None, argv: list[str],
                      options: RunOptions) -> RunResult:
     run_id = validate_run_id(run_id) if run_id is not None else new_run_id()
+    current = store.read(repo, run_id)
+    if current is None or current.record.terminal:
+        check_start(repo, run_id, options.base, options.branch, options.path)  # bad input: before any lock
     with hold_run(repo, run_id, "run"):
         record = _workspace_for(repo, run_id, argv, options)
         info(f"run {run_id}: {' '.join(argv)}  (in {record.path})")

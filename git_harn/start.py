@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 import pygit2
@@ -13,8 +14,9 @@ from git_harn.failpoints import failpoint
 from git_harn.git import Repo
 from git_harn.identity import host_name, now_iso
 from git_harn.ids import new_workspace_id, validate_run_id
+from git_harn.locks import hold_worktrees
 from git_harn.reconcile import GONE, presence, settle_vanished
-from git_harn.record import ACTIVE, ALREADY_GONE, RunRecord
+from git_harn.record import ACTIVE, RunRecord
 from git_harn.workspace import (
     default_branch,
     default_path,
@@ -40,7 +42,12 @@ def _check_free(repo: Repo, run_id: str) -> store.Stored | None:
     if presence(repo, current.record) == GONE:
         settle_vanished(repo, current)
         return store.read(repo, run_id)
-    record = current.record
+    _refuse_live(current.record)
+    return None
+
+
+def _refuse_live(record: RunRecord) -> None:
+    run_id = record.runId
     raise BadInput(
         f"run {run_id} already has a workspace ({record.state}) at {record.path}; "
         f"use it, or end it with 'git harn cleanup {run_id}' or 'git harn reclaim {run_id}'"
@@ -50,6 +57,50 @@ def _check_free(repo: Repo, run_id: str) -> store.Stored | None:
 def _check_path(path: Path) -> None:
     if os.path.lexists(path) and not (path.is_dir() and not any(path.iterdir())):
         raise BadInput(f"workspace path already exists and is not empty: {path}")
+
+
+@dataclass
+class _Plan:
+    base_name: str
+    base_oid: pygit2.Oid
+    branch_name: str
+    existing: pygit2.Oid | None  # tip of a caller-named branch that already exists
+    where: Path
+
+    @property
+    def branch_ref(self) -> str:
+        return f"refs/heads/{self.branch_name}"
+
+
+def check_start(repo: Repo, run_id: str, base_rev: str | None, branch: str | None,
+                path: str | None) -> _Plan:
+    """Check every input before anything is written [P7]."""
+    current = store.read(repo, run_id)
+    live = current is not None and not current.record.terminal
+    if current is not None and live and presence(repo, current.record) != GONE:
+        _refuse_live(current.record)
+    branch_name = validate_branch_name(repo, branch or default_branch(run_id))
+    existing = repo.ref_oid(f"refs/heads/{branch_name}")
+    own_vanished = live and current is not None and current.record.branch == branch_name
+    if existing is not None and branch is None and not own_vanished:
+        raise BadInput(
+            f"branch {branch_name} already exists (left by an earlier run); "
+            "delete or rename it, or pass --branch"
+        )
+    if existing is not None and base_rev is not None:
+        raise BadInput(f"--base cannot move the existing branch {branch_name}; leave --base out")
+    if existing is not None and f"refs/heads/{branch_name}" in registered_worktrees(repo).values():
+        raise BadInput(f"branch {branch_name} is checked out in another worktree")
+    base_name = _base_name(repo, base_rev) if existing is None else f"refs/heads/{branch_name}"
+    base_oid = existing or repo.resolve_commit(base_name)
+    # Resolve symlinks now: git records the real path of a worktree.
+    where = Path(os.path.realpath(Path(path).expanduser() if path else default_path(repo, run_id)))
+    _check_path(where)
+    try:
+        where.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise BadInput(f"cannot create {where.parent}: {exc.strerror}") from exc
+    return _Plan(base_name, base_oid, branch_name, existing, where)
 
 
 def start_locked(
@@ -62,48 +113,35 @@ def start_locked(
 ) -> RunRecord:
     """Create the workspace for ``run_id``; the caller holds the run lock."""
     validate_run_id(run_id)
+    check_start(repo, run_id, base_rev, branch, path)
     current = _check_free(repo, run_id)
-    base_name = _base_name(repo, base_rev)
-    base_oid = repo.resolve_commit(base_name)
-    branch_name = validate_branch_name(repo, branch or default_branch(run_id))
-    branch_ref = f"refs/heads/{branch_name}"
-    existing = repo.ref_oid(branch_ref)
-    if existing is not None and branch is None:
-        raise BadInput(
-            f"branch {branch_name} already exists (left by an earlier run); "
-            "delete or rename it, or pass --branch"
-        )
-    if existing is not None and branch_ref in registered_worktrees(repo).values():
-        raise BadInput(f"branch {branch_name} is checked out in another worktree")
-    where = Path(path).expanduser().absolute() if path else default_path(repo, run_id)
-    _check_path(where)
+    plan = check_start(repo, run_id, base_rev, branch, path)  # settling may have changed refs
     record = RunRecord(
-        runId=run_id, workspaceId=new_workspace_id(), state=ACTIVE, path=str(where),
-        branch=branch_name, base={"ref": base_name, "oid": str(existing or base_oid)},
+        runId=run_id, workspaceId=new_workspace_id(), state=ACTIVE, path=str(plan.where),
+        branch=plan.branch_name, base={"ref": plan.base_name, "oid": str(plan.base_oid)},
         host=host_name(repo), createdAt=now_iso(), updatedAt=now_iso(), command=command,
     )
-    tip = store.write(repo, record, "start", f"workspace {record.workspaceId} at {where}",
-                      current.tip if current else None)
+    old_tip = current.tip if current else None
+    tip = store.write(repo, record, "start", f"workspace {record.workspaceId} at {plan.where}", old_tip)
     failpoint("start-after-record")
-    if existing is None:
-        repo.create_ref(branch_ref, base_oid, f"git-harn: start {run_id}")
+    if plan.existing is None:
+        repo.create_ref(plan.branch_ref, plan.base_oid, f"git-harn: start {run_id}")
     try:
-        where.parent.mkdir(parents=True, exist_ok=True)
-        repo.git("worktree", "add", str(where), branch_name)
-    except (GitFailure, OSError) as exc:
-        _undo_start(repo, record, tip, created_branch=existing is None, base_oid=base_oid)
-        if isinstance(exc, OSError):
-            raise BadInput(f"cannot create {where}: {exc.strerror}") from exc
+        with hold_worktrees(repo):
+            repo.git("worktree", "add", str(plan.where), plan.branch_name)
+    except GitFailure:
+        _undo_start(repo, record, plan, tip, old_tip)
         raise
     return record
 
 
-def _undo_start(repo: Repo, record: RunRecord, tip: pygit2.Oid, created_branch: bool,
-                base_oid: pygit2.Oid) -> None:
-    """A failed ``worktree add`` leaves nothing behind but the record's history."""
-    if created_branch and repo.ref_oid(record.branch_ref) == base_oid:
-        repo.delete_ref(record.branch_ref, base_oid)
-    record.state = ALREADY_GONE
-    record.lastOutcome = ALREADY_GONE
-    record.reason = "start failed: the worktree could not be created"
-    store.write(repo, record, "start-failed", record.reason, tip)
+def _undo_start(repo: Repo, record: RunRecord, plan: _Plan, tip: pygit2.Oid,
+                old_tip: pygit2.Oid | None) -> None:
+    """A failed ``worktree add`` leaves the branch and the record as they were."""
+    if plan.existing is None and repo.ref_oid(plan.branch_ref) == plan.base_oid:
+        repo.delete_ref(plan.branch_ref, plan.base_oid)
+    ref = store.run_ref(record.runId)
+    if old_tip is None:
+        repo.delete_ref(ref, tip)
+    else:
+        repo.move_ref(ref, old_tip, tip, "git-harn: start failed")

@@ -58,7 +58,11 @@ def _record_at(repo: Repo, tip: pygit2.Oid, where: str) -> RunRecord:
         data = blob.data  # type: ignore[attr-defined]
     except (KeyError, ValueError, AttributeError, pygit2.GitError) as exc:
         raise CorruptRecord(f"corrupt run record {where}: no {RECORD_FILE} in {tip}") from exc
-    return RunRecord.from_json(data, where)
+    record = RunRecord.from_json(data, where)
+    if where.startswith(RUNS_PREFIX) and record.runId != where[len(RUNS_PREFIX):]:
+        # A copied or hand-made ref would send our writes to another run's ref.
+        raise CorruptRecord(f"run record {where} names another run ({record.runId!r})")
+    return record
 
 
 def read(repo: Repo, run_id: str) -> Stored | None:

@@ -8,6 +8,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+import pygit2
+
 from git_harn.errors import BadInput, GitFailure
 from git_harn.git import Repo
 from git_harn.git.run import run_git
@@ -106,6 +108,39 @@ def registered_worktrees(repo: Repo) -> dict[Path, str | None]:
         elif line.startswith("branch ") and current is not None:
             out[current] = line[len("branch "):]
     return out
+
+
+def admin_dir(repo: Repo, path: Path) -> Path | None:
+    """The worktree's folder in the common git dir (``worktrees/<name>``)."""
+    admin_root = repo.common_dir / "worktrees"
+    if not admin_root.is_dir():
+        return None
+    wanted = os.path.normpath(os.path.realpath(os.path.join(path, ".git")))
+    for admin in admin_root.iterdir():
+        try:
+            gitdir = (admin / "gitdir").read_text().strip()
+        except OSError:
+            continue
+        if os.path.normpath(os.path.realpath(gitdir)) == wanted:
+            return admin
+    return None
+
+
+def detached_head(admin: Path | None) -> pygit2.Oid | None:
+    """The commit a worktree's HEAD holds when it is detached (None otherwise).
+    A detached HEAD is not a ref: commits only it reaches die with the worktree."""
+    if admin is None:
+        return None
+    try:
+        head = (admin / "HEAD").read_text().strip()
+    except OSError:
+        return None
+    if head.startswith("ref:") or len(head) not in (40, 64):
+        return None
+    try:
+        return pygit2.Oid(hex=head)
+    except ValueError:
+        return None
 
 
 def validate_branch_name(repo: Repo, name: str) -> str:

@@ -100,6 +100,7 @@ def test_lock_of_a_dead_process_is_broken_with_a_warning(repo: Path) -> None:
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     locks = repo / ".git" / "harnery" / "locks"
+    locks.mkdir(parents=True, exist_ok=True)
     (locks / "run-r1.lock").write_text(json.dumps(
         {"pid": dead.pid, "start": "1", "host": os.uname().nodename, "since": "x", "purpose": "test"}))
     result = harn(repo, "cleanup", "r1", "--yes")

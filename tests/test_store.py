@@ -40,8 +40,8 @@ def test_one_commit_per_event_with_trailers(repo: Path) -> None:
 def test_twenty_concurrent_starts_all_land(repo: Path) -> None:
     procs = [subprocess.Popen(["git", "harn", "start", f"c{i}"], cwd=repo,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE) for i in range(20)]
-    codes = [p.wait(timeout=120) for p in procs]
-    assert codes == [0] * 20
+    outcomes = [(p.wait(timeout=120), p.stderr.read().decode() if p.stderr else "") for p in procs]
+    assert [code for code, _ in outcomes] == [0] * 20, outcomes
     for i in range(20):
         assert record(repo, f"c{i}")["state"] == "active"
     status = harn(repo, "status", "--json").json()

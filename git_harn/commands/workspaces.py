@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from git_harn.cleanup import CleanupResult, cleanup_locked, preview
+from git_harn.cleanup import CleanupResult, cleanup_locked, preview, read_known
 from git_harn.commands.common import json_option, repository, run_id_arg
 from git_harn.errors import BadInput
 from git_harn.ids import new_run_id
@@ -12,7 +12,7 @@ from git_harn.locks import hold_run
 from git_harn.record import TERMINAL
 from git_harn.render import emit_json
 from git_harn.runner import RunOptions, run_in_workspace
-from git_harn.start import start_locked
+from git_harn.start import check_start, start_locked
 from git_harn.ui import confirm
 
 
@@ -27,6 +27,7 @@ def start(run_id: str | None, base: str | None, branch: str | None, path: str | 
     """Create a workspace: a branch at the base, a worktree and a record."""
     repo = repository()
     run_id = run_id_arg(run_id) if run_id is not None else new_run_id()
+    check_start(repo, run_id, base, branch, path)  # bad input fails before any lock is made
     with hold_run(repo, run_id, "start"):
         record = start_locked(repo, run_id, base, branch, path)
     if as_json:
@@ -94,6 +95,7 @@ def cleanup(run_id: str, yes: bool, as_json: bool) -> int:
         _emit_cleanup(result, as_json)
         if as_json or result.state in TERMINAL or not confirm("Proceed?"):
             return 0
+    read_known(repo, run_id)  # an unknown run is bad input before any lock is made
     with hold_run(repo, run_id, "cleanup"):
         result = cleanup_locked(repo, run_id)
     _emit_cleanup(result, as_json)

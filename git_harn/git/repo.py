@@ -10,7 +10,7 @@ from pathlib import Path
 import pygit2
 
 from git_harn.errors import BadInput, GitFailure, RaceLost
-from git_harn.git.run import first_line, run_git
+from git_harn.git.run import error_line, run_git
 
 # Refs that hold git-harn's own bookkeeping, never workspace history.
 BOOKKEEPING_PREFIXES = ("refs/harnery/runs/", "refs/harnery/notes")
@@ -135,7 +135,7 @@ class Repo:
         """Delete ``name`` only if it still points at ``old``."""
         done = run_git(["update-ref", "-d", name, str(old)], self.cli_cwd, check=False)
         if done.returncode != 0:
-            raise RaceLost(f"cannot delete {name}: {first_line(done.stderr)}")
+            raise RaceLost(f"cannot delete {name}: {error_line(done.stderr)}")
 
     def update_refs(self, updates: Iterable[tuple[str, pygit2.Oid | None, pygit2.Oid | None]]) -> None:
         """Apply (name, new, old) updates in one transaction; all or none.
@@ -156,7 +156,7 @@ class Repo:
             input_bytes="\n".join(lines).encode(),
         )
         if done.returncode != 0:
-            raise RaceLost(f"ref transaction failed: {first_line(done.stderr)}")
+            raise RaceLost(f"ref transaction failed: {error_line(done.stderr)}")
 
     def refs_under(self, prefix: str) -> Iterator[tuple[str, pygit2.Oid]]:
         """(name, target) of every direct ref whose name starts with ``prefix``."""

@@ -13,8 +13,14 @@ from git_harn.errors import GitFailure
 INTERNAL_ENV = "HARN_INTERNAL"
 
 
+# Inherited from a calling git (hooks run with GIT_DIR set) they would point
+# git at the wrong repository; git-harn always names its folder with cwd.
+_LOCATION_VARS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX",
+                  "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE")
+
+
 def git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    env = dict(os.environ)
+    env = {k: v for k, v in os.environ.items() if k not in _LOCATION_VARS}
     env[INTERNAL_ENV] = "1"
     # Messages are parsed in a few places (push rejections); keep them English.
     env["LC_ALL"] = "C"
@@ -46,13 +52,15 @@ def run_git(
     except OSError as exc:
         raise GitFailure(f"cannot run git: {exc}") from exc
     if check and done.returncode != 0:
-        raise GitFailure(f"git {args[0]} failed: {first_line(done.stderr or done.stdout)}")
+        raise GitFailure(f"git {args[0]} failed: {error_line(done.stderr or done.stdout)}")
     return done
 
 
-def first_line(raw: bytes) -> str:
-    for line in raw.decode("utf-8", "replace").splitlines():
-        line = line.strip()
-        if line:
-            return line.removeprefix("fatal: ").removeprefix("error: ")
-    return "(no message)"
+def error_line(raw: bytes) -> str:
+    """The line of git's output that says what went wrong: its last
+    ``fatal:``/``error:`` line, else its first line (not a progress line)."""
+    lines = [line.strip() for line in raw.decode("utf-8", "replace").splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith(("fatal: ", "error: "))]
+    if errors:
+        return errors[-1].removeprefix("fatal: ").removeprefix("error: ")
+    return lines[0] if lines else "(no message)"
