@@ -131,7 +131,7 @@ def cleanup_locked(repo: Repo, run_id: str) -> CleanupResult:
     if presence(repo, record) == GONE:
         record = settle_vanished(repo, stored)
         return _result(record, record.state, record.reason or "")
-    stored = _freeze_intent(repo, stored)
+    stored = freeze_intent(repo, stored)
     record = stored.record
     assert record.frozenIntent is not None
     verdict = judge(repo, record, record.frozenIntent["oid"])
@@ -142,7 +142,7 @@ def cleanup_locked(repo: Repo, run_id: str) -> CleanupResult:
     return _release(repo, stored)
 
 
-def _freeze_intent(repo: Repo, stored: store.Stored) -> store.Stored:
+def freeze_intent(repo: Repo, stored: store.Stored) -> store.Stored:
     """Pin the workspace ref and its OID on the first attempt [W8]."""
     record = stored.record
     if record.frozenIntent is not None:
