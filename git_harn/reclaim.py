@@ -10,8 +10,8 @@ In order, under the run lock:
 3. record the salvage, with a ``reclaiming`` mark, before anything is reset,
    so a rerun after a crash knows the work is safe and only finishes the job;
 4. restore: the workspace ref back to the frozen OID, ``reset --hard``,
-   ``clean -fd``; then clear the mark;
-5. cleanup, which releases the clean workspace.
+   ``clean -fd``;
+5. cleanup, which releases the clean workspace; then clear the mark.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from git_harn.git import Repo
 from git_harn.identity import now_iso
 from git_harn.reconcile import GONE, presence, settle_vanished
 from git_harn.record import ALREADY_GONE, RunRecord
-from git_harn.salvage import Salvaged, capture, open_worktree, save
+from git_harn.salvage import Salvaged, capture, contains, head_commit, open_worktree, save
 from git_harn.ui import info, interactive
 
 SALVAGE = "salvage"
@@ -51,16 +51,18 @@ def reclaim_locked(repo: Repo, run_id: str, mode: str) -> ReclaimResult:
     record = stored.record
     if record.terminal:
         # The seed: reclaiming a released workspace is already_gone, not an error.
+        _clear_mark(repo, run_id)
         return _ended(record, mode, ALREADY_GONE, f"workspace is already {record.state}; nothing to reclaim")
     refuse_remote(repo, record)
     if presence(repo, record) == GONE:
         record = settle_vanished(repo, stored)
+        _clear_mark(repo, run_id)
         return _ended(record, mode, record.state, record.reason or "")
     stored = freeze_intent(repo, stored)
     stored, salvage = _secure(repo, stored, mode)
     _restore(repo, stored.record)
-    _clear_mark(repo, run_id)
     cleaned = cleanup_locked(repo, run_id)
+    _clear_mark(repo, run_id)
     return _with(cleaned, mode, salvage)
 
 
@@ -87,21 +89,40 @@ def _progress(message: str) -> None:
 def _secure(repo: Repo, stored: store.Stored, mode: str) -> tuple[store.Stored, dict[str, Any] | None]:
     """Make everything at risk safe, and record it before anything is reset."""
     record = stored.record
-    mark = record.reclaiming
-    if mark is not None and mark.get("mode") == SALVAGE:
-        # An interrupted salvage: the work is safe already; never salvage a
-        # half-reset tree as if it were the work. Only the restore is left.
-        return stored, record.salvage if mark.get("salvageOid") else None
     assert record.frozenIntent is not None
+    if _salvage_interrupted(repo, record):
+        # The work is safe already; never salvage a half-reset tree as if it
+        # were the work. Only the restore and the cleanup are left.
+        return stored, record.salvage
     _progress(f"reclaim {record.runId}: reading {record.path}")
     cap = capture(repo, Path(record.path), with_tree=mode == SALVAGE)
     salvaged = save(repo, record, cap, pygit2.Oid(hex=record.frozenIntent["oid"]))
-    record.reclaiming = {"mode": mode, "at": now_iso(), "salvageOid": salvaged.oid if salvaged else ""}
+    record.reclaiming = {"mode": mode, "at": now_iso(), "salvageOid": salvaged.oid if salvaged else "",
+                         "attempts": str(record.attempts)}
     if salvaged is not None:
         record.salvage = salvaged.as_record()
     tip = store.write(repo, record, mode, _summary(mode, salvaged), stored.tip)
     failpoint("reclaim-after-salvage-record")
     return store.Stored(record, tip), salvaged.as_record() if salvaged else None
+
+
+def _salvage_interrupted(repo: Repo, record: RunRecord) -> bool:
+    """Whether a salvage of this workspace was recorded and its restore may
+    not have finished. The mark is trusted only while nothing happened since:
+    no cleanup attempt, and no commit on the branch or HEAD that the salvage
+    does not hold (else the workspace is salvaged afresh, losing nothing)."""
+    mark = record.reclaiming
+    if mark is None or mark.get("mode") != SALVAGE or mark.get("attempts") != str(record.attempts):
+        return False
+    assert record.frozenIntent is not None
+    frozen = record.frozenIntent["oid"]
+    saved = mark.get("salvageOid") or None
+    for oid in (repo.ref_oid(record.branch_ref), head_commit(open_worktree(Path(record.path)))):
+        if oid is None or str(oid) == frozen:
+            continue
+        if saved is None or not contains(repo, pygit2.Oid(hex=saved), oid):
+            return False
+    return True
 
 
 def _summary(mode: str, salvaged: Salvaged | None) -> str:
@@ -142,11 +163,12 @@ def _check_out_branch(repo: Repo, record: RunRecord, path: Path) -> None:
 
 
 def _clear_mark(repo: Repo, run_id: str) -> None:
+    """Cleanup has judged the restored workspace: the reclaim is over."""
+
     def mutate(record: RunRecord | None) -> tuple[RunRecord, str, str] | None:
         if record is None or record.reclaiming is None:
             return None
         record.reclaiming = None
-        frozen = record.frozenIntent["oid"][:12] if record.frozenIntent else "?"
-        return record, "restored", f"{record.branch} at {frozen}; worktree reset and cleaned"
+        return record, "reclaimed", f"reclaim finished; workspace {record.state}"
 
     store.update(repo, run_id, mutate)

@@ -187,7 +187,7 @@ def test_commits_gained_beyond_the_frozen_intent_are_salvaged(tmp_path: Path) ->
     assert tree_files(repo, salvage)[b"b.txt"] == (PLAIN, b"b\n")
     assert document["outcome"] == "released"
     log = git(repo, "log", "--format=%s", "refs/harnery/runs/r1")
-    assert "restored:" in log and "salvage:" in log
+    assert "reclaimed:" in log and "salvage:" in log
 
 
 def test_repeat_salvage_keeps_the_earlier_one_reachable(tmp_path: Path) -> None:
