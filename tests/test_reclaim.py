@@ -346,3 +346,55 @@ def test_reclaim_is_documented(tmp_path: Path) -> None:
     man = (Path(__file__).resolve().parent.parent / "man" / "git-harn.1").read_text()
     for word in ("reclaim", r"\-\-discard", r"\-\-yes", r"\-\-json", "harnery/salvage"):
         assert word in man, word
+
+
+def test_blocked_cleanup_points_to_reclaim(tmp_path: Path) -> None:
+    repo, wt = started(tmp_path)
+    (wt / "a.txt").write_text("a\n")
+    assert harn(repo, "cleanup", "r1", "--yes").code == 3  # freezes the intent
+    git(wt, "add", "a.txt")
+    git(wt, "commit", "-qm", "moves the ref past the frozen intent")
+    blocked = harn(repo, "cleanup", "r1", "--yes")
+    assert blocked.code == 3 and "blocked" in blocked.out
+    assert "resolve: git harn reclaim r1" in blocked.out
+
+
+def test_status_of_an_interrupted_reclaim_points_to_reclaim(tmp_path: Path) -> None:
+    repo, wt = started(tmp_path)
+    (wt / "a.txt").write_text("a\n")
+    harn(repo, "reclaim", "r1", env={"HARN_FAILPOINT": "reclaim-after-salvage-record"})
+    rec = record(repo, "r1")
+    assert rec["state"] == "active" and rec["frozenIntent"] is not None
+    document = harn(repo, "status", "--json").json()
+    assert document["workspaces"][0]["next"][0] == "git harn reclaim r1"
+
+
+def test_detached_head_commits_are_salvaged_and_head_reattached(tmp_path: Path) -> None:
+    repo, wt = started(tmp_path)
+    git(wt, "checkout", "-q", "--detach")
+    (wt / "detached.txt").write_text("only on a detached HEAD\n")
+    git(wt, "add", "detached.txt")
+    git(wt, "commit", "-qm", "detached work")
+    detached = git(wt, "rev-parse", "HEAD")
+    (wt / "dirt.txt").write_text("dirt\n")
+    document = reclaim_json(repo)
+    assert document["outcome"] == "released"
+    assert git(repo, "rev-parse", SALVAGE + "^1") == detached
+    assert tree_files(repo, SALVAGE)[b"dirt.txt"] == (PLAIN, b"dirt\n")
+
+
+def test_an_embedded_repository_is_kept_and_the_workspace_preserved(tmp_path: Path) -> None:
+    """git add keeps a nested repository as a link to its commit, not its
+    files, and clean -fd will not delete it: cleanup must preserve it."""
+    repo, wt = started(tmp_path)
+    nested = wt / "vendor"
+    nested.mkdir()
+    git(nested, "init", "-q")
+    (nested / "lib.txt").write_text("nested work\n")
+    git(nested, "add", "lib.txt")
+    git(nested, "commit", "-qm", "nested")
+    result = harn(repo, "reclaim", "r1", "--json")
+    assert result.code == 3
+    assert result.json()["state"] == "preserved_dirty"
+    assert (nested / "lib.txt").read_text() == "nested work\n"
+    assert record(repo, "r1")["reclaiming"] is None
