@@ -93,7 +93,8 @@ def _secure(repo: Repo, stored: store.Stored, mode: str) -> tuple[store.Stored, 
     if _salvage_interrupted(repo, record):
         # The work is safe already; never salvage a half-reset tree as if it
         # were the work. Only the restore and the cleanup are left.
-        return stored, record.salvage
+        assert record.reclaiming is not None
+        return stored, record.salvage if record.reclaiming.get("salvageOid") else None
     _progress(f"reclaim {record.runId}: reading {record.path}")
     cap = capture(repo, Path(record.path), with_tree=mode == SALVAGE)
     salvaged = save(repo, record, cap, pygit2.Oid(hex=record.frozenIntent["oid"]))
