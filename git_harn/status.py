@@ -43,8 +43,8 @@ class StatusReport:
 
 def next_steps(record: RunRecord) -> list[str]:
     """The commands that resolve a workspace in this state."""
-    # An active workspace with a frozen intent is one cleanup blocked on
-    # (its ref moved): cleanup again would block again; reclaim restores it.
+    # An active workspace with a frozen intent is one an interrupted cleanup
+    # or reclaim left; reclaim finishes it even if its ref moved since.
     if record.preserved or (record.state == ACTIVE and record.frozenIntent is not None):
         return [f"git harn reclaim {record.runId}",
                 f"git harn reclaim {record.runId} --discard --yes"]
