@@ -140,7 +140,7 @@ def cleanup_locked(repo: Repo, run_id: str) -> CleanupResult:
         return _result(record, record.state, record.reason or "")
     if record.releasing is not None:
         _undo_partial_removal(repo, record)
-    stored = _freeze_intent(repo, stored)
+    stored = freeze_intent(repo, stored)
     record = stored.record
     assert record.frozenIntent is not None
     verdict = judge(repo, record, record.frozenIntent["oid"])
@@ -170,7 +170,7 @@ def _undo_partial_removal(repo: Repo, record: RunRecord) -> None:
                  env={"GIT_LITERAL_PATHSPECS": "1"})
 
 
-def _freeze_intent(repo: Repo, stored: store.Stored) -> store.Stored:
+def freeze_intent(repo: Repo, stored: store.Stored) -> store.Stored:
     """Pin the workspace ref and its OID on the first attempt [W8]."""
     record = stored.record
     if record.frozenIntent is not None:

@@ -55,6 +55,7 @@ class RunRecord:
     exitCode: int | None = None
     command: list[str] | None = None
     releasing: dict[str, str] | None = None
+    reclaiming: dict[str, str] | None = None
     schemaVersion: int = SCHEMA_VERSION
     extra: dict[str, Any] = field(default_factory=dict)
 

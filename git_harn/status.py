@@ -43,7 +43,9 @@ class StatusReport:
 
 def next_steps(record: RunRecord) -> list[str]:
     """The commands that resolve a workspace in this state."""
-    if record.preserved:
+    # An active workspace with a frozen intent is one an interrupted cleanup
+    # or reclaim left; reclaim finishes it even if its ref moved since.
+    if record.preserved or (record.state == ACTIVE and record.frozenIntent is not None):
         return [f"git harn reclaim {record.runId}",
                 f"git harn reclaim {record.runId} --discard --yes"]
     if record.state == ACTIVE:

@@ -12,6 +12,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("workspaces", "run"),
     "status": ("status", "status"),
     "cleanup": ("workspaces", "cleanup"),
+    "reclaim": ("reclaim", "reclaim"),
     "log": ("status", "log"),
     "hooks": ("hooks", "hooks"),
     "assess": ("assess", "assess"),

@@ -117,7 +117,7 @@ def _show_cleanup(result: CleanupResult) -> None:
         click.echo(f"workspace cleanup {result.outcome}: {result.workspaceId} "
                    f"(run {result.runId}, attempts {result.attempts})")
     click.echo(f"reason: {result.reason}")
-    if result.outcome in ("preserved_dirty", "preserved_unmerged"):
+    if result.outcome in ("preserved_dirty", "preserved_unmerged", "blocked"):
         click.echo(f"resolve: git harn reclaim {result.runId}   (salvage to harnery/salvage/"
                    f"{result.runId})")
         click.echo(f"     or: git harn reclaim {result.runId} --discard --yes   (throw it away)")

@@ -1,0 +1,71 @@
+"""``git harn reclaim``: salvage or discard a preserved workspace, then release it [W5]."""
+
+from __future__ import annotations
+
+import click
+
+from git_harn.cleanup import preview
+from git_harn.commands.common import json_option, repository, run_id_arg
+from git_harn.errors import BadInput
+from git_harn.git import Repo
+from git_harn.locks import hold_run
+from git_harn.reclaim import DISCARD, SALVAGE, ReclaimResult, reclaim_locked
+from git_harn.render import emit_json, printable_path
+from git_harn.ui import confirm, interactive
+
+SHOWN_PATHS = 10
+
+
+@click.command()
+@click.argument("run_id")
+@click.option("--discard", is_flag=True,
+              help="Throw the uncommitted changes away (reset --hard, clean -fd) instead of salvaging them.")
+@click.option("--yes", is_flag=True, help="Confirm --discard without asking.")
+@json_option
+def reclaim(run_id: str, discard: bool, yes: bool, as_json: bool) -> int:
+    """Salvage a workspace's work to harnery/salvage/<run-id> (or discard it), then release it."""
+    repo = repository()
+    run_id = run_id_arg(run_id)
+    if discard and not yes:
+        _confirm_discard(repo, run_id)
+    with hold_run(repo, run_id, "reclaim"):
+        result = reclaim_locked(repo, run_id, DISCARD if discard else SALVAGE)
+    if as_json:
+        emit_json(result)
+    else:
+        _show(result)
+    return result.exit_code
+
+
+def _confirm_discard(repo: Repo, run_id: str) -> None:
+    """Discard destroys work: ask on a terminal, else insist on --yes [P7]."""
+    if not interactive():
+        raise BadInput("reclaim --discard throws away uncommitted work; add --yes to confirm "
+                       "(nothing was changed)")
+    seen = preview(repo, run_id)
+    for entry in seen.dirtyPaths[:SHOWN_PATHS]:
+        click.echo(f"    {entry.status} {printable_path(entry.path)}", err=True)
+    if len(seen.dirtyPaths) > SHOWN_PATHS:
+        click.echo(f"    … and {len(seen.dirtyPaths) - SHOWN_PATHS} more", err=True)
+    if not confirm(f"Discard {len(seen.dirtyPaths)} uncommitted path(s) of run {run_id}?"):
+        raise BadInput("reclaim --discard not confirmed; nothing was changed")
+
+
+def _show(result: ReclaimResult) -> None:
+    salvage = result.salvage
+    if salvage is not None:
+        branch = salvage["ref"].removeprefix("refs/heads/")
+        count = salvage.get("pathCount", len(salvage["paths"]))
+        click.echo(f"salvaged {count} path(s) of run {result.runId} to {branch} at {salvage['oid'][:12]}")
+        for path in salvage["paths"][:SHOWN_PATHS]:
+            click.echo(f"    {printable_path(path)}")
+        if count > SHOWN_PATHS:
+            click.echo(f"    … and {count - SHOWN_PATHS} more")
+        click.echo(f"  see: git log {branch}")
+    elif result.mode == DISCARD and result.outcome != "already_gone":
+        click.echo(f"discarded the uncommitted changes of run {result.runId}")
+    elif result.outcome != "already_gone":
+        click.echo(f"nothing to salvage in run {result.runId}: no uncommitted work, no commit at risk")
+    click.echo(f"workspace reclaim {result.outcome}: {result.workspaceId} "
+               f"(run {result.runId}, state {result.state})")
+    click.echo(f"reason: {result.reason}")

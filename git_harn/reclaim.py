@@ -1,0 +1,175 @@
+"""Reclaim: give a preserved workspace a way out [W5] [W8] [P1] [P2] [P6].
+
+Salvage (default) or discard brings the workspace to a state cleanup
+accepts, then hands off to cleanup, the only path that removes a worktree.
+In order, under the run lock:
+
+1. freeze the intent if cleanup never did (the workspace ref at reclaim time);
+2. salvage: the work and any commit at risk go to harnery/salvage/<run-id>
+   (discard: only commits at risk do; uncommitted changes are dropped);
+3. record the salvage, with a ``reclaiming`` mark, before anything is reset,
+   so a rerun after a crash knows the work is safe and only finishes the job;
+4. restore: the workspace ref back to the frozen OID, ``reset --hard``,
+   ``clean -fd``;
+5. cleanup, which releases the clean workspace; then clear the mark.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pygit2
+
+from git_harn import store
+from git_harn.cleanup import CleanupResult, cleanup_locked, freeze_intent, read_known, refuse_remote
+from git_harn.failpoints import failpoint
+from git_harn.git import Repo
+from git_harn.identity import now_iso
+from git_harn.reconcile import GONE, presence, settle_vanished
+from git_harn.record import ALREADY_GONE, RunRecord
+from git_harn.salvage import Salvaged, capture, contains, head_commit, open_worktree, save
+from git_harn.ui import info, interactive
+
+SALVAGE = "salvage"
+DISCARD = "discard"
+
+
+@dataclass
+class ReclaimResult(CleanupResult):
+    """The cleanup result, plus what reclaim did before handing off."""
+
+    mode: str = SALVAGE
+    salvage: dict[str, Any] | None = None
+
+
+def reclaim_locked(repo: Repo, run_id: str, mode: str) -> ReclaimResult:
+    """Reclaim ``run_id``'s workspace; the caller holds the run lock."""
+    stored = read_known(repo, run_id)
+    record = stored.record
+    if record.terminal:
+        # The seed: reclaiming a released workspace is already_gone, not an error.
+        _clear_mark(repo, run_id)
+        return _ended(record, mode, ALREADY_GONE, f"workspace is already {record.state}; nothing to reclaim")
+    refuse_remote(repo, record)
+    if presence(repo, record) == GONE:
+        record = settle_vanished(repo, stored)
+        _clear_mark(repo, run_id)
+        return _ended(record, mode, record.state, record.reason or "")
+    stored = freeze_intent(repo, stored)
+    stored, salvage = _secure(repo, stored, mode)
+    _restore(repo, stored.record)
+    cleaned = cleanup_locked(repo, run_id)
+    _clear_mark(repo, run_id)
+    return _with(cleaned, mode, salvage)
+
+
+def _ended(record: RunRecord, mode: str, outcome: str, reason: str) -> ReclaimResult:
+    """A workspace with nothing left to reclaim; its salvage (if any) is named."""
+    return ReclaimResult(
+        runId=record.runId, workspaceId=record.workspaceId, outcome=outcome, state=record.state,
+        attempts=record.attempts, reason=reason, branch=record.branch, path=record.path,
+        mode=mode, salvage=record.salvage,
+    )
+
+
+def _with(cleaned: CleanupResult, mode: str, salvage: dict[str, Any] | None) -> ReclaimResult:
+    fields = {f.name: getattr(cleaned, f.name) for f in dataclasses.fields(cleaned)}
+    return ReclaimResult(**fields, mode=mode, salvage=salvage)
+
+
+def _progress(message: str) -> None:
+    """Long work shows its steps on a terminal and stays quiet when piped."""
+    if interactive():
+        info(message)
+
+
+def _secure(repo: Repo, stored: store.Stored, mode: str) -> tuple[store.Stored, dict[str, Any] | None]:
+    """Make everything at risk safe, and record it before anything is reset."""
+    record = stored.record
+    assert record.frozenIntent is not None
+    if _salvage_interrupted(repo, record):
+        # The work is safe already; never salvage a half-reset tree as if it
+        # were the work. Only the restore and the cleanup are left.
+        assert record.reclaiming is not None
+        return stored, record.salvage if record.reclaiming.get("salvageOid") else None
+    _progress(f"reclaim {record.runId}: reading {record.path}")
+    cap = capture(repo, Path(record.path), with_tree=mode == SALVAGE)
+    salvaged = save(repo, record, cap, pygit2.Oid(hex=record.frozenIntent["oid"]))
+    record.reclaiming = {"mode": mode, "at": now_iso(), "salvageOid": salvaged.oid if salvaged else "",
+                         "attempts": str(record.attempts)}
+    if salvaged is not None:
+        record.salvage = salvaged.as_record()
+    tip = store.write(repo, record, mode, _summary(mode, salvaged), stored.tip)
+    failpoint("reclaim-after-salvage-record")
+    return store.Stored(record, tip), salvaged.as_record() if salvaged else None
+
+
+def _salvage_interrupted(repo: Repo, record: RunRecord) -> bool:
+    """Whether a salvage of this workspace was recorded and its restore may
+    not have finished. The mark is trusted only while nothing happened since:
+    no cleanup attempt, and no commit on the branch or HEAD that the salvage
+    does not hold (else the workspace is salvaged afresh, losing nothing)."""
+    mark = record.reclaiming
+    if mark is None or mark.get("mode") != SALVAGE or mark.get("attempts") != str(record.attempts):
+        return False
+    assert record.frozenIntent is not None
+    frozen = record.frozenIntent["oid"]
+    saved = mark.get("salvageOid") or None
+    for oid in (repo.ref_oid(record.branch_ref), head_commit(open_worktree(Path(record.path)))):
+        if oid is None or str(oid) == frozen:
+            continue
+        if saved is None or not contains(repo, pygit2.Oid(hex=saved), oid):
+            return False
+    return True
+
+
+def _summary(mode: str, salvaged: Salvaged | None) -> str:
+    if salvaged is None:
+        return "nothing at risk to salvage" if mode == SALVAGE else "discarding uncommitted changes"
+    kept = f"{salvaged.pathCount} path(s) to {salvaged.ref.removeprefix('refs/heads/')} at {salvaged.oid[:12]}"
+    return f"salvaged {kept}" if mode == SALVAGE else f"discarding uncommitted changes; commits kept: {kept}"
+
+
+def _restore(repo: Repo, record: RunRecord) -> None:
+    """The workspace ref back at the frozen OID [W8], checked out, clean."""
+    assert record.frozenIntent is not None
+    frozen = pygit2.Oid(hex=record.frozenIntent["oid"])
+    now = repo.ref_oid(record.branch_ref)
+    if now != frozen:
+        repo.move_ref(record.branch_ref, frozen, now, f"git-harn: reclaim {record.runId} restores the frozen intent")
+    failpoint("reclaim-after-ref-restored")
+    path = Path(record.path)
+    _check_out_branch(repo, record, path)
+    _progress(f"reclaim {record.runId}: resetting {path} to {str(frozen)[:12]}")
+    # reset --hard first: it restores a staged deletion that clean alone would miss.
+    repo.git("reset", "--hard", "-q", cwd=path)
+    repo.git("clean", "-f", "-d", "-q", cwd=path)
+    failpoint("reclaim-after-clean")
+
+
+def _check_out_branch(repo: Repo, record: RunRecord, path: Path) -> None:
+    """Point the worktree's HEAD back at the workspace branch if the run moved it
+    (a detached HEAD, another branch); what HEAD held is salvaged already."""
+    worktree = open_worktree(path)
+    try:
+        head = worktree.lookup_reference("HEAD")
+    except (KeyError, pygit2.GitError):
+        head = None
+    if head is not None and head.type == pygit2.enums.ReferenceType.SYMBOLIC and head.target == record.branch_ref:
+        return
+    repo.git("symbolic-ref", "HEAD", record.branch_ref, cwd=path)
+
+
+def _clear_mark(repo: Repo, run_id: str) -> None:
+    """Cleanup has judged the restored workspace: the reclaim is over."""
+
+    def mutate(record: RunRecord | None) -> tuple[RunRecord, str, str] | None:
+        if record is None or record.reclaiming is None:
+            return None
+        record.reclaiming = None
+        return record, "reclaimed", f"reclaim finished; workspace {record.state}"
+
+    store.update(repo, run_id, mutate)
