@@ -165,3 +165,14 @@ def test_man_page_documents_every_command_and_option() -> None:
 def test_every_subcommand_help_works_without_man(tmp_path: Path, path: str) -> None:
     result = harn(tmp_path, *path.split(), "-h")
     assert result.code == 0 and "Usage:" in result.out
+
+
+def test_every_configuration_key_is_documented() -> None:
+    root = Path(__file__).resolve().parent.parent
+    code = "\n".join(p.read_text() for p in (root / "git_harn").rglob("*.py"))
+    keys = set(re.findall(r"\"(harn\.[A-Za-z]+)\"", code))
+    assert "harn.worktreeRoot" in keys
+    page = (root / "man" / "git-harn.1").read_text()
+    readme = (root / "README.md").read_text()
+    missing = sorted(k for k in keys if k not in page or f"`{k}`" not in readme)
+    assert not missing, f"configuration keys missing from the man page or README: {missing}"
