@@ -23,7 +23,7 @@ from git_harn.record import (
     RELEASED,
     RunRecord,
 )
-from git_harn.workspace import DirtyPath, admin_dir, detached_head, dirty_paths
+from git_harn.workspace import DirtyPath, admin_dir, detached_head, dirty_paths, hidden_changes
 
 RELEASE = "released"
 ALREADY_GONE = "already_gone"
@@ -73,7 +73,7 @@ def judge(repo: Repo, record: RunRecord, frozen_oid: str) -> Verdict:
             "cleanup blocked: workspace ref changed from the frozen intent "
             f"(frozen {frozen_oid}, now {now if now is not None else '(deleted)'})"
         ))
-    dirty = dirty_paths(Path(record.path))
+    dirty = dirty_paths(Path(record.path)) + hidden_changes(Path(record.path))
     if dirty:
         return Verdict(PRESERVED_DIRTY, f"dirty workspace was preserved: {describe_dirty(dirty)}", dirty)
     head = detached_head(admin_dir(repo, Path(record.path)))
@@ -87,6 +87,14 @@ def judge(repo: Repo, record: RunRecord, frozen_oid: str) -> Verdict:
         return Verdict(PRESERVED_UNMERGED, (
             f"unmerged workspace was preserved: {len(unique)} commit(s) on {record.branch} "
             "are reachable from no other ref"
+        ))
+    admin = admin_dir(repo, Path(record.path))
+    if admin is not None and (admin / "modules").is_dir():
+        # git refuses to remove such a worktree without --force, which
+        # git-harn never uses: the submodules' own repositories live there.
+        return Verdict(PRESERVED_DIRTY, (
+            "workspace has initialized submodules, which git cannot remove without --force; "
+            "check them for work, run 'git submodule deinit --all' in it, then clean up again"
         ))
     return Verdict(RELEASE, "clean and merged: worktree and branch can go")
 

@@ -17,12 +17,13 @@ from pathlib import Path
 import pygit2
 
 from git_harn import store
-from git_harn.errors import Busy, CorruptRecord, HarnError
+from git_harn.errors import Busy, CorruptRecord, GitFailure, HarnError
 from git_harn.git import Repo, open_repo
 from git_harn.locks import hold_run
 from git_harn.reconcile import GONE, HERE, presence, reconcile_quietly, settle_vanished
+from git_harn.record import RunRecord
 from git_harn.ui import info, warn
-from git_harn.workspace import WS_BRANCH_PREFIX
+from git_harn.workspace import WS_BRANCH_PREFIX, dirty_paths
 
 REFUSED = 3
 ALLOW_DELETE_ENV = "HARN_ALLOW_DELETE"
@@ -136,7 +137,20 @@ def _why_keep(repo: Repo, update: RefUpdate, tip: pygit2.Oid, leaving: set[str])
                        stored is not None)
     if stored is not None and stored.record.preserved:
         return Refusal(branch, run_id, tip, f"its workspace is {stored.record.state}", True)
+    if stored is not None and _live_and_dirty(stored.record):
+        return Refusal(branch, run_id, tip, "its workspace holds uncommitted changes", True)
     return None
+
+
+def _live_and_dirty(record: RunRecord) -> bool:
+    """An active workspace still on disk with uncommitted work: without its
+    branch, reclaim could not put the work anywhere safe."""
+    if record.terminal or not os.path.isdir(record.path):
+        return False
+    try:
+        return bool(dirty_paths(Path(record.path)))
+    except GitFailure:
+        return True  # cannot tell: keep the branch
 
 
 def packed_value(repo: Repo, name: str) -> str | None:

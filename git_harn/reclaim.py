@@ -25,12 +25,13 @@ import pygit2
 
 from git_harn import store
 from git_harn.cleanup import CleanupResult, cleanup_locked, freeze_intent, read_known, refuse_remote
+from git_harn.errors import Refused
 from git_harn.failpoints import failpoint
 from git_harn.git import Repo
 from git_harn.identity import now_iso
 from git_harn.reconcile import GONE, presence, settle_vanished
 from git_harn.record import ALREADY_GONE, RunRecord
-from git_harn.salvage import Salvaged, capture, contains, head_commit, open_worktree, save
+from git_harn.salvage import Salvaged, capture, contains, head_commit, open_worktree, save, unhide, unstorable_paths
 from git_harn.ui import info, interactive
 
 SALVAGE = "salvage"
@@ -58,12 +59,25 @@ def reclaim_locked(repo: Repo, run_id: str, mode: str) -> ReclaimResult:
         record = settle_vanished(repo, stored)
         _clear_mark(repo, run_id)
         return _ended(record, mode, record.state, record.reason or "")
+    _recreate_missing_branch(repo, record)
     stored = freeze_intent(repo, stored)
     stored, salvage = _secure(repo, stored, mode)
     _restore(repo, stored.record)
     cleaned = cleanup_locked(repo, run_id)
     _clear_mark(repo, run_id)
     return _with(cleaned, mode, salvage)
+
+
+def _recreate_missing_branch(repo: Repo, record: RunRecord) -> None:
+    """A workspace branch deleted by hand while its worktree lives on: put it
+    back where the intent was frozen (else at the base), so the work has a
+    HEAD to be salvaged on and cleanup a ref to judge."""
+    if repo.ref_oid(record.branch_ref) is not None:
+        return
+    where = (record.frozenIntent or record.base)["oid"]
+    repo.create_ref(record.branch_ref, pygit2.Oid(hex=where),
+                    f"git-harn: reclaim {record.runId} restores the deleted workspace branch")
+    info(f"workspace branch {record.branch} was missing; recreated at {where[:12]}")
 
 
 def _ended(record: RunRecord, mode: str, outcome: str, reason: str) -> ReclaimResult:
@@ -95,16 +109,23 @@ def _secure(repo: Repo, stored: store.Stored, mode: str) -> tuple[store.Stored, 
         # were the work. Only the restore and the cleanup are left.
         assert record.reclaiming is not None
         return stored, record.salvage if record.reclaiming.get("salvageOid") else None
+    protected_tip = repo.ref_oid(record.branch_ref)  # read before the capture: the salvage holds it
     _progress(f"reclaim {record.runId}: reading {record.path}")
+    unstorable = unstorable_paths(Path(record.path)) if mode == SALVAGE else []
+    if unstorable:
+        raise Refused(f"cannot salvage {', '.join(unstorable[:5])}: git cannot store a path named .git; "
+                      f"move it out of {record.path}, then run 'git harn reclaim {record.runId}' again")
     cap = capture(repo, Path(record.path), with_tree=mode == SALVAGE)
     salvaged = save(repo, record, cap, pygit2.Oid(hex=record.frozenIntent["oid"]))
     record.reclaiming = {"mode": mode, "at": now_iso(), "salvageOid": salvaged.oid if salvaged else "",
-                         "attempts": str(record.attempts)}
+                         "attempts": str(record.attempts),
+                         "tip": str(protected_tip) if protected_tip else "",
+                         "head": str(cap.head) if cap.head else ""}
     if salvaged is not None:
         record.salvage = salvaged.as_record()
-    tip = store.write(repo, record, mode, _summary(mode, salvaged), stored.tip)
+    new_tip = store.write(repo, record, mode, _summary(mode, salvaged), stored.tip)
     failpoint("reclaim-after-salvage-record")
-    return store.Stored(record, tip), salvaged.as_record() if salvaged else None
+    return store.Stored(record, new_tip), salvaged.as_record() if salvaged else None
 
 
 def _salvage_interrupted(repo: Repo, record: RunRecord) -> bool:
@@ -123,7 +144,42 @@ def _salvage_interrupted(repo: Repo, record: RunRecord) -> bool:
             continue
         if saved is None or not contains(repo, pygit2.Oid(hex=saved), oid):
             return False
+    # The salvage's parents include the staged versions it kept.
+    parents = [str(p) for p in repo.commit(pygit2.Oid(hex=saved)).parent_ids] if saved else []
+    known = [saved, *parents, frozen, mark.get("tip") or None, mark.get("head") or None]
+    return _nothing_new(repo, record, [pygit2.Oid(hex=c) for c in dict.fromkeys(known) if c])
+
+
+def _nothing_new(repo: Repo, record: RunRecord, known: list[pygit2.Oid]) -> bool:
+    """Whether every path of the working tree (and index) holds a version one
+    of the ``known`` commits has (the salvage, the frozen intent, the tip and
+    HEAD it protected): a tree half-way through the restore. Any other
+    content was written after the salvage and must be salvaged too."""
+    cap = capture(repo, Path(record.path), with_tree=True)
+    keep = [_flatten(repo, repo.commit(commit).tree_id) for commit in known]
+    for tree in (cap.work_tree, cap.index_tree):
+        if tree is None:
+            continue
+        found = _flatten(repo, tree)
+        for name in set(found).union(*keep):
+            if all(found.get(name) != known.get(name) for known in keep):
+                return False
     return True
+
+
+def _flatten(repo: Repo, tree: pygit2.Oid) -> dict[str, tuple[str, int]]:
+    """path -> (object id, mode) for every blob and gitlink in ``tree``."""
+    out: dict[str, tuple[str, int]] = {}
+    pending: list[tuple[str, pygit2.Tree]] = [("", repo.pg[tree].peel(pygit2.Tree))]
+    while pending:
+        prefix, current = pending.pop()
+        for entry in current:
+            name = prefix + (entry.raw_name or b"").decode("utf-8", "surrogateescape")
+            if entry.filemode == pygit2.enums.FileMode.TREE:
+                pending.append((name + "/", repo.pg[entry.id].peel(pygit2.Tree)))
+            else:
+                out[name] = (str(entry.id), int(entry.filemode))
+    return out
 
 
 def _summary(mode: str, salvaged: Salvaged | None) -> str:
@@ -138,16 +194,33 @@ def _restore(repo: Repo, record: RunRecord) -> None:
     assert record.frozenIntent is not None
     frozen = pygit2.Oid(hex=record.frozenIntent["oid"])
     now = repo.ref_oid(record.branch_ref)
+    _refuse_newer_commits(repo, record, now)
     if now != frozen:
         repo.move_ref(record.branch_ref, frozen, now, f"git-harn: reclaim {record.runId} restores the frozen intent")
     failpoint("reclaim-after-ref-restored")
     path = Path(record.path)
     _check_out_branch(repo, record, path)
     _progress(f"reclaim {record.runId}: resetting {path} to {str(frozen)[:12]}")
+    unhide(path, {})  # their changes are salvaged (or discarded on purpose) now
     # reset --hard first: it restores a staged deletion that clean alone would miss.
     repo.git("reset", "--hard", "-q", cwd=path)
     repo.git("clean", "-f", "-d", "-q", cwd=path)
     failpoint("reclaim-after-clean")
+
+
+def _refuse_newer_commits(repo: Repo, record: RunRecord, now: pygit2.Oid | None) -> None:
+    """A commit made on the branch or HEAD after the salvage was taken is not
+    in it: moving the branch back over it would orphan it [P1] [P3]."""
+    mark = record.reclaiming or {}
+    saved = mark.get("salvageOid") or None
+    head = head_commit(open_worktree(Path(record.path)))
+    for seen, current in ((mark.get("tip") or None, now), (mark.get("head") or None, head)):
+        if current is None or str(current) in (seen, record.frozenIntent and record.frozenIntent["oid"]):
+            continue
+        if saved is not None and contains(repo, pygit2.Oid(hex=saved), current):
+            continue
+        raise Refused(f"run {record.runId}: a commit ({str(current)[:12]}) landed in the workspace while it "
+                      f"was being reclaimed; nothing was reset; run 'git harn reclaim {record.runId}' again")
 
 
 def _check_out_branch(repo: Repo, record: RunRecord, path: Path) -> None:

@@ -11,6 +11,7 @@ Commits are made with pygit2, so no hook runs and none can refuse the work.
 
 from __future__ import annotations
 
+import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -90,6 +91,7 @@ def capture(repo: Repo, path: Path, with_tree: bool) -> Capture:
             shutil.copy2(admin / "index", scratch)
         env = {"GIT_INDEX_FILE": str(scratch)}
         index_tree = _write_tree(path, env)  # None when the index holds a conflict
+        unhide(path, env)
         done = run_git(["add", "-A"], path, check=False, env=env)
         if done.returncode != 0:
             raise Refused(f"cannot salvage {path}: git add failed: "
@@ -105,11 +107,50 @@ def capture(repo: Repo, path: Path, with_tree: bool) -> Capture:
     return Capture(head, work_tree, index_tree)
 
 
+def unhide(path: Path, env: dict[str, str]) -> None:
+    """Clear skip-worktree and assume-unchanged from files that exist on disk,
+    in the index ``env`` names: for ``git add -A`` to see their changes (which
+    are work), and for ``reset --hard`` to restore them."""
+    done = run_git(["ls-files", "-v", "-z"], path, check=False, env=env)
+    hidden = [entry[2:] for entry in done.stdout.split(b"\0")
+              if len(entry) > 2 and (entry[:1] == b"S" or entry[:1].islower())
+              and os.path.lexists(path / entry[2:].decode("utf-8", "surrogateescape"))]
+    for flag in ("--no-skip-worktree", "--no-assume-unchanged"):  # one flag per call: the last wins
+        if hidden:
+            run_git(["update-index", flag, "-z", "--stdin"], path, env=env,
+                    input_bytes=b"\0".join(hidden) + b"\0")
+
+
 def _write_tree(path: Path, env: dict[str, str]) -> pygit2.Oid | None:
     done = run_git(["write-tree"], path, check=False, env=env)
     if done.returncode != 0:
         return None
     return pygit2.Oid(hex=done.stdout.decode().strip())
+
+
+def unstorable_paths(path: Path) -> list[str]:
+    """Paths that ``git clean -fd`` would delete but git cannot store, so no
+    salvage commit can hold them: entries named ``.git`` inside untracked
+    folders that git does not take for a repository."""
+    done = run_git(["-c", "core.quotePath=false", "clean", "-n", "-d"], path, check=False)
+    found = []
+    for line in done.stdout.decode("utf-8", "surrogateescape").splitlines():
+        name = _c_unquote(line.removeprefix("Would remove "))
+        if not name.endswith("/"):
+            continue
+        for folder, dirs, files in os.walk(path / name):
+            for entry in dirs + files:
+                if entry == ".git":
+                    found.append(os.path.relpath(os.path.join(folder, entry), path))
+    return sorted(found)
+
+
+def _c_unquote(name: str) -> str:
+    """Undo git's C-style quoting of an unusual path name."""
+    if not (len(name) >= 2 and name.startswith('"') and name.endswith('"')):
+        return name
+    raw = name[1:-1].encode("utf-8", "surrogateescape").decode("unicode_escape")
+    return raw.encode("latin-1", "surrogateescape").decode("utf-8", "surrogateescape")
 
 
 def tree_of(repo: Repo, commit: pygit2.Oid | None) -> pygit2.Oid:

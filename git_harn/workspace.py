@@ -79,6 +79,27 @@ def parse_porcelain(raw: bytes) -> list[DirtyPath]:
     return entries
 
 
+def hidden_changes(path: Path) -> list[DirtyPath]:
+    """Files marked skip-worktree or assume-unchanged that exist and differ
+    from the index: git status does not show them, but they are work."""
+    done = run_git(["ls-files", "-v", "-s", "-z"], path, check=False)
+    found = []
+    for entry in done.stdout.split(b"\0"):
+        meta, _, raw_name = entry.partition(b"\t")
+        fields = meta.split()
+        if len(fields) != 4 or not (fields[0] == b"S" or fields[0].islower()):
+            continue
+        name = raw_name.decode("utf-8", "surrogateescape")
+        target = path / name
+        if not os.path.lexists(target):
+            continue  # sparse checkout: absent on purpose
+        on_disk = (pygit2.hash(os.readlink(target).encode("utf-8", "surrogateescape"))
+                   if target.is_symlink() else pygit2.hashfile(str(target)))
+        if str(on_disk) != fields[2].decode():
+            found.append(DirtyPath("SM", name))
+    return found
+
+
 def dirty_paths_many(paths: list[Path]) -> dict[Path, list[DirtyPath] | str]:
     """Dirty paths of many worktrees at once (git status runs in parallel).
     A worktree whose status fails maps to the error text."""
