@@ -42,6 +42,7 @@ from git_harn.notes import merge_note
 from git_harn.reconcile import prune_registration
 from git_harn.render import jsonable
 from git_harn.roadmap import Task, find_task, parse_roadmap, parse_task_branch, roadmap_path, tick, validate_task_id
+from git_harn.taskbranch import DEFAULT_BASE
 from git_harn.ui import info
 from git_harn.workspace import repo_key, worktree_root
 
@@ -60,7 +61,7 @@ TITLE_LIMIT = 200
 @dataclass(frozen=True)
 class Request:
     branch: str
-    base: str
+    base: str | None = None  # None: git config harn.base, else main
     remote: str = DEFAULT_REMOTE
     task_id: str | None = None
     max_attempts: int = DEFAULT_MAX_ATTEMPTS
@@ -111,7 +112,7 @@ def resolve_target(repo: Repo, request: Request) -> Target:
     branch = _branch_name(request.branch)
     if repo.ref_oid(f"refs/heads/{branch}") is None:
         raise BadInput(f"unknown branch: {branch}")
-    base = _branch_name(request.base)
+    base = _branch_name(request.base or repo.config("harn.base") or DEFAULT_BASE)
     _check_remote(repo, request.remote)
     parsed = parse_task_branch(branch)
     if request.task_id is not None:

@@ -349,6 +349,21 @@ def test_task_option_names_the_task_of_any_branch(s: Setup) -> None:
     assert "Harnery-Task: 1.3" in git(s.remote, "log", "-1", "--format=%B", "main")
 
 
+def test_base_defaults_to_harn_base_else_main(s: Setup) -> None:
+    first = make_task(s.work, "1.1", {"one.txt": "1\n"})
+    assert harn(s.work, "integrate", first).code == 0  # no harn.base: main
+    assert "- [x] 1.1" in s.remote_file("docs/roadmap.md")
+    git(s.work, "push", "-q", "origin", "origin/main:refs/heads/dev")
+    git(s.work, "config", "harn.base", "dev")
+    second = make_task(s.work, "1.3", {"three.txt": "3\n"})
+    main_before = s.remote_main()
+    result = harn(s.work, "integrate", second, "--json")
+    assert result.code == 0, result.err
+    assert result.json()["base"] == "dev"
+    assert "- [x] 1.3" in s.remote_file("docs/roadmap.md", "dev")
+    assert s.remote_main() == main_before
+
+
 def test_slug_is_one_to_one() -> None:
     assert slug("1.2.3") == "1-2-3"
     assert slug("1.23") != slug("12.3")
