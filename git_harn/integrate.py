@@ -288,32 +288,45 @@ def _roadmap_task(repo: Repo, target: Target, base: pygit2.Oid) -> Task:
 
 def _landed_before(repo: Repo, target: Target, base: pygit2.Oid, task: Task,
                    report: IntegrationReport) -> bool:
-    """Fill ``report`` and say True when the task is already on the base.
+    """Fill ``report`` and say True when the task is already on the base, or
+    when the base says it is done without showing how.
 
-    A task counts as integrated when its checkbox is ticked there; an
-    addendum (whose task is ticked already) when its own squash is there."""
+    Only this task's own squash commit (its ``Harnery-Task:`` trailer, and
+    ``Harnery-Addendum:`` for an addendum) proves it landed: a checkbox can be
+    ticked by any commit, another task's included [P5]."""
     if target.addendum is None and not task.done:
         return False
     commit = _squash_on(repo, target, base)
-    if target.addendum is not None and commit is None:
-        return False
+    if commit is None:
+        if target.addendum is not None:
+            return False
+        report.outcome = NEEDS_OPERATOR
+        report.summary = (f"task {target.task_id} is ticked in {target.roadmap} on {target.upstream}, "
+                          f"but no commit there carries Harnery-Task: {target.task_id}; it was not "
+                          f"integrated by git-harn. Inspect {target.upstream} and the roadmap; untick "
+                          f"the task there to integrate {target.branch}")
+        return True
     report.ok = report.rebased = report.squashMerged = report.pushed = report.roadmapMarkedDone = True
     report.commit = commit
     report.outcome = ALREADY_INTEGRATED
-    where = f" by {commit[:12]}" if commit else ""
     what = f"addendum {target.addendum} of task" if target.addendum is not None else "task"
-    report.summary = (f"{what} {target.task_id} is already integrated into {target.upstream}{where}; "
-                      f"nothing changed")
+    report.summary = (f"{what} {target.task_id} is already integrated into {target.upstream} "
+                      f"by {commit[:12]}; nothing changed")
     return True
 
 
 def _squash_on(repo: Repo, target: Target, base: pygit2.Oid) -> str | None:
-    """The newest commit on the base carrying this task's trailers, if any."""
-    greps = [f"--grep=^Harnery-Task: {re.escape(target.task_id)}$"]
-    if target.addendum is not None:
-        greps.append(f"--grep=^Harnery-Addendum: {target.addendum}$")
-    found = repo.git("log", "-n1", "--format=%H", "-E", "--all-match", *greps, str(base)).strip()
-    return found or None
+    """The newest commit on the base that is this task's squash: its
+    ``Harnery-Task:`` trailer, and this addendum's (or, for the task itself,
+    no) ``Harnery-Addendum:`` trailer."""
+    out = repo.git("log", "-z", "--format=%H%n%B", "-E",
+                   f"--grep=^Harnery-Task: {re.escape(target.task_id)}$", str(base))
+    for entry in filter(None, out.split("\0")):
+        commit, _, message = entry.partition("\n")
+        addenda = re.findall(r"^Harnery-Addendum: (\d+)$", message, re.MULTILINE)
+        if addenda == ([str(target.addendum)] if target.addendum is not None else []):
+            return commit.strip()
+    return None
 
 
 # --- the integration worktree ------------------------------------------------

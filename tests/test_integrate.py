@@ -235,6 +235,29 @@ def test_rerun_after_success_reports_already_integrated_and_changes_nothing(s: S
     assert human.code == 0 and "already integrated" in human.out
 
 
+def test_a_box_ticked_by_another_commit_needs_the_operator(s: Setup) -> None:
+    branch = make_task(s.work, "1.3", {"three.txt": "3\n"})
+    push_from_other_clone(s, "other", {"docs/roadmap.md": ROADMAP.replace("[ ] 1.3", "[x] 1.3")})
+    tip, remote = ref(s.work, branch), all_refs(s.remote)
+    result = harn(s.work, "integrate", branch, "--base", "main", "--json")
+    assert result.code == 3, result.err
+    report = result.json()
+    assert_valid(report, "integration-report")
+    assert (report["ok"], report["outcome"], report["commit"]) == (False, "needs-operator", None)
+    assert not any(report[k] for k in ("rebased", "squashMerged", "pushed", "roadmapMarkedDone"))
+    assert "Harnery-Task: 1.3" in report["summary"]
+    assert (ref(s.work, branch), all_refs(s.remote)) == (tip, remote)
+
+
+def test_an_addendum_squash_does_not_count_for_its_task(s: Setup) -> None:
+    git(s.work, "branch", "roadmap-1.1", "origin/main")
+    addendum = make_task(s.work, "1.1-addendum-1", {"add.txt": "add\n"})
+    push_from_other_clone(s, "other", {"docs/roadmap.md": ROADMAP.replace("[ ] 1.1", "[x] 1.1")})
+    assert harn(s.work, "integrate", addendum, "--base", "main").code == 0
+    result = harn(s.work, "integrate", "roadmap-1.1", "--base", "main", "--json")
+    assert result.code == 3 and result.json()["outcome"] == "needs-operator"
+
+
 def crash_at(s: Setup, failpoint: str) -> str:
     """Integrate roadmap-1.1 and kill the integrator at ``failpoint``."""
     branch = make_task(s.work, "1.1", {"new.txt": "one\n"})
