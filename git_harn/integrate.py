@@ -33,6 +33,7 @@ from git_harn.integration_report import (
     CONFLICT,
     LANDED,
     NEEDS_OPERATOR,
+    NOTHING_TO_INTEGRATE,
     PUSH_FAILED,
     RETRIES_EXHAUSTED,
     IntegrationReport,
@@ -397,6 +398,9 @@ def _attempt(repo: Repo, target: Target, worktree: Path, base: pygit2.Oid, task:
     _wt(worktree, "switch", "--quiet", "--discard-changes", "--no-track", "-C", target.work_branch, str(base))
     if not _squash(target, worktree, tip, report):
         return None
+    if _nothing_staged(worktree):
+        _nothing_to_integrate(report, target, tip)
+        return None
     report.squashMerged = True
     _tick_roadmap(target, worktree)
     report.roadmapMarkedDone = True
@@ -485,6 +489,21 @@ def _squash(target: Target, worktree: Path, tip: pygit2.Oid, report: Integration
     return False
 
 
+def _nothing_staged(worktree: Path) -> bool:
+    done = run_git([*NO_HOOKS, "diff", "--cached", "--quiet"], worktree, check=False)
+    if done.returncode not in (0, 1):
+        raise GitFailure(f"git diff --cached failed: {error_line(done.stderr)}")
+    return done.returncode == 0
+
+
+def _nothing_to_integrate(report: IntegrationReport, target: Target, tip: pygit2.Oid) -> None:
+    """A branch with no change of its own must not land as done with only
+    its checkbox ticked."""
+    report.outcome = NOTHING_TO_INTEGRATE
+    report.summary = (f"nothing to integrate: {target.branch} ({str(tip)[:12]}) adds no change to "
+                      f"{target.upstream}; task {target.task_id} stays unticked")
+
+
 def _tick_roadmap(target: Target, worktree: Path) -> None:
     """``- [ ] <id>`` → ``- [x] <id>``, bytes outside that line untouched."""
     path = worktree / target.roadmap
@@ -518,7 +537,7 @@ def _commit(repo: Repo, target: Target, worktree: Path, task: Task, tip: pygit2.
     commits = repo.pg.ahead_behind(tip, base)[0]
     message = commit_message(target, task, commits)
     # --all stages the roadmap; nothing else in this fresh worktree is modified.
-    _wt(worktree, "commit", "--quiet", "--all", "--no-verify", "--allow-empty", "-F", "-",
+    _wt(worktree, "commit", "--quiet", "--all", "--no-verify", "-F", "-",
         input_bytes=message.encode("utf-8"))
     commit = repo.ref_oid(f"refs/heads/{target.work_branch}")
     if commit is None:

@@ -28,6 +28,7 @@ CONFLICT = "conflict"
 NEEDS_OPERATOR = "needs-operator"
 PUSH_FAILED = "push-failed"
 RETRIES_EXHAUSTED = "retries-exhausted"
+NOTHING_TO_INTEGRATE = "nothing-to-integrate"
 
 
 @dataclass

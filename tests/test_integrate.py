@@ -258,6 +258,26 @@ def test_an_addendum_squash_does_not_count_for_its_task(s: Setup) -> None:
     assert result.code == 3 and result.json()["outcome"] == "needs-operator"
 
 
+@pytest.mark.parametrize("how", ["at the base", "reverted"])
+def test_an_empty_task_branch_has_nothing_to_integrate(s: Setup, how: str) -> None:
+    if how == "at the base":
+        git(s.work, "branch", "roadmap-1.1", "origin/main")
+    else:
+        make_task(s.work, "1.1", {"new.txt": "one\n"})
+        git(s.work, "switch", "-q", "roadmap-1.1")
+        git(s.work, "revert", "--no-edit", "HEAD")
+        git(s.work, "switch", "-q", "main")
+    before = s.remote_main()
+    result = harn(s.work, "integrate", "roadmap-1.1", "--base", "main", "--json")
+    assert result.code == 3, result.err
+    report = result.json()
+    assert_valid(report, "integration-report")
+    assert (report["ok"], report["squashMerged"], report["pushed"], report["roadmapMarkedDone"]) == \
+        (False, False, False, False)
+    assert report["outcome"] == "nothing-to-integrate" and "nothing to integrate" in report["summary"]
+    assert s.remote_main() == before and "- [ ] 1.1" in s.remote_file("docs/roadmap.md")
+
+
 def crash_at(s: Setup, failpoint: str) -> str:
     """Integrate roadmap-1.1 and kill the integrator at ``failpoint``."""
     branch = make_task(s.work, "1.1", {"new.txt": "one\n"})
