@@ -56,6 +56,7 @@ NO_HOOKS = ("-c", "core.hooksPath=/dev/null")
 MOVED_SIGNS = ("stale info", "non-fast-forward", "fetch first", "failed to update ref",
                "cannot lock ref", "incorrect old value", "but expected")
 SHOWN_PATHS = 10
+REMOTE_LINES = 20
 TITLE_LIMIT = 200
 
 
@@ -195,6 +196,12 @@ def _integrate_locked(repo: Repo, target: Target) -> IntegrationReport:
     report.summary = (f"{target.upstream} kept moving: the push was rejected {target.max_attempts} "
                       f"time(s); rerun, or raise --max-attempts")
     return report
+
+
+def _push_refused(report: IntegrationReport, target: Target, why: str) -> None:
+    report.outcome = PUSH_FAILED
+    report.commit = None  # made, but not on the base
+    report.summary = f"push to {target.upstream} was refused: {why}"
 
 
 def _push_failed(report: IntegrationReport, target: Target, why: str) -> IntegrationReport:
@@ -407,9 +414,12 @@ def _attempt(repo: Repo, target: Target, worktree: Path, base: pygit2.Oid, task:
     commit = _commit(repo, target, worktree, task, tip, base)
     report.commit = str(commit)
     failpoint("integrate-before-push")
-    rejected = _push(target, worktree, base)
-    if rejected is not None:
-        return rejected
+    pushed = _push(target, worktree, base)
+    if pushed is not None and pushed.refused is not None:
+        _push_refused(report, target, pushed.refused)
+        return None
+    if pushed is not None:
+        return pushed.moved
     failpoint("integrate-after-push")
     _landed(repo, target, worktree, commit, base, report)
     return None
@@ -546,9 +556,15 @@ def _commit(repo: Repo, target: Target, worktree: Path, task: Task, tip: pygit2.
     return commit
 
 
-def _push(target: Target, worktree: Path, base: pygit2.Oid) -> str | None:
-    """Push with a lease on the base we built on [P3]. None when it landed,
-    the reason when it was rejected as if the base moved; GitFailure otherwise."""
+@dataclass(frozen=True)
+class PushOutcome:
+    moved: str | None = None  # the base moved: retry
+    refused: str | None = None  # refused for another reason: stop, say why
+
+
+def _push(target: Target, worktree: Path, base: pygit2.Oid) -> PushOutcome | None:
+    """Push with a lease on the base we built on [P3]. None when it landed;
+    otherwise why not, as a race to retry or a refusal to report."""
     done = run_git([*NO_HOOKS, "push", "--porcelain", "--no-verify",
                     f"--force-with-lease=refs/heads/{target.base}:{base}", target.remote,
                     f"refs/heads/{target.work_branch}:refs/heads/{target.base}"],
@@ -557,9 +573,28 @@ def _push(target: Target, worktree: Path, base: pygit2.Oid) -> str | None:
         return None
     text = (done.stdout + b"\n" + done.stderr).decode("utf-8", "replace")
     why = rejection_reason(text)
-    if why is None:
-        raise GitFailure(f"git push to {target.remote} failed: {error_line(done.stderr or done.stdout)}")
-    return why
+    if why is not None:
+        return PushOutcome(moved=why)
+    said = remote_lines(done.stderr)
+    refusal = _refusal_line(text) or error_line(done.stderr or done.stdout)
+    return PushOutcome(refused="\n".join([refusal, *said]))
+
+
+def remote_lines(stderr: bytes) -> list[str]:
+    """What the remote said (its hooks' ``remote:`` lines): untrusted text,
+    kept printable and bounded [P5]."""
+    lines = stderr.decode("utf-8", "replace").splitlines()
+    said = ["".join(ch for ch in line if ch.isprintable()).rstrip()
+            for line in lines if line.startswith("remote:")]
+    return [line[:TITLE_LIMIT] for line in said if line != "remote:"][:REMOTE_LINES]
+
+
+def _refusal_line(push_output: str) -> str | None:
+    """The ``!`` line of ``git push --porcelain``: ``[remote rejected] (why)``."""
+    for line in push_output.splitlines():
+        if line.startswith("!\t"):
+            return line.split("\t")[-1].strip()
+    return None
 
 
 def rejection_reason(push_output: str) -> str | None:

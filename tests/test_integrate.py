@@ -167,6 +167,24 @@ def test_race_between_rebase_and_push_lands_after_a_retry(s: Setup) -> None:
     assert "rejected" in result.err
 
 
+def test_a_push_refused_by_a_remote_hook_still_reports(s: Setup) -> None:
+    branch = make_task(s.work, "1.1", {"new.txt": "one\n"})
+    hook = s.remote / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\necho 'policy: main is frozen today' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    before = s.remote_main()
+    result = harn(s.work, "integrate", branch, "--base", "main", "--json")
+    assert result.code == 1, result.err
+    report = result.json()
+    assert_valid(report, "integration-report")
+    assert (report["ok"], report["pushed"], report["outcome"]) == (False, False, "push-failed")
+    assert "remote: policy: main is frozen today" in report["summary"]
+    assert "pre-receive hook declined" in report["summary"]
+    assert s.remote_main() == before
+    human = harn(s.work, "integrate", branch, "--base", "main")
+    assert human.code == 1 and "remote: policy: main is frozen today" in human.out
+
+
 def test_two_integrates_at_once_both_land(s: Setup) -> None:
     first = make_task(s.work, "1.1", {"one.txt": "1\n"})
     second = make_task(s.work, "1.3", {"three.txt": "3\n"})
