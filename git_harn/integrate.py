@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -45,7 +46,7 @@ from git_harn.render import jsonable
 from git_harn.roadmap import Task, find_task, parse_roadmap, parse_task_branch, roadmap_path, tick, validate_task_id
 from git_harn.taskbranch import DEFAULT_BASE
 from git_harn.ui import info
-from git_harn.workspace import repo_key, worktree_root
+from git_harn.workspace import admin_dir, repo_key, worktree_root
 
 DEFAULT_REMOTE = "origin"
 DEFAULT_MAX_ATTEMPTS = 5
@@ -346,11 +347,13 @@ def integration_worktree(repo: Repo) -> Path:
 
 
 def ensure_worktree(repo: Repo, start: pygit2.Oid) -> Path:
-    """The integration worktree, made (detached) on first use and reused."""
+    """The integration worktree, made (detached) on first use and reused
+    while it is still this repository's [P6]."""
     path = integration_worktree(repo)
-    if (path / ".git").is_file():
+    if _registered_here(repo, path):
         _abandon_rebase(path)
         return path
+    _clear_stale_checkout(path)
     prune_registration(repo, path)
     if os.path.lexists(path) and (not path.is_dir() or any(path.iterdir())):
         raise Refused(f"{path} is in the way of the integration worktree; move it aside")
@@ -360,9 +363,32 @@ def ensure_worktree(repo: Repo, start: pygit2.Oid) -> Path:
     return path
 
 
+def _registered_here(repo: Repo, path: Path) -> bool:
+    """``path/.git`` names a git dir that exists, is this repository's, and
+    whose ``gitdir`` file points back at ``path``."""
+    if not (path / ".git").is_file():
+        return False
+    try:
+        linked = _admin_dir(path)
+    except OSError:
+        return False
+    admin = admin_dir(repo, path)
+    return admin is not None and linked.is_dir() and os.path.samefile(admin, linked)
+
+
+def _clear_stale_checkout(path: Path) -> None:
+    """A checkout whose git dir is gone (the repository was cloned afresh,
+    its registration pruned) or belongs elsewhere. It is git-harn's own
+    scratch copy of committed content, never anyone's work, so it goes."""
+    if path.is_symlink() or not (path / ".git").is_file():
+        return
+    info(f"the integration worktree {path} no longer belongs to this repository; making it afresh")
+    shutil.rmtree(path)
+
+
 def _admin_dir(worktree: Path) -> Path:
     text = (worktree / ".git").read_text().strip()
-    return Path(text.removeprefix("gitdir:").strip())
+    return worktree / text.removeprefix("gitdir:").strip()  # a relative one is relative to the worktree
 
 
 def _abandon_rebase(worktree: Path) -> None:
@@ -380,7 +406,9 @@ def _worktree_head(worktree: Path) -> pygit2.Oid:
 
 
 def _wt(worktree: Path, *args: str, input_bytes: bytes | None = None) -> str:
-    done = run_git([*NO_HOOKS, *args], worktree, input_bytes=input_bytes)
+    done = run_git([*NO_HOOKS, *args], worktree, input_bytes=input_bytes, check=False)
+    if done.returncode != 0:  # name the subcommand, not the ``-c`` before it
+        raise GitFailure(f"git {args[0]} failed: {error_line(done.stderr or done.stdout)}")
     return done.stdout.decode("utf-8", "surrogateescape")
 
 

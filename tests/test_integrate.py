@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,7 +12,8 @@ from pathlib import Path
 import pytest
 from helpers import all_refs, assert_valid, git, harn, make_repo, ref
 
-from git_harn.integrate import rejection_reason, slug
+from git_harn.errors import GitFailure
+from git_harn.integrate import _wt, rejection_reason, slug
 
 ROADMAP = (
     "# Roadmap\n\n"
@@ -236,6 +238,31 @@ def test_leftover_branch_with_staged_half_squash_does_not_break_the_next_attempt
     assert s.remote_file("a.txt") == "a"
     assert git(s.remote, "diff", "--name-only", f"{landed}^", landed).splitlines() == \
         ["docs/roadmap.md", "three.txt"]
+
+
+@pytest.mark.parametrize("how", ["git dir deleted", "cloned afresh"])
+def test_a_stale_integration_worktree_is_made_afresh(s: Setup, how: str) -> None:
+    first = make_task(s.work, "1.1", {"one.txt": "1\n"})
+    assert harn(s.work, "integrate", first, "--base", "main").code == 0
+    wt = integration_worktree(s)
+    (wt / "scratch.txt").write_text("left over\n")
+    if how == "git dir deleted":
+        shutil.rmtree(git(wt, "rev-parse", "--absolute-git-dir"))
+    else:  # the old clone moves away with its git dir; a new one takes its place
+        s.work.rename(s.tmp / "old-work")
+        git(s.tmp, "clone", "-q", str(s.remote), str(s.work))
+        git(s.work, "config", "harn.worktreeRoot", str(s.tmp / "worktrees"))
+    second = make_task(s.work, "1.3", {"three.txt": "3\n"})
+    result = harn(s.work, "integrate", second, "--base", "main", "--json")
+    assert result.code == 0, result.err
+    assert "- [x] 1.3" in s.remote_file("docs/roadmap.md") and s.remote_file("three.txt") == "3"
+    assert not (wt / "scratch.txt").exists()
+    assert Path(git(wt, "rev-parse", "--git-common-dir")).resolve() == (s.work / ".git").resolve()
+
+
+def test_git_failures_in_the_integration_worktree_name_the_subcommand(tmp_path: Path) -> None:
+    with pytest.raises(GitFailure, match=r"^git rev-parse failed: "):
+        _wt(tmp_path, "rev-parse", "--verify", "--quiet", "no-such-rev")
 
 
 def test_rerun_after_success_reports_already_integrated_and_changes_nothing(s: Setup) -> None:
