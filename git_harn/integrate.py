@@ -36,6 +36,7 @@ from git_harn.integration_report import (
     NEEDS_OPERATOR,
     NOTHING_TO_INTEGRATE,
     PUSH_FAILED,
+    REFUSED,
     RETRIES_EXHAUSTED,
     IntegrationReport,
 )
@@ -58,6 +59,7 @@ MOVED_SIGNS = ("stale info", "non-fast-forward", "fetch first", "failed to updat
                "cannot lock ref", "incorrect old value", "but expected")
 SHOWN_PATHS = 10
 REMOTE_LINES = 20
+REGULAR_FILE_MODES = (0o100644, 0o100755)
 TITLE_LIMIT = 200
 
 
@@ -437,7 +439,10 @@ def _attempt(repo: Repo, target: Target, worktree: Path, base: pygit2.Oid, task:
         _nothing_to_integrate(report, target, tip)
         return None
     report.squashMerged = True
-    _tick_roadmap(target, worktree)
+    refused = _tick_roadmap(repo, target, worktree, base)
+    if refused is not None:
+        _roadmap_refused(report, target, refused)
+        return None
     report.roadmapMarkedDone = True
     commit = _commit(repo, target, worktree, task, tip, base)
     report.commit = str(commit)
@@ -542,20 +547,55 @@ def _nothing_to_integrate(report: IntegrationReport, target: Target, tip: pygit2
                       f"{target.upstream}; task {target.task_id} stays unticked")
 
 
-def _tick_roadmap(target: Target, worktree: Path) -> None:
-    """``- [ ] <id>`` → ``- [x] <id>``, bytes outside that line untouched."""
-    path = worktree / target.roadmap
+def _tick_roadmap(repo: Repo, target: Target, worktree: Path, base: pygit2.Oid) -> str | None:
+    """``- [ ] <id>`` → ``- [x] <id>`` in the index the squash left; None when
+    done, else why the roadmap cannot be ticked.
+
+    The task branch decides what sits at the roadmap's path, so the file on
+    disk may be a symlink out of the worktree: only blobs are read and
+    written, never the filesystem [P5]. The squash may change no roadmap
+    line but this task's own checkbox: a task does not tick other tasks."""
+    entry = _index_entry(worktree, target.roadmap)
+    if entry is None:
+        return f"the squash of {target.branch} removes {target.roadmap}"
+    mode, oid = entry
+    if mode not in REGULAR_FILE_MODES:
+        return (f"the squash of {target.branch} makes {target.roadmap} something other than a "
+                f"regular file (mode {mode:o})")
+    merged = _blob_bytes(repo, oid)
+    before = _blob_bytes(repo, repo.commit(base).tree[target.roadmap].id)
+    ticked, _ = tick(before.decode("utf-8", "surrogateescape"), target.task_id)
+    wanted = ticked.encode("utf-8", "surrogateescape")
+    if merged not in (before, wanted):
+        return (f"the squash of {target.branch} changes {target.roadmap} beyond the checkbox of task "
+                f"{target.task_id}; a task may not edit the roadmap or tick other tasks")
+    if merged != wanted:
+        blob = repo.pg.create_blob(wanted)
+        _wt(worktree, "update-index", "--cacheinfo", f"{mode:o},{blob},{target.roadmap}")
+    return None
+
+
+def _index_entry(worktree: Path, path: str) -> tuple[int, pygit2.Oid] | None:
+    """(mode, blob id) of ``path`` in the worktree's index, stage 0."""
+    index = pygit2.Repository(str(worktree)).index
     try:
-        text = path.read_bytes().decode("utf-8", "surrogateescape")
-    except FileNotFoundError:
-        raise Refused(f"the squash of {target.branch} removes {target.roadmap}; cannot tick the task") from None
-    try:
-        ticked, changed = tick(text, target.task_id)
-    except BadInput:
-        raise Refused(f"the squash of {target.branch} leaves no task {target.task_id} in "
-                      f"{target.roadmap}") from None
-    if changed:  # staged by the ``commit --all`` that follows
-        path.write_bytes(ticked.encode("utf-8", "surrogateescape"))
+        entry = index[path]
+    except KeyError:
+        return None
+    return entry.mode, entry.id
+
+
+def _blob_bytes(repo: Repo, oid: pygit2.Oid) -> bytes:
+    blob = repo.pg[oid]
+    if not isinstance(blob, pygit2.Blob):
+        raise GitFailure(f"{oid} is not a blob")
+    return blob.data
+
+
+def _roadmap_refused(report: IntegrationReport, target: Target, why: str) -> None:
+    report.squashMerged = False
+    report.outcome = REFUSED
+    report.summary = f"{why}; task {target.task_id} cannot be marked done, nothing was pushed"
 
 
 def commit_message(target: Target, task: Task, commits: int) -> str:
@@ -574,8 +614,8 @@ def _commit(repo: Repo, target: Target, worktree: Path, task: Task, tip: pygit2.
             base: pygit2.Oid) -> pygit2.Oid:
     commits = repo.pg.ahead_behind(tip, base)[0]
     message = commit_message(target, task, commits)
-    # --all stages the roadmap; nothing else in this fresh worktree is modified.
-    _wt(worktree, "commit", "--quiet", "--all", "--no-verify", "-F", "-",
+    # The index alone: the ticked roadmap is staged there, not written to disk.
+    _wt(worktree, "commit", "--quiet", "--no-verify", "-F", "-",
         input_bytes=message.encode("utf-8"))
     commit = repo.ref_oid(f"refs/heads/{target.work_branch}")
     if commit is None:

@@ -29,6 +29,7 @@ NEEDS_OPERATOR = "needs-operator"
 PUSH_FAILED = "push-failed"
 RETRIES_EXHAUSTED = "retries-exhausted"
 NOTHING_TO_INTEGRATE = "nothing-to-integrate"
+REFUSED = "refused"
 
 
 @dataclass

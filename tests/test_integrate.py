@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -201,6 +202,47 @@ def test_two_integrates_at_once_both_land(s: Setup) -> None:
     roadmap = s.remote_file("docs/roadmap.md")
     assert "- [x] 1.1 First thing" in roadmap and "- [x] 1.3 Third thing" in roadmap
     assert s.remote_file("one.txt") == "1" and s.remote_file("three.txt") == "3"
+
+
+def test_a_roadmap_made_a_symlink_is_refused_and_nothing_outside_is_touched(s: Setup) -> None:
+    outside = s.tmp / "outside.md"
+    outside.write_text("- [ ] 1.1 not the roadmap\n")
+    git(s.work, "switch", "-q", "-c", "roadmap-1.1", "origin/main")
+    (s.work / "docs" / "roadmap.md").unlink()
+    (s.work / "docs" / "roadmap.md").symlink_to(outside)
+    (s.work / "new.txt").write_text("one\n")
+    git(s.work, "add", "-A")
+    git(s.work, "commit", "-q", "-m", "roadmap elsewhere")
+    git(s.work, "switch", "-q", "main")
+    before = s.remote_main()
+    result = harn(s.work, "integrate", "roadmap-1.1", "--base", "main", "--json")
+    assert result.code == 3, result.err
+    report = result.json()
+    assert_valid(report, "integration-report")
+    assert (report["ok"], report["pushed"], report["roadmapMarkedDone"], report["outcome"]) == \
+        (False, False, False, "refused")
+    assert "regular file (mode 120000)" in report["summary"]
+    assert outside.read_text() == "- [ ] 1.1 not the roadmap\n"
+    assert s.remote_main() == before
+
+
+@pytest.mark.parametrize("edit, lands", [
+    (lambda text: text.replace("[ ] 1.1", "[x] 1.1"), True),  # its own box: fine
+    (lambda text: text.replace("[ ] 1.3", "[x] 1.3"), False),  # another task's box
+    (lambda text: text + "- [ ] 1.4 Slipped in\n", False),
+], ids=["own box", "other box", "other line"])
+def test_the_squash_may_change_only_its_own_checkbox(s: Setup, edit: Callable[[str], str], lands: bool) -> None:
+    branch = make_task(s.work, "1.1", {"new.txt": "one\n", "docs/roadmap.md": edit(ROADMAP)})
+    before = s.remote_main()
+    result = harn(s.work, "integrate", branch, "--base", "main", "--json")
+    report = result.json()
+    assert_valid(report, "integration-report")
+    if lands:
+        assert result.code == 0, result.err
+        assert s.remote_file("docs/roadmap.md") + "\n" == ROADMAP.replace("[ ] 1.1", "[x] 1.1")
+    else:
+        assert (result.code, report["ok"], report["outcome"]) == (3, False, "refused")
+        assert "tick other tasks" in report["summary"] and s.remote_main() == before
 
 
 def test_conflict_reports_paths_and_leaves_the_task_branch(s: Setup) -> None:
