@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -33,7 +34,9 @@ from git_harn.integration_report import (
     CONFLICT,
     LANDED,
     NEEDS_OPERATOR,
+    NOTHING_TO_INTEGRATE,
     PUSH_FAILED,
+    REFUSED,
     RETRIES_EXHAUSTED,
     IntegrationReport,
 )
@@ -42,8 +45,9 @@ from git_harn.notes import merge_note
 from git_harn.reconcile import prune_registration
 from git_harn.render import jsonable
 from git_harn.roadmap import Task, find_task, parse_roadmap, parse_task_branch, roadmap_path, tick, validate_task_id
+from git_harn.taskbranch import DEFAULT_BASE
 from git_harn.ui import info
-from git_harn.workspace import repo_key, worktree_root
+from git_harn.workspace import admin_dir, repo_key, worktree_root
 
 DEFAULT_REMOTE = "origin"
 DEFAULT_MAX_ATTEMPTS = 5
@@ -54,13 +58,15 @@ NO_HOOKS = ("-c", "core.hooksPath=/dev/null")
 MOVED_SIGNS = ("stale info", "non-fast-forward", "fetch first", "failed to update ref",
                "cannot lock ref", "incorrect old value", "but expected")
 SHOWN_PATHS = 10
+REMOTE_LINES = 20
+REGULAR_FILE_MODES = (0o100644, 0o100755)
 TITLE_LIMIT = 200
 
 
 @dataclass(frozen=True)
 class Request:
     branch: str
-    base: str
+    base: str | None = None  # None: git config harn.base, else main
     remote: str = DEFAULT_REMOTE
     task_id: str | None = None
     max_attempts: int = DEFAULT_MAX_ATTEMPTS
@@ -111,7 +117,7 @@ def resolve_target(repo: Repo, request: Request) -> Target:
     branch = _branch_name(request.branch)
     if repo.ref_oid(f"refs/heads/{branch}") is None:
         raise BadInput(f"unknown branch: {branch}")
-    base = _branch_name(request.base)
+    base = _branch_name(request.base or repo.config("harn.base") or DEFAULT_BASE)
     _check_remote(repo, request.remote)
     parsed = parse_task_branch(branch)
     if request.task_id is not None:
@@ -193,6 +199,12 @@ def _integrate_locked(repo: Repo, target: Target) -> IntegrationReport:
     report.summary = (f"{target.upstream} kept moving: the push was rejected {target.max_attempts} "
                       f"time(s); rerun, or raise --max-attempts")
     return report
+
+
+def _push_refused(report: IntegrationReport, target: Target, why: str) -> None:
+    report.outcome = PUSH_FAILED
+    report.commit = None  # made, but not on the base
+    report.summary = f"push to {target.upstream} was refused: {why}"
 
 
 def _push_failed(report: IntegrationReport, target: Target, why: str) -> IntegrationReport:
@@ -287,32 +299,45 @@ def _roadmap_task(repo: Repo, target: Target, base: pygit2.Oid) -> Task:
 
 def _landed_before(repo: Repo, target: Target, base: pygit2.Oid, task: Task,
                    report: IntegrationReport) -> bool:
-    """Fill ``report`` and say True when the task is already on the base.
+    """Fill ``report`` and say True when the task is already on the base, or
+    when the base says it is done without showing how.
 
-    A task counts as integrated when its checkbox is ticked there; an
-    addendum (whose task is ticked already) when its own squash is there."""
+    Only this task's own squash commit (its ``Harnery-Task:`` trailer, and
+    ``Harnery-Addendum:`` for an addendum) proves it landed: a checkbox can be
+    ticked by any commit, another task's included [P5]."""
     if target.addendum is None and not task.done:
         return False
     commit = _squash_on(repo, target, base)
-    if target.addendum is not None and commit is None:
-        return False
+    if commit is None:
+        if target.addendum is not None:
+            return False
+        report.outcome = NEEDS_OPERATOR
+        report.summary = (f"task {target.task_id} is ticked in {target.roadmap} on {target.upstream}, "
+                          f"but no commit there carries Harnery-Task: {target.task_id}; it was not "
+                          f"integrated by git-harn. Inspect {target.upstream} and the roadmap; untick "
+                          f"the task there to integrate {target.branch}")
+        return True
     report.ok = report.rebased = report.squashMerged = report.pushed = report.roadmapMarkedDone = True
     report.commit = commit
     report.outcome = ALREADY_INTEGRATED
-    where = f" by {commit[:12]}" if commit else ""
     what = f"addendum {target.addendum} of task" if target.addendum is not None else "task"
-    report.summary = (f"{what} {target.task_id} is already integrated into {target.upstream}{where}; "
-                      f"nothing changed")
+    report.summary = (f"{what} {target.task_id} is already integrated into {target.upstream} "
+                      f"by {commit[:12]}; nothing changed")
     return True
 
 
 def _squash_on(repo: Repo, target: Target, base: pygit2.Oid) -> str | None:
-    """The newest commit on the base carrying this task's trailers, if any."""
-    greps = [f"--grep=^Harnery-Task: {re.escape(target.task_id)}$"]
-    if target.addendum is not None:
-        greps.append(f"--grep=^Harnery-Addendum: {target.addendum}$")
-    found = repo.git("log", "-n1", "--format=%H", "-E", "--all-match", *greps, str(base)).strip()
-    return found or None
+    """The newest commit on the base that is this task's squash: its
+    ``Harnery-Task:`` trailer, and this addendum's (or, for the task itself,
+    no) ``Harnery-Addendum:`` trailer."""
+    out = repo.git("log", "-z", "--format=%H%n%B", "-E",
+                   f"--grep=^Harnery-Task: {re.escape(target.task_id)}$", str(base))
+    for entry in filter(None, out.split("\0")):
+        commit, _, message = entry.partition("\n")
+        addenda = re.findall(r"^Harnery-Addendum: (\d+)$", message, re.MULTILINE)
+        if addenda == ([str(target.addendum)] if target.addendum is not None else []):
+            return commit.strip()
+    return None
 
 
 # --- the integration worktree ------------------------------------------------
@@ -324,11 +349,13 @@ def integration_worktree(repo: Repo) -> Path:
 
 
 def ensure_worktree(repo: Repo, start: pygit2.Oid) -> Path:
-    """The integration worktree, made (detached) on first use and reused."""
+    """The integration worktree, made (detached) on first use and reused
+    while it is still this repository's [P6]."""
     path = integration_worktree(repo)
-    if (path / ".git").is_file():
+    if _registered_here(repo, path):
         _abandon_rebase(path)
         return path
+    _clear_stale_checkout(path)
     prune_registration(repo, path)
     if os.path.lexists(path) and (not path.is_dir() or any(path.iterdir())):
         raise Refused(f"{path} is in the way of the integration worktree; move it aside")
@@ -338,9 +365,32 @@ def ensure_worktree(repo: Repo, start: pygit2.Oid) -> Path:
     return path
 
 
+def _registered_here(repo: Repo, path: Path) -> bool:
+    """``path/.git`` names a git dir that exists, is this repository's, and
+    whose ``gitdir`` file points back at ``path``."""
+    if not (path / ".git").is_file():
+        return False
+    try:
+        linked = _admin_dir(path)
+    except OSError:
+        return False
+    admin = admin_dir(repo, path)
+    return admin is not None and linked.is_dir() and os.path.samefile(admin, linked)
+
+
+def _clear_stale_checkout(path: Path) -> None:
+    """A checkout whose git dir is gone (the repository was cloned afresh,
+    its registration pruned) or belongs elsewhere. It is git-harn's own
+    scratch copy of committed content, never anyone's work, so it goes."""
+    if path.is_symlink() or not (path / ".git").is_file():
+        return
+    info(f"the integration worktree {path} no longer belongs to this repository; making it afresh")
+    shutil.rmtree(path)
+
+
 def _admin_dir(worktree: Path) -> Path:
     text = (worktree / ".git").read_text().strip()
-    return Path(text.removeprefix("gitdir:").strip())
+    return worktree / text.removeprefix("gitdir:").strip()  # a relative one is relative to the worktree
 
 
 def _abandon_rebase(worktree: Path) -> None:
@@ -358,7 +408,9 @@ def _worktree_head(worktree: Path) -> pygit2.Oid:
 
 
 def _wt(worktree: Path, *args: str, input_bytes: bytes | None = None) -> str:
-    done = run_git([*NO_HOOKS, *args], worktree, input_bytes=input_bytes)
+    done = run_git([*NO_HOOKS, *args], worktree, input_bytes=input_bytes, check=False)
+    if done.returncode != 0:  # name the subcommand, not the ``-c`` before it
+        raise GitFailure(f"git {args[0]} failed: {error_line(done.stderr or done.stdout)}")
     return done.stdout.decode("utf-8", "surrogateescape")
 
 
@@ -383,15 +435,24 @@ def _attempt(repo: Repo, target: Target, worktree: Path, base: pygit2.Oid, task:
     _wt(worktree, "switch", "--quiet", "--discard-changes", "--no-track", "-C", target.work_branch, str(base))
     if not _squash(target, worktree, tip, report):
         return None
+    if _nothing_staged(worktree):
+        _nothing_to_integrate(report, target, tip)
+        return None
     report.squashMerged = True
-    _tick_roadmap(target, worktree)
+    refused = _tick_roadmap(repo, target, worktree, base)
+    if refused is not None:
+        _roadmap_refused(report, target, refused)
+        return None
     report.roadmapMarkedDone = True
     commit = _commit(repo, target, worktree, task, tip, base)
     report.commit = str(commit)
     failpoint("integrate-before-push")
-    rejected = _push(target, worktree, base)
-    if rejected is not None:
-        return rejected
+    pushed = _push(target, worktree, base)
+    if pushed is not None and pushed.refused is not None:
+        _push_refused(report, target, pushed.refused)
+        return None
+    if pushed is not None:
+        return pushed.moved
     failpoint("integrate-after-push")
     _landed(repo, target, worktree, commit, base, report)
     return None
@@ -471,20 +532,70 @@ def _squash(target: Target, worktree: Path, tip: pygit2.Oid, report: Integration
     return False
 
 
-def _tick_roadmap(target: Target, worktree: Path) -> None:
-    """``- [ ] <id>`` → ``- [x] <id>``, bytes outside that line untouched."""
-    path = worktree / target.roadmap
+def _nothing_staged(worktree: Path) -> bool:
+    done = run_git([*NO_HOOKS, "diff", "--cached", "--quiet"], worktree, check=False)
+    if done.returncode not in (0, 1):
+        raise GitFailure(f"git diff --cached failed: {error_line(done.stderr)}")
+    return done.returncode == 0
+
+
+def _nothing_to_integrate(report: IntegrationReport, target: Target, tip: pygit2.Oid) -> None:
+    """A branch with no change of its own must not land as done with only
+    its checkbox ticked."""
+    report.outcome = NOTHING_TO_INTEGRATE
+    report.summary = (f"nothing to integrate: {target.branch} ({str(tip)[:12]}) adds no change to "
+                      f"{target.upstream}; task {target.task_id} stays unticked")
+
+
+def _tick_roadmap(repo: Repo, target: Target, worktree: Path, base: pygit2.Oid) -> str | None:
+    """``- [ ] <id>`` → ``- [x] <id>`` in the index the squash left; None when
+    done, else why the roadmap cannot be ticked.
+
+    The task branch decides what sits at the roadmap's path, so the file on
+    disk may be a symlink out of the worktree: only blobs are read and
+    written, never the filesystem [P5]. The squash may change no roadmap
+    line but this task's own checkbox: a task does not tick other tasks."""
+    entry = _index_entry(worktree, target.roadmap)
+    if entry is None:
+        return f"the squash of {target.branch} removes {target.roadmap}"
+    mode, oid = entry
+    if mode not in REGULAR_FILE_MODES:
+        return (f"the squash of {target.branch} makes {target.roadmap} something other than a "
+                f"regular file (mode {mode:o})")
+    merged = _blob_bytes(repo, oid)
+    before = _blob_bytes(repo, repo.commit(base).tree[target.roadmap].id)
+    ticked, _ = tick(before.decode("utf-8", "surrogateescape"), target.task_id)
+    wanted = ticked.encode("utf-8", "surrogateescape")
+    if merged not in (before, wanted):
+        return (f"the squash of {target.branch} changes {target.roadmap} beyond the checkbox of task "
+                f"{target.task_id}; a task may not edit the roadmap or tick other tasks")
+    if merged != wanted:
+        blob = repo.pg.create_blob(wanted)
+        _wt(worktree, "update-index", "--cacheinfo", f"{mode:o},{blob},{target.roadmap}")
+    return None
+
+
+def _index_entry(worktree: Path, path: str) -> tuple[int, pygit2.Oid] | None:
+    """(mode, blob id) of ``path`` in the worktree's index, stage 0."""
+    index = pygit2.Repository(str(worktree)).index
     try:
-        text = path.read_bytes().decode("utf-8", "surrogateescape")
-    except FileNotFoundError:
-        raise Refused(f"the squash of {target.branch} removes {target.roadmap}; cannot tick the task") from None
-    try:
-        ticked, changed = tick(text, target.task_id)
-    except BadInput:
-        raise Refused(f"the squash of {target.branch} leaves no task {target.task_id} in "
-                      f"{target.roadmap}") from None
-    if changed:  # staged by the ``commit --all`` that follows
-        path.write_bytes(ticked.encode("utf-8", "surrogateescape"))
+        entry = index[path]
+    except KeyError:
+        return None
+    return entry.mode, entry.id
+
+
+def _blob_bytes(repo: Repo, oid: pygit2.Oid) -> bytes:
+    blob = repo.pg[oid]
+    if not isinstance(blob, pygit2.Blob):
+        raise GitFailure(f"{oid} is not a blob")
+    return blob.data
+
+
+def _roadmap_refused(report: IntegrationReport, target: Target, why: str) -> None:
+    report.squashMerged = False
+    report.outcome = REFUSED
+    report.summary = f"{why}; task {target.task_id} cannot be marked done, nothing was pushed"
 
 
 def commit_message(target: Target, task: Task, commits: int) -> str:
@@ -503,8 +614,8 @@ def _commit(repo: Repo, target: Target, worktree: Path, task: Task, tip: pygit2.
             base: pygit2.Oid) -> pygit2.Oid:
     commits = repo.pg.ahead_behind(tip, base)[0]
     message = commit_message(target, task, commits)
-    # --all stages the roadmap; nothing else in this fresh worktree is modified.
-    _wt(worktree, "commit", "--quiet", "--all", "--no-verify", "--allow-empty", "-F", "-",
+    # The index alone: the ticked roadmap is staged there, not written to disk.
+    _wt(worktree, "commit", "--quiet", "--no-verify", "-F", "-",
         input_bytes=message.encode("utf-8"))
     commit = repo.ref_oid(f"refs/heads/{target.work_branch}")
     if commit is None:
@@ -513,9 +624,15 @@ def _commit(repo: Repo, target: Target, worktree: Path, task: Task, tip: pygit2.
     return commit
 
 
-def _push(target: Target, worktree: Path, base: pygit2.Oid) -> str | None:
-    """Push with a lease on the base we built on [P3]. None when it landed,
-    the reason when it was rejected as if the base moved; GitFailure otherwise."""
+@dataclass(frozen=True)
+class PushOutcome:
+    moved: str | None = None  # the base moved: retry
+    refused: str | None = None  # refused for another reason: stop, say why
+
+
+def _push(target: Target, worktree: Path, base: pygit2.Oid) -> PushOutcome | None:
+    """Push with a lease on the base we built on [P3]. None when it landed;
+    otherwise why not, as a race to retry or a refusal to report."""
     done = run_git([*NO_HOOKS, "push", "--porcelain", "--no-verify",
                     f"--force-with-lease=refs/heads/{target.base}:{base}", target.remote,
                     f"refs/heads/{target.work_branch}:refs/heads/{target.base}"],
@@ -524,9 +641,28 @@ def _push(target: Target, worktree: Path, base: pygit2.Oid) -> str | None:
         return None
     text = (done.stdout + b"\n" + done.stderr).decode("utf-8", "replace")
     why = rejection_reason(text)
-    if why is None:
-        raise GitFailure(f"git push to {target.remote} failed: {error_line(done.stderr or done.stdout)}")
-    return why
+    if why is not None:
+        return PushOutcome(moved=why)
+    said = remote_lines(done.stderr)
+    refusal = _refusal_line(text) or error_line(done.stderr or done.stdout)
+    return PushOutcome(refused="\n".join([refusal, *said]))
+
+
+def remote_lines(stderr: bytes) -> list[str]:
+    """What the remote said (its hooks' ``remote:`` lines): untrusted text,
+    kept printable and bounded [P5]."""
+    lines = stderr.decode("utf-8", "replace").splitlines()
+    said = ["".join(ch for ch in line if ch.isprintable()).rstrip()
+            for line in lines if line.startswith("remote:")]
+    return [line[:TITLE_LIMIT] for line in said if line != "remote:"][:REMOTE_LINES]
+
+
+def _refusal_line(push_output: str) -> str | None:
+    """The ``!`` line of ``git push --porcelain``: ``[remote rejected] (why)``."""
+    for line in push_output.splitlines():
+        if line.startswith("!\t"):
+            return line.split("\t")[-1].strip()
+    return None
 
 
 def rejection_reason(push_output: str) -> str | None:

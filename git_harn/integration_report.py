@@ -28,6 +28,8 @@ CONFLICT = "conflict"
 NEEDS_OPERATOR = "needs-operator"
 PUSH_FAILED = "push-failed"
 RETRIES_EXHAUSTED = "retries-exhausted"
+NOTHING_TO_INTEGRATE = "nothing-to-integrate"
+REFUSED = "refused"
 
 
 @dataclass
@@ -69,9 +71,12 @@ def check_integration(document: Any) -> CheckResult:
 
 
 def halt_detail(document: dict[str, Any]) -> str:
-    """The report's conflicts text if set, else its summary, else the generic line."""
+    """The report's conflicts text if set, else its summary, else the generic line.
+
+    "Set" is the seed's word: any non-empty string, even one of blanks, is
+    what the integrator wrote and is shown as written."""
     for name in ("conflicts", "summary"):
         value = document.get(name)
-        if isinstance(value, str) and value.strip():
+        if isinstance(value, str) and value != "":
             return value
     return INCOMPLETE

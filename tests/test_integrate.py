@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from helpers import all_refs, assert_valid, git, harn, make_repo, ref
 
-from git_harn.integrate import rejection_reason, slug
+from git_harn.errors import GitFailure
+from git_harn.integrate import _wt, rejection_reason, slug
 
 ROADMAP = (
     "# Roadmap\n\n"
@@ -167,6 +170,24 @@ def test_race_between_rebase_and_push_lands_after_a_retry(s: Setup) -> None:
     assert "rejected" in result.err
 
 
+def test_a_push_refused_by_a_remote_hook_still_reports(s: Setup) -> None:
+    branch = make_task(s.work, "1.1", {"new.txt": "one\n"})
+    hook = s.remote / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\necho 'policy: main is frozen today' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    before = s.remote_main()
+    result = harn(s.work, "integrate", branch, "--base", "main", "--json")
+    assert result.code == 1, result.err
+    report = result.json()
+    assert_valid(report, "integration-report")
+    assert (report["ok"], report["pushed"], report["outcome"]) == (False, False, "push-failed")
+    assert "remote: policy: main is frozen today" in report["summary"]
+    assert "pre-receive hook declined" in report["summary"]
+    assert s.remote_main() == before
+    human = harn(s.work, "integrate", branch, "--base", "main")
+    assert human.code == 1 and "remote: policy: main is frozen today" in human.out
+
+
 def test_two_integrates_at_once_both_land(s: Setup) -> None:
     first = make_task(s.work, "1.1", {"one.txt": "1\n"})
     second = make_task(s.work, "1.3", {"three.txt": "3\n"})
@@ -181,6 +202,47 @@ def test_two_integrates_at_once_both_land(s: Setup) -> None:
     roadmap = s.remote_file("docs/roadmap.md")
     assert "- [x] 1.1 First thing" in roadmap and "- [x] 1.3 Third thing" in roadmap
     assert s.remote_file("one.txt") == "1" and s.remote_file("three.txt") == "3"
+
+
+def test_a_roadmap_made_a_symlink_is_refused_and_nothing_outside_is_touched(s: Setup) -> None:
+    outside = s.tmp / "outside.md"
+    outside.write_text("- [ ] 1.1 not the roadmap\n")
+    git(s.work, "switch", "-q", "-c", "roadmap-1.1", "origin/main")
+    (s.work / "docs" / "roadmap.md").unlink()
+    (s.work / "docs" / "roadmap.md").symlink_to(outside)
+    (s.work / "new.txt").write_text("one\n")
+    git(s.work, "add", "-A")
+    git(s.work, "commit", "-q", "-m", "roadmap elsewhere")
+    git(s.work, "switch", "-q", "main")
+    before = s.remote_main()
+    result = harn(s.work, "integrate", "roadmap-1.1", "--base", "main", "--json")
+    assert result.code == 3, result.err
+    report = result.json()
+    assert_valid(report, "integration-report")
+    assert (report["ok"], report["pushed"], report["roadmapMarkedDone"], report["outcome"]) == \
+        (False, False, False, "refused")
+    assert "regular file (mode 120000)" in report["summary"]
+    assert outside.read_text() == "- [ ] 1.1 not the roadmap\n"
+    assert s.remote_main() == before
+
+
+@pytest.mark.parametrize("edit, lands", [
+    (lambda text: text.replace("[ ] 1.1", "[x] 1.1"), True),  # its own box: fine
+    (lambda text: text.replace("[ ] 1.3", "[x] 1.3"), False),  # another task's box
+    (lambda text: text + "- [ ] 1.4 Slipped in\n", False),
+], ids=["own box", "other box", "other line"])
+def test_the_squash_may_change_only_its_own_checkbox(s: Setup, edit: Callable[[str], str], lands: bool) -> None:
+    branch = make_task(s.work, "1.1", {"new.txt": "one\n", "docs/roadmap.md": edit(ROADMAP)})
+    before = s.remote_main()
+    result = harn(s.work, "integrate", branch, "--base", "main", "--json")
+    report = result.json()
+    assert_valid(report, "integration-report")
+    if lands:
+        assert result.code == 0, result.err
+        assert s.remote_file("docs/roadmap.md") + "\n" == ROADMAP.replace("[ ] 1.1", "[x] 1.1")
+    else:
+        assert (result.code, report["ok"], report["outcome"]) == (3, False, "refused")
+        assert "tick other tasks" in report["summary"] and s.remote_main() == before
 
 
 def test_conflict_reports_paths_and_leaves_the_task_branch(s: Setup) -> None:
@@ -220,6 +282,31 @@ def test_leftover_branch_with_staged_half_squash_does_not_break_the_next_attempt
         ["docs/roadmap.md", "three.txt"]
 
 
+@pytest.mark.parametrize("how", ["git dir deleted", "cloned afresh"])
+def test_a_stale_integration_worktree_is_made_afresh(s: Setup, how: str) -> None:
+    first = make_task(s.work, "1.1", {"one.txt": "1\n"})
+    assert harn(s.work, "integrate", first, "--base", "main").code == 0
+    wt = integration_worktree(s)
+    (wt / "scratch.txt").write_text("left over\n")
+    if how == "git dir deleted":
+        shutil.rmtree(git(wt, "rev-parse", "--absolute-git-dir"))
+    else:  # the old clone moves away with its git dir; a new one takes its place
+        s.work.rename(s.tmp / "old-work")
+        git(s.tmp, "clone", "-q", str(s.remote), str(s.work))
+        git(s.work, "config", "harn.worktreeRoot", str(s.tmp / "worktrees"))
+    second = make_task(s.work, "1.3", {"three.txt": "3\n"})
+    result = harn(s.work, "integrate", second, "--base", "main", "--json")
+    assert result.code == 0, result.err
+    assert "- [x] 1.3" in s.remote_file("docs/roadmap.md") and s.remote_file("three.txt") == "3"
+    assert not (wt / "scratch.txt").exists()
+    assert Path(git(wt, "rev-parse", "--git-common-dir")).resolve() == (s.work / ".git").resolve()
+
+
+def test_git_failures_in_the_integration_worktree_name_the_subcommand(tmp_path: Path) -> None:
+    with pytest.raises(GitFailure, match=r"^git rev-parse failed: "):
+        _wt(tmp_path, "rev-parse", "--verify", "--quiet", "no-such-rev")
+
+
 def test_rerun_after_success_reports_already_integrated_and_changes_nothing(s: Setup) -> None:
     branch = make_task(s.work, "1.1", {"new.txt": "one\n"})
     assert harn(s.work, "integrate", branch, "--base", "main").code == 0
@@ -233,6 +320,49 @@ def test_rerun_after_success_reports_already_integrated_and_changes_nothing(s: S
     assert (all_refs(s.work), all_refs(s.remote)) == (local, remote)
     human = harn(s.work, "integrate", branch, "--base", "main")
     assert human.code == 0 and "already integrated" in human.out
+
+
+def test_a_box_ticked_by_another_commit_needs_the_operator(s: Setup) -> None:
+    branch = make_task(s.work, "1.3", {"three.txt": "3\n"})
+    push_from_other_clone(s, "other", {"docs/roadmap.md": ROADMAP.replace("[ ] 1.3", "[x] 1.3")})
+    tip, remote = ref(s.work, branch), all_refs(s.remote)
+    result = harn(s.work, "integrate", branch, "--base", "main", "--json")
+    assert result.code == 3, result.err
+    report = result.json()
+    assert_valid(report, "integration-report")
+    assert (report["ok"], report["outcome"], report["commit"]) == (False, "needs-operator", None)
+    assert not any(report[k] for k in ("rebased", "squashMerged", "pushed", "roadmapMarkedDone"))
+    assert "Harnery-Task: 1.3" in report["summary"]
+    assert (ref(s.work, branch), all_refs(s.remote)) == (tip, remote)
+
+
+def test_an_addendum_squash_does_not_count_for_its_task(s: Setup) -> None:
+    git(s.work, "branch", "roadmap-1.1", "origin/main")
+    addendum = make_task(s.work, "1.1-addendum-1", {"add.txt": "add\n"})
+    push_from_other_clone(s, "other", {"docs/roadmap.md": ROADMAP.replace("[ ] 1.1", "[x] 1.1")})
+    assert harn(s.work, "integrate", addendum, "--base", "main").code == 0
+    result = harn(s.work, "integrate", "roadmap-1.1", "--base", "main", "--json")
+    assert result.code == 3 and result.json()["outcome"] == "needs-operator"
+
+
+@pytest.mark.parametrize("how", ["at the base", "reverted"])
+def test_an_empty_task_branch_has_nothing_to_integrate(s: Setup, how: str) -> None:
+    if how == "at the base":
+        git(s.work, "branch", "roadmap-1.1", "origin/main")
+    else:
+        make_task(s.work, "1.1", {"new.txt": "one\n"})
+        git(s.work, "switch", "-q", "roadmap-1.1")
+        git(s.work, "revert", "--no-edit", "HEAD")
+        git(s.work, "switch", "-q", "main")
+    before = s.remote_main()
+    result = harn(s.work, "integrate", "roadmap-1.1", "--base", "main", "--json")
+    assert result.code == 3, result.err
+    report = result.json()
+    assert_valid(report, "integration-report")
+    assert (report["ok"], report["squashMerged"], report["pushed"], report["roadmapMarkedDone"]) == \
+        (False, False, False, False)
+    assert report["outcome"] == "nothing-to-integrate" and "nothing to integrate" in report["summary"]
+    assert s.remote_main() == before and "- [ ] 1.1" in s.remote_file("docs/roadmap.md")
 
 
 def crash_at(s: Setup, failpoint: str) -> str:
@@ -347,6 +477,21 @@ def test_task_option_names_the_task_of_any_branch(s: Setup) -> None:
     assert result.code == 0, result.err
     assert "- [x] 1.3 Third thing" in s.remote_file("docs/roadmap.md")
     assert "Harnery-Task: 1.3" in git(s.remote, "log", "-1", "--format=%B", "main")
+
+
+def test_base_defaults_to_harn_base_else_main(s: Setup) -> None:
+    first = make_task(s.work, "1.1", {"one.txt": "1\n"})
+    assert harn(s.work, "integrate", first).code == 0  # no harn.base: main
+    assert "- [x] 1.1" in s.remote_file("docs/roadmap.md")
+    git(s.work, "push", "-q", "origin", "origin/main:refs/heads/dev")
+    git(s.work, "config", "harn.base", "dev")
+    second = make_task(s.work, "1.3", {"three.txt": "3\n"})
+    main_before = s.remote_main()
+    result = harn(s.work, "integrate", second, "--json")
+    assert result.code == 0, result.err
+    assert result.json()["base"] == "dev"
+    assert "- [x] 1.3" in s.remote_file("docs/roadmap.md", "dev")
+    assert s.remote_main() == main_before
 
 
 def test_slug_is_one_to_one() -> None:

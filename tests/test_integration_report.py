@@ -52,6 +52,7 @@ CASES = [
      "CONFLICT (content): a.txt"),
     ("summary only", complete(rebased=False, summary="pushed without a rebase"), "pushed without a rebase"),
     ("empty conflicts falls to summary", complete(ok=False, conflicts="", summary="gave up"), "gave up"),
+    ("whitespace conflicts is set", complete(ok=False, conflicts="  ", summary="gave up"), "  "),
     ("null conflicts falls to summary", complete(ok=False, conflicts=None, summary="gave up"), "gave up"),
     ("neither", complete(pushed=False, conflicts=None, summary=None), GENERIC),
     ("squash pushed but never rebased", {"ok": True, "squashMerged": True, "pushed": True,

@@ -13,7 +13,8 @@ from git_harn.render import emit_json, printable_path
 
 @click.command()
 @click.argument("task_branch")
-@click.option("--base", required=True, metavar="BRANCH", help="Branch on the remote to land on.")
+@click.option("--base", metavar="BRANCH",
+              help="Branch on the remote to land on (default: harn.base, else main).")
 @click.option("--remote", default=DEFAULT_REMOTE, show_default=True, metavar="NAME",
               help="Remote to fetch from and push to.")
 @click.option("--task", "task_id", metavar="ID", help="Roadmap task id (default: from roadmap-<id>).")
@@ -22,7 +23,7 @@ from git_harn.render import emit_json, printable_path
 @click.option("--resume-after-crash", is_flag=True,
               help="Go on after an interrupted integrate of this task, once you have inspected the base.")
 @json_option
-def integrate(task_branch: str, base: str, remote: str, task_id: str | None, max_attempts: int,
+def integrate(task_branch: str, base: str | None, remote: str, task_id: str | None, max_attempts: int,
               resume_after_crash: bool, as_json: bool) -> int:
     """Squash TASK_BRANCH onto REMOTE/BASE, tick its roadmap task, push."""
     request = Request(task_branch, base, remote, task_id, max_attempts, resume_after_crash)
