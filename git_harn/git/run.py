@@ -52,8 +52,18 @@ def run_git(
     except OSError as exc:
         raise GitFailure(f"cannot run git: {exc}") from exc
     if check and done.returncode != 0:
-        raise GitFailure(f"git {args[0]} failed: {error_line(done.stderr or done.stdout)}")
+        raise GitFailure(f"git {subcommand(args)} failed: {error_line(done.stderr or done.stdout)}")
     return done
+
+
+def subcommand(args: Sequence[str]) -> str:
+    """The git subcommand in ``args``, past global options such as ``-c k=v``."""
+    rest = list(args)
+    while rest and rest[0].startswith("-"):
+        option = rest.pop(0)
+        if option in ("-c", "-C") and rest:
+            rest.pop(0)
+    return rest[0] if rest else "(no command)"
 
 
 def error_line(raw: bytes) -> str:
