@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -55,3 +57,18 @@ def test_hostile_roadmap_lines_are_not_tasks() -> None:
     assert [(t.id, t.title) for t in tasks] == [("1.2", "$(rm -rf ~) `id`"), ("1.3", "; touch x")]
     assert parse_task_branch("roadmap-1.2;rm") is None
     assert parse_task_branch("roadmap-1.2-addendum-3") == ("1.2", 3)
+
+
+@pytest.mark.parametrize("line", [
+    " " * 4095 + "x",
+    "-" + " " * 4094 + "x",
+    "status" + " " * 4089 + "x",
+    "Status:" + " \t*" * 1360 + "x",
+    "Status: COMPLETE" + " " * 4079 + "x",
+])
+def test_long_whitespace_runs_parse_in_linear_time(line: str) -> None:
+    """A 1 MiB plan of lines built to make a backtracking regex quadratic [P5]."""
+    raw = ((line + "\n") * ((1 << 20) // (len(line) + 1))).encode()
+    started = time.monotonic()
+    assert parse_status(raw) is None
+    assert time.monotonic() - started < 0.5
