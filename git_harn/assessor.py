@@ -158,8 +158,10 @@ def residual_risk(evidence: Evidence) -> list[str]:
     plan = evidence.execPlan
     if plan and plan.worktreeStatus and plan.status and plan.worktreeStatus != plan.status:
         risk.append(f"plan-status-differs: committed {plan.status}, worktree {plan.worktreeStatus}")
+    if evidence.validationProblem:
+        risk.append(f"validation-note-invalid: {evidence.validationProblem}; it counts as no evidence")
     gates = evidence.validation
-    if gates and gates.get("base", {}).get("oid") != evidence.base["oid"]:
+    if gates and gates["base"]["oid"] != evidence.base["oid"]:
         risk.append("validation-base-differs: gates ran with the commands of another base revision")
     return risk
 

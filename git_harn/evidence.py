@@ -67,6 +67,7 @@ class Evidence:
     worktree: WorktreeEvidence | None = None
     execPlan: PlanEvidence | None = None
     validation: dict[str, Any] | None = None
+    validationProblem: str | None = None  # why a gates note on the tip was disregarded
     taskScoped: bool | None = None
     scopeViolations: list[str] = field(default_factory=list)
     collectionError: str | None = None
@@ -96,7 +97,7 @@ def _gather(repo: Repo, evidence: Evidence, branch: Branch, base: Base) -> None:
     dirty = _worktree(repo, evidence, branch)
     evidence.execPlan = _plan(repo, evidence, branch, dirty)
     _scope(repo, evidence, branch, base, [d.new_file.path for d in deltas] + dirty)
-    evidence.validation = gates.tip_evidence(repo, branch.tip)
+    evidence.validation, evidence.validationProblem = gates.tip_evidence(repo, branch.tip)
 
 
 def _history(repo: Repo, evidence: Evidence, branch: Branch, base: Base) -> list[pygit2.DiffDelta]:

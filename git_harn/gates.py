@@ -171,9 +171,18 @@ def checkout_of(repo: Repo, branch: Branch) -> Iterator[tuple[str, Path]]:
         prune_registration(repo, checkout)
 
 
-def tip_evidence(repo: Repo, tip: pygit2.Oid) -> dict[str, Any] | None:
-    """The gates note recorded on exactly ``tip``, if any."""
+def tip_evidence(repo: Repo, tip: pygit2.Oid) -> tuple[dict[str, Any] | None, str | None]:
+    """(the gates note recorded on exactly ``tip``, why a gates note there was
+    disregarded). Notes are plain refs anyone can write: one that breaks
+    ``schemas/gates-result.schema.json`` counts as no evidence [P5]."""
     value = notes.read_note(repo, tip).get(NOTE_KIND)
-    if isinstance(value, dict) and value.get("commit") == str(tip):
-        return value
-    return None
+    if value is None:
+        return None, None
+    from git_harn.schemas import schema_errors  # jsonschema only when a note is there
+
+    problems = schema_errors(value, "gates-result")
+    if problems:
+        return None, f"the gates note on {str(tip)[:12]} is malformed ({problems[0]})"
+    if value["commit"] != str(tip):
+        return None, f"the gates note on {str(tip)[:12]} was recorded for {value['commit'][:12]}"
+    return value, None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -250,6 +251,36 @@ def test_gate_evidence_counts_only_for_the_commit_it_was_recorded_on(tmp_path: P
     assert doc["classification"] == "adopt-partial"
     assert "missing-validation-evidence" in codes(doc["missingEvidence"])
     assert '"passed": true' in note_of(repo, first_tip)
+
+
+def plant_note(repo: Path, rev: str, text: str) -> None:
+    """Write ``text`` as the note on ``rev`` with plumbing, as a hostile hand could."""
+    tip = git(repo, "rev-parse", rev)
+    blob = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=repo, input=text,
+                          capture_output=True, text=True, check=True).stdout.strip()
+    tree = subprocess.run(["git", "mktree"], cwd=repo, input=f"100644 blob {blob}\t{tip}\n",
+                          capture_output=True, text=True, check=True).stdout.strip()
+    commit = git(repo, "commit-tree", tree, "-m", "planted")
+    git(repo, "update-ref", "refs/harnery/notes", commit)
+
+
+@pytest.mark.parametrize("gates", [
+    '{"commit": "TIP", "base": "x"}',
+    '{"commit": "TIP"}',
+    '{"commit": "TIP", "passed": true, "base": {"oid": 7}}',
+])
+def test_a_malformed_gates_note_counts_as_no_evidence(tmp_path: Path, gates: str) -> None:
+    repo = task_repo(tmp_path)
+    task_branch(repo, plan="COMPLETE")
+    tip = git(repo, "rev-parse", "roadmap-1.2")
+    plant_note(repo, tip, '{"gates": ' + gates.replace("TIP", tip) + "}")
+    doc = assess(repo, "roadmap-1.2")
+    assert doc["evidence"]["validation"] is None
+    assert doc["classification"] == "adopt-partial"
+    assert "missing-validation-evidence" in codes(doc["missingEvidence"])
+    assert "validation-note-invalid" in codes(doc["residualRisk"])
+    plain = harn(repo, "assess", "roadmap-1.2")
+    assert plain.code == 0 and "gates     none recorded" in plain.out, plain.err
 
 
 # --- report-only [A1] ---------------------------------------------------------------
