@@ -95,6 +95,8 @@ def _toml_gates(raw: bytes, base: Base) -> object:
         return gates.get("commands") if isinstance(gates, dict) else gates
     except ValueError as exc:  # UnicodeDecodeError and TOMLDecodeError are ValueErrors
         raise BadInput(f"cannot read {WORKFLOW_FILE} at {base.rev}: {exc}") from exc
+    except RecursionError as exc:  # tomllib recurses once per nested array
+        raise BadInput(f"cannot read {WORKFLOW_FILE} at {base.rev}: values nested too deeply") from exc
 
 
 def _argv_lists(value: object, base: Base) -> list[list[str]]:

@@ -111,6 +111,22 @@ def test_gates_bad_input(tmp_path: Path, args: list[str]) -> None:
     assert harn(repo, "gates", "run", *args).code == 2
 
 
+@pytest.mark.parametrize("commands", ["[" * 100_000 + "]" * 100_000, '[["a", ' + "[" * 50_000 + "]" * 50_000 + "]]"])
+def test_deeply_nested_gate_commands_are_bad_input(tmp_path: Path, commands: str) -> None:
+    repo = task_repo(tmp_path, gates=f"[gates]\ncommands = {commands}\n")
+    task_branch(repo)
+    result = harn(repo, "gates", "run", "roadmap-1.2")
+    assert result.code == 2, result.err
+    assert result.err.startswith("git harn: error: ") and len(result.err.splitlines()) == 1
+    assert "Traceback" not in result.err and ".harn/workflow.toml" in result.err
+    assert git(repo, "for-each-ref", "refs/harnery/") == ""
+
+
+def test_minitoml_fails_closed_on_deep_nesting() -> None:
+    with pytest.raises(ValueError):
+        gates_commands("[gates]\ncommands = " + "[" * 100_000 + "]" * 100_000 + "\n")
+
+
 # --- the TOML subset read where tomllib is missing (Python 3.10) ---------------------
 
 DOCUMENTS = [
