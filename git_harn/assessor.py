@@ -41,6 +41,7 @@ COLLECTION_ERROR = "evidence-collection-error"
 INVALID_OUTPUT = "assessor-invalid-output"
 ASSESSOR_FAULT = "assessor-fault"
 DEFAULT_RETRIES = 2
+MAX_RETRIES = 10  # each retry runs the assessor again, with its full timeout
 DEFAULT_TIMEOUT = 600
 BUILTIN = "builtin"
 
@@ -218,8 +219,8 @@ def external_assessor(repo: Repo, spec: str | None) -> ExternalAssessor | None:
     argv = split_command(chosen, "the assessor command")
     retries = repo.config_int("harn.assessorRetries", DEFAULT_RETRIES)
     timeout = repo.config_int("harn.assessorTimeout", DEFAULT_TIMEOUT)
-    if retries < 0 or timeout <= 0:
-        raise BadInput("harn.assessorRetries must be >= 0 and harn.assessorTimeout > 0")
+    if not 0 <= retries <= MAX_RETRIES or timeout <= 0:
+        raise BadInput(f"harn.assessorRetries must be 0 to {MAX_RETRIES} and harn.assessorTimeout > 0")
     return ExternalAssessor(argv, retries, float(timeout), repo.workdir or repo.common_dir)
 
 
