@@ -81,6 +81,7 @@ def collect(repo: Repo, branch_name: str, base_rev: str | None, task_id: str | N
     base = resolve_base(repo, base_rev)
     parsed = parse_task_branch(branch.name)
     task = validate_task_id(task_id) if task_id else (parsed[0] if parsed else None)
+    execplan.plans_dir(repo)  # a bad harn.execplans is bad input [P7], not a collection error
     evidence = Evidence(
         branch=branch.name, ref=branch.ref, taskId=task, addendum=bool(parsed and parsed[1] is not None),
         addendumNumber=parsed[1] if parsed else None, tip=str(branch.tip),

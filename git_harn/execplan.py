@@ -40,9 +40,10 @@ def plans_dir(repo: Repo) -> str:
 
     BadInput when the configured folder is absolute or leaves the worktree.
     """
-    configured = (repo.config("harn.execplans") or DEFAULT_EXECPLANS).strip().strip("/")
+    given = (repo.config("harn.execplans") or DEFAULT_EXECPLANS).strip()
+    configured = given.rstrip("/")
     normal = posixpath.normpath(configured)
-    if not configured or configured.startswith("/") or normal == "." or normal.startswith(".."):
+    if not configured or given.startswith("/") or normal == "." or normal.startswith(".."):
         raise BadInput(f"harn.execplans must be a folder inside the worktree, not {configured!r}")
     return normal
 

@@ -235,6 +235,16 @@ def test_missing_branch_base_or_bad_task_is_bad_input(tmp_path: Path, args: list
     assert result.err.startswith("git harn: error: ") and "Traceback" not in result.err
 
 
+@pytest.mark.parametrize("folder", ["../elsewhere", "/abs", "."])
+def test_bad_execplans_folder_is_bad_input_not_a_collection_error(tmp_path: Path, folder: str) -> None:
+    repo = task_repo(tmp_path)
+    task_branch(repo)
+    git(repo, "config", "harn.execplans", folder)
+    result = harn(repo, "assess", "roadmap-1.2", "--json")
+    assert result.code == 2, result.out
+    assert result.err.startswith("git harn: error: harn.execplans") and result.out == ""
+
+
 # --- evidence bound to the tip --------------------------------------------------
 
 
