@@ -335,22 +335,25 @@ def test_assess_is_report_only_except_the_note_with_record(tmp_path: Path) -> No
 # --- hostile text [P5] ---------------------------------------------------------------
 
 
-def test_hostile_roadmap_and_plan_text_is_only_data(tmp_path: Path) -> None:
+def test_hostile_plan_text_is_only_data(tmp_path: Path) -> None:
+    """Hostile lines inside the first MiB (the part that is read) fail to
+    parse; the plan's one well-formed status line after them is found."""
     repo = task_repo(tmp_path)
     marker = tmp_path / "pwned"
-    hostile = f"- [ ] 1.2 $(touch {marker}) `touch {marker}`; touch {marker} | sh\n"
-    write(repo, {"docs/roadmap.md": hostile + "x" * 2_000_000 + "\n"})
-    (repo / "docs/extra.bin").write_bytes(b"\0\xff\xfe" * 1000)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "hostile roadmap")
-    plan = (f"# $(touch {marker})\n" + "y" * 3_000_000 + "\nStatus: COMPLETE; touch " + str(marker) + "\n"
-            "\0\xff binary junk\n")
-    task_branch(repo, plan=None, files={"docs/execplans/1.2-$(rm -rf ~).md": plan})
+    name = "docs/execplans/1.2-$(rm -rf ~).md"
+    worktree = task_branch(repo, plan=None, files={name: "placeholder\n"})
+    plan = (f"# $(touch {marker})\n".encode() + b"y" * 500_000 + b"\n"
+            + f"Status: COMPLETE; touch {marker}\nStatus: $(touch {marker})\n".encode()
+            + b"Status: \0COMPLETE\n\0\xff\xfe binary junk\n" + b" " * 4095 + b"x\n"
+            + b"**Status:** `IN PROGRESS`\n" + b"Status: COMPLETE\n")
+    assert len(plan) < 1 << 20
+    (worktree / name).write_bytes(plan)
+    git(worktree, "commit", "-q", "-am", "hostile plan")
     doc = assess(repo, "roadmap-1.2")
     assert not marker.exists()
-    assert doc["evidence"]["execPlan"]["path"] == "docs/execplans/1.2-$(rm -rf ~).md"
-    assert doc["evidence"]["execPlan"]["status"] is None  # no line has the form
-    assert doc["classification"] == "continue-manual"
+    assert doc["evidence"]["execPlan"]["path"] == name
+    assert doc["evidence"]["execPlan"]["status"] == "IN PROGRESS"  # the first line of the form
+    assert doc["classification"] == "adopt-partial" and "plan-in-progress" in doc["reasons"]
 
 
 def test_plans_reached_through_symlinks_are_not_read(tmp_path: Path) -> None:
