@@ -1,8 +1,9 @@
 """Artefact salvage: commit dirty ExecPlans onto the task branch [A4].
 
 After ``adopt-partial``, ``continue-manual`` or an infrastructure fault, the
-task's plans must survive worktree cleanup. Only ``.md`` files inside the
-ExecPlan tree are committed; other paths, symlinks (the file or a folder on
+task's plans must survive worktree cleanup. Only the task's own plans
+(``<folder>/<id>.md``, ``<folder>/<id>-<words>.md``) are committed; other
+paths, other tasks' plans, nested files, symlinks (the file or a folder on
 the way) and anything resolving outside the worktree are rejected before the
 commit and left alone. The commit is built from a private in-memory index
 (the worktree's own staged and unstaged changes are not swept in), authored
@@ -16,6 +17,7 @@ It never merges, pushes or ticks a roadmap checkbox.
 from __future__ import annotations
 
 import os
+import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,7 +40,7 @@ from git_harn.git import Repo
 from git_harn.git.run import run_git
 from git_harn.identity import machine_signature
 from git_harn.render import jsonable, printable_path
-from git_harn.roadmap import parse_task_branch
+from git_harn.roadmap import TASK_ID, parse_task_branch
 from git_harn.taskbranch import Branch, resolve_branch, worktree_of, worktree_present
 from git_harn.workspace import dirty_paths
 
@@ -85,7 +87,17 @@ def salvage(repo: Repo, branch_name: str, classification: str | None,
         result.detail = skip or result.detail
         return result
     result.worktree = str(root)
-    return _salvage_in(repo, branch, root, result)
+    return _salvage_in(repo, branch, root, result, _task_id(branch, assessment))
+
+
+def _task_id(branch: Branch, assessment: dict[str, Any] | None) -> str | None:
+    """The task whose ExecPlans may be salvaged: the branch name's (roadmap-<id>),
+    else the assessment's (given with ``assess --task``) when it is a task id."""
+    parsed = parse_task_branch(branch.name)
+    if parsed:
+        return parsed[0]
+    claimed = assessment.get("taskId") if assessment is not None else None
+    return claimed if isinstance(claimed, str) and re.fullmatch(TASK_ID, claimed) else None
 
 
 def _classification(branch: Branch, given: str | None, assessment: dict[str, Any] | None) -> str:
@@ -136,14 +148,15 @@ def _worktree(repo: Repo, branch: Branch, assessment: dict[str, Any] | None,
     return None
 
 
-def _salvage_in(repo: Repo, branch: Branch, root: Path, result: SalvageResult) -> SalvageResult:
+def _salvage_in(repo: Repo, branch: Branch, root: Path, result: SalvageResult,
+                task_id: str | None) -> SalvageResult:
     folder = execplan.plans_dir(repo)
     dirty = dirty_paths(root)
     candidates = [d.path for d in dirty if d.path.endswith(".md") or d.path.startswith(folder + "/")
                   or d.path == folder]
     safe = []
     for path in candidates:
-        reason = vet_path(root, path, folder)
+        reason = vet_path(root, path, folder, task_id)
         if reason is None:
             safe.append(path)
         else:
@@ -158,7 +171,7 @@ def _salvage_in(repo: Repo, branch: Branch, root: Path, result: SalvageResult) -
     return result
 
 
-def vet_path(root: Path, path: str, folder: str) -> str | None:
+def vet_path(root: Path, path: str, folder: str, task_id: str | None) -> str | None:
     """Why ``path`` (relative to the worktree ``root``) must not be salvaged, or None."""
     parts = path.split("/")
     if path.startswith("/") or any(p in ("", ".", "..") for p in parts):
@@ -180,7 +193,22 @@ def vet_path(root: Path, path: str, folder: str) -> str | None:
         return "not a .md file"
     if not os.path.realpath(current).startswith(os.path.realpath(root) + os.sep):
         return "resolves outside the worktree"
-    return None
+    return _not_the_tasks_plan(path, folder, task_id)
+
+
+def _not_the_tasks_plan(path: str, folder: str, task_id: str | None) -> str | None:
+    """Only ``<folder>/<id>.md`` and ``<folder>/<id>-<words>.md`` of this task:
+    committing another task's plan or a nested file would make the branch
+    edit outside its task, and a later assessment would call it not task-scoped."""
+    if task_id is None:
+        return "no task id: the branch is not roadmap-<id>"
+    name = path[len(folder) + 1:]
+    if "/" in name:
+        return "nested below the ExecPlan folder"
+    claimed = execplan.plan_task_id(name)
+    if claimed is None:
+        return f"not an ExecPlan of task {task_id}"
+    return None if claimed == task_id else f"another task's ExecPlan (task {claimed})"
 
 
 def _commit_plans(repo: Repo, branch: Branch, root: Path, paths: list[str],

@@ -41,6 +41,7 @@ COLLECTION_ERROR = "evidence-collection-error"
 INVALID_OUTPUT = "assessor-invalid-output"
 ASSESSOR_FAULT = "assessor-fault"
 DEFAULT_RETRIES = 2
+MAX_RETRIES = 10  # each retry runs the assessor again, with its full timeout
 DEFAULT_TIMEOUT = 600
 BUILTIN = "builtin"
 
@@ -158,8 +159,10 @@ def residual_risk(evidence: Evidence) -> list[str]:
     plan = evidence.execPlan
     if plan and plan.worktreeStatus and plan.status and plan.worktreeStatus != plan.status:
         risk.append(f"plan-status-differs: committed {plan.status}, worktree {plan.worktreeStatus}")
+    if evidence.validationProblem:
+        risk.append(f"validation-note-invalid: {evidence.validationProblem}; it counts as no evidence")
     gates = evidence.validation
-    if gates and gates.get("base", {}).get("oid") != evidence.base["oid"]:
+    if gates and gates["base"]["oid"] != evidence.base["oid"]:
         risk.append("validation-base-differs: gates ran with the commands of another base revision")
     return risk
 
@@ -216,8 +219,8 @@ def external_assessor(repo: Repo, spec: str | None) -> ExternalAssessor | None:
     argv = split_command(chosen, "the assessor command")
     retries = repo.config_int("harn.assessorRetries", DEFAULT_RETRIES)
     timeout = repo.config_int("harn.assessorTimeout", DEFAULT_TIMEOUT)
-    if retries < 0 or timeout <= 0:
-        raise BadInput("harn.assessorRetries must be >= 0 and harn.assessorTimeout > 0")
+    if not 0 <= retries <= MAX_RETRIES or timeout <= 0:
+        raise BadInput(f"harn.assessorRetries must be 0 to {MAX_RETRIES} and harn.assessorTimeout > 0")
     return ExternalAssessor(argv, retries, float(timeout), repo.workdir or repo.common_dir)
 
 

@@ -67,6 +67,7 @@ class Evidence:
     worktree: WorktreeEvidence | None = None
     execPlan: PlanEvidence | None = None
     validation: dict[str, Any] | None = None
+    validationProblem: str | None = None  # why a gates note on the tip was disregarded
     taskScoped: bool | None = None
     scopeViolations: list[str] = field(default_factory=list)
     collectionError: str | None = None
@@ -80,6 +81,7 @@ def collect(repo: Repo, branch_name: str, base_rev: str | None, task_id: str | N
     base = resolve_base(repo, base_rev)
     parsed = parse_task_branch(branch.name)
     task = validate_task_id(task_id) if task_id else (parsed[0] if parsed else None)
+    execplan.plans_dir(repo)  # a bad harn.execplans is bad input [P7], not a collection error
     evidence = Evidence(
         branch=branch.name, ref=branch.ref, taskId=task, addendum=bool(parsed and parsed[1] is not None),
         addendumNumber=parsed[1] if parsed else None, tip=str(branch.tip),
@@ -96,7 +98,7 @@ def _gather(repo: Repo, evidence: Evidence, branch: Branch, base: Base) -> None:
     dirty = _worktree(repo, evidence, branch)
     evidence.execPlan = _plan(repo, evidence, branch, dirty)
     _scope(repo, evidence, branch, base, [d.new_file.path for d in deltas] + dirty)
-    evidence.validation = gates.tip_evidence(repo, branch.tip)
+    evidence.validation, evidence.validationProblem = gates.tip_evidence(repo, branch.tip)
 
 
 def _history(repo: Repo, evidence: Evidence, branch: Branch, base: Base) -> list[pygit2.DiffDelta]:

@@ -22,11 +22,14 @@ DEFAULT_EXECPLANS = "docs/execplans"
 MAX_PLAN_BYTES = 1 << 20  # a status line lives near the top; never read more than this
 
 STATUSES = ("DRAFT", "APPROVED", "IN PROGRESS", "COMPLETE", "BLOCKED")
-_EMPHASIS = r"[*_`~]*"
+# Whitespace and emphasis marks form ONE character class wherever both may
+# appear, so no two neighbouring quantifiers can share a character: every
+# match attempt is linear in the line, however hostile [P5]. Lines are stripped
+# of surrounding whitespace before matching for the same reason.
+_FILL = r"[ \t*_`~]*"
 _STATUS_LINE = re.compile(
-    rf"^[ \t]*(?:(?:[-+*>]|#{{1,6}})[ \t]+)?{_EMPHASIS}[ \t]*status[ \t]*{_EMPHASIS}[ \t]*:[ \t]*"
-    rf"{_EMPHASIS}[ \t]*(?P<status>draft|approved|in[ _-]?progress|complete|blocked)[ \t]*"
-    rf"{_EMPHASIS}[ \t]*\.?[ \t]*$",
+    rf"(?:(?:[-+*>]|#{{1,6}})[ \t])?{_FILL}status{_FILL}:{_FILL}"
+    rf"(?P<status>draft|approved|in[ _-]?progress|complete|blocked)[ \t*_`~.]*",
     re.IGNORECASE,
 )
 _PLAN_NAME = re.compile(rf"^(?P<id>{TASK_ID})(?:-[^/]*)?\.md$")
@@ -37,9 +40,10 @@ def plans_dir(repo: Repo) -> str:
 
     BadInput when the configured folder is absolute or leaves the worktree.
     """
-    configured = (repo.config("harn.execplans") or DEFAULT_EXECPLANS).strip().strip("/")
+    given = (repo.config("harn.execplans") or DEFAULT_EXECPLANS).strip()
+    configured = given.rstrip("/")
     normal = posixpath.normpath(configured)
-    if not configured or configured.startswith("/") or normal == "." or normal.startswith(".."):
+    if not configured or given.startswith("/") or normal == "." or normal.startswith(".."):
         raise BadInput(f"harn.execplans must be a folder inside the worktree, not {configured!r}")
     return normal
 
@@ -50,7 +54,7 @@ def parse_status(raw: bytes) -> str | None:
     for line in text.splitlines():
         if len(line) > MAX_LINE:
             continue
-        match = _STATUS_LINE.match(line)
+        match = _STATUS_LINE.fullmatch(line.strip(" \t"))
         if match:
             word = re.sub(r"[ _-]+", "", match["status"].upper())
             return "IN PROGRESS" if word == "INPROGRESS" else word

@@ -22,15 +22,14 @@ from typing import Any
 import pygit2
 
 from git_harn import notes
-from git_harn.errors import BadInput, GitFailure
+from git_harn.errors import BadInput
 from git_harn.git import Repo
 from git_harn.git.run import run_git
 from git_harn.identity import host_name, now_iso
 from git_harn.locks import hold_worktrees
 from git_harn.proc import run_bounded, split_command, tail
 from git_harn.reconcile import prune_registration
-from git_harn.taskbranch import Base, Branch, worktree_of, worktree_present
-from git_harn.workspace import dirty_paths
+from git_harn.taskbranch import Base, Branch
 
 WORKFLOW_FILE = ".harn/workflow.toml"
 DEFAULT_TIMEOUT = 900
@@ -53,7 +52,7 @@ class GatesResult:
     commit: str
     base: dict[str, str]
     source: str
-    where: str  # "worktree" or "temporary"
+    where: str  # always "temporary" now; "worktree" may appear in notes written by older versions
     passed: bool
     startedAt: str
     finishedAt: str
@@ -96,6 +95,8 @@ def _toml_gates(raw: bytes, base: Base) -> object:
         return gates.get("commands") if isinstance(gates, dict) else gates
     except ValueError as exc:  # UnicodeDecodeError and TOMLDecodeError are ValueErrors
         raise BadInput(f"cannot read {WORKFLOW_FILE} at {base.rev}: {exc}") from exc
+    except RecursionError as exc:  # tomllib recurses once per nested array
+        raise BadInput(f"cannot read {WORKFLOW_FILE} at {base.rev}: values nested too deeply") from exc
 
 
 def _argv_lists(value: object, base: Base) -> list[list[str]]:
@@ -152,16 +153,12 @@ def _as_note(result: GatesResult) -> dict[str, Any]:
 
 @contextlib.contextmanager
 def checkout_of(repo: Repo, branch: Branch) -> Iterator[tuple[str, Path]]:
-    """Where the tip's files are: the branch's worktree when it is clean and at
-    the tip; otherwise a temporary detached worktree, removed afterwards.
+    """A temporary detached checkout of the tip, removed afterwards.
 
-    A dirty worktree would test files that are not in the tip, and the
-    evidence must be about the tip alone.
+    Never the agent's own worktree, even when it is clean at the tip: ignored
+    files, assume-unchanged or skip-worktree entries and other local state
+    there would reach the gates, and the evidence must be about the tip alone.
     """
-    path = worktree_of(repo, branch)
-    if path is not None and _is_clean_tip(repo, path, branch):
-        yield "worktree", path
-        return
     holder = Path(tempfile.mkdtemp(prefix="git-harn-gates-"))
     checkout = holder / "tree"
     try:
@@ -176,21 +173,18 @@ def checkout_of(repo: Repo, branch: Branch) -> Iterator[tuple[str, Path]]:
         prune_registration(repo, checkout)
 
 
-def _is_clean_tip(repo: Repo, path: Path, branch: Branch) -> bool:
-    if not worktree_present(path):
-        return False
-    head = run_git(["rev-parse", "-q", "--verify", "HEAD"], path, check=False)
-    if head.stdout.decode().strip() != str(branch.tip):
-        return False
-    try:
-        return not dirty_paths(path)
-    except GitFailure:  # an unreadable worktree is not one to test in
-        return False
-
-
-def tip_evidence(repo: Repo, tip: pygit2.Oid) -> dict[str, Any] | None:
-    """The gates note recorded on exactly ``tip``, if any."""
+def tip_evidence(repo: Repo, tip: pygit2.Oid) -> tuple[dict[str, Any] | None, str | None]:
+    """(the gates note recorded on exactly ``tip``, why a gates note there was
+    disregarded). Notes are plain refs anyone can write: one that breaks
+    ``schemas/gates-result.schema.json`` counts as no evidence [P5]."""
     value = notes.read_note(repo, tip).get(NOTE_KIND)
-    if isinstance(value, dict) and value.get("commit") == str(tip):
-        return value
-    return None
+    if value is None:
+        return None, None
+    from git_harn.schemas import schema_errors  # jsonschema only when a note is there
+
+    problems = schema_errors(value, "gates-result")
+    if problems:
+        return None, f"the gates note on {str(tip)[:12]} is malformed ({problems[0]})"
+    if value["commit"] != str(tip):
+        return None, f"the gates note on {str(tip)[:12]} was recorded for {value['commit'][:12]}"
+    return value, None

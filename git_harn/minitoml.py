@@ -14,6 +14,7 @@ import re
 _HEADER = re.compile(r"^\s*\[\s*(?P<name>[A-Za-z0-9_-]+)\s*\]\s*(?:#.*)?$")
 _ANY_HEADER = re.compile(r"^\s*\[")
 _COMMANDS = re.compile(r"^\s*commands\s*=")
+MAX_DEPTH = 32  # gate commands nest two deep; deeper is refused, never recursed into
 _ESCAPES = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r", '"': '"', "\\": "\\"}
 
 
@@ -37,6 +38,7 @@ class _Scanner:
     def __init__(self, text: str) -> None:
         self.text = text
         self.at = 0
+        self.depth = 0
 
     def peek(self) -> str:
         return self.text[self.at] if self.at < len(self.text) else ""
@@ -66,12 +68,16 @@ class _Scanner:
         raise ValueError(f"unsupported value at {self.text[self.at:self.at + 20]!r}")
 
     def array(self) -> list[object]:
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise ValueError(f"arrays nested more than {MAX_DEPTH} deep")
         self.at += 1
         items: list[object] = []
         while True:
             self.skip()
             if self.peek() == "]":
                 self.at += 1
+                self.depth -= 1
                 return items
             items.append(self.value())
             self.skip()

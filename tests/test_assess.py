@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -234,6 +235,16 @@ def test_missing_branch_base_or_bad_task_is_bad_input(tmp_path: Path, args: list
     assert result.err.startswith("git harn: error: ") and "Traceback" not in result.err
 
 
+@pytest.mark.parametrize("folder", ["../elsewhere", "/abs", "."])
+def test_bad_execplans_folder_is_bad_input_not_a_collection_error(tmp_path: Path, folder: str) -> None:
+    repo = task_repo(tmp_path)
+    task_branch(repo)
+    git(repo, "config", "harn.execplans", folder)
+    result = harn(repo, "assess", "roadmap-1.2", "--json")
+    assert result.code == 2, result.out
+    assert result.err.startswith("git harn: error: harn.execplans") and result.out == ""
+
+
 # --- evidence bound to the tip --------------------------------------------------
 
 
@@ -250,6 +261,36 @@ def test_gate_evidence_counts_only_for_the_commit_it_was_recorded_on(tmp_path: P
     assert doc["classification"] == "adopt-partial"
     assert "missing-validation-evidence" in codes(doc["missingEvidence"])
     assert '"passed": true' in note_of(repo, first_tip)
+
+
+def plant_note(repo: Path, rev: str, text: str) -> None:
+    """Write ``text`` as the note on ``rev`` with plumbing, as a hostile hand could."""
+    tip = git(repo, "rev-parse", rev)
+    blob = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=repo, input=text,
+                          capture_output=True, text=True, check=True).stdout.strip()
+    tree = subprocess.run(["git", "mktree"], cwd=repo, input=f"100644 blob {blob}\t{tip}\n",
+                          capture_output=True, text=True, check=True).stdout.strip()
+    commit = git(repo, "commit-tree", tree, "-m", "planted")
+    git(repo, "update-ref", "refs/harnery/notes", commit)
+
+
+@pytest.mark.parametrize("gates", [
+    '{"commit": "TIP", "base": "x"}',
+    '{"commit": "TIP"}',
+    '{"commit": "TIP", "passed": true, "base": {"oid": 7}}',
+])
+def test_a_malformed_gates_note_counts_as_no_evidence(tmp_path: Path, gates: str) -> None:
+    repo = task_repo(tmp_path)
+    task_branch(repo, plan="COMPLETE")
+    tip = git(repo, "rev-parse", "roadmap-1.2")
+    plant_note(repo, tip, '{"gates": ' + gates.replace("TIP", tip) + "}")
+    doc = assess(repo, "roadmap-1.2")
+    assert doc["evidence"]["validation"] is None
+    assert doc["classification"] == "adopt-partial"
+    assert "missing-validation-evidence" in codes(doc["missingEvidence"])
+    assert "validation-note-invalid" in codes(doc["residualRisk"])
+    plain = harn(repo, "assess", "roadmap-1.2")
+    assert plain.code == 0 and "gates     none recorded" in plain.out, plain.err
 
 
 # --- report-only [A1] ---------------------------------------------------------------
@@ -294,22 +335,25 @@ def test_assess_is_report_only_except_the_note_with_record(tmp_path: Path) -> No
 # --- hostile text [P5] ---------------------------------------------------------------
 
 
-def test_hostile_roadmap_and_plan_text_is_only_data(tmp_path: Path) -> None:
+def test_hostile_plan_text_is_only_data(tmp_path: Path) -> None:
+    """Hostile lines inside the first MiB (the part that is read) fail to
+    parse; the plan's one well-formed status line after them is found."""
     repo = task_repo(tmp_path)
     marker = tmp_path / "pwned"
-    hostile = f"- [ ] 1.2 $(touch {marker}) `touch {marker}`; touch {marker} | sh\n"
-    write(repo, {"docs/roadmap.md": hostile + "x" * 2_000_000 + "\n"})
-    (repo / "docs/extra.bin").write_bytes(b"\0\xff\xfe" * 1000)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "hostile roadmap")
-    plan = (f"# $(touch {marker})\n" + "y" * 3_000_000 + "\nStatus: COMPLETE; touch " + str(marker) + "\n"
-            "\0\xff binary junk\n")
-    task_branch(repo, plan=None, files={"docs/execplans/1.2-$(rm -rf ~).md": plan})
+    name = "docs/execplans/1.2-$(rm -rf ~).md"
+    worktree = task_branch(repo, plan=None, files={name: "placeholder\n"})
+    plan = (f"# $(touch {marker})\n".encode() + b"y" * 500_000 + b"\n"
+            + f"Status: COMPLETE; touch {marker}\nStatus: $(touch {marker})\n".encode()
+            + b"Status: \0COMPLETE\n\0\xff\xfe binary junk\n" + b" " * 4095 + b"x\n"
+            + b"**Status:** `IN PROGRESS`\n" + b"Status: COMPLETE\n")
+    assert len(plan) < 1 << 20
+    (worktree / name).write_bytes(plan)
+    git(worktree, "commit", "-q", "-am", "hostile plan")
     doc = assess(repo, "roadmap-1.2")
     assert not marker.exists()
-    assert doc["evidence"]["execPlan"]["path"] == "docs/execplans/1.2-$(rm -rf ~).md"
-    assert doc["evidence"]["execPlan"]["status"] is None  # no line has the form
-    assert doc["classification"] == "continue-manual"
+    assert doc["evidence"]["execPlan"]["path"] == name
+    assert doc["evidence"]["execPlan"]["status"] == "IN PROGRESS"  # the first line of the form
+    assert doc["classification"] == "adopt-partial" and "plan-in-progress" in doc["reasons"]
 
 
 def test_plans_reached_through_symlinks_are_not_read(tmp_path: Path) -> None:

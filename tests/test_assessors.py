@@ -128,3 +128,16 @@ def test_report_check_accepts_a_real_assessment_and_rejects_broken_ones(tmp_path
     path = tmp_path / "not.json"
     path.write_text("{nope")
     assert harn(repo, "report", "check", "assessment", str(path)).code == 2
+
+
+def test_assessor_retries_are_capped(tmp_path: Path) -> None:
+    repo = task_repo(tmp_path)
+    task_branch(repo)
+    git(repo, "config", "harn.assessorRetries", "1000000")
+    result = harn(repo, "assess", "roadmap-1.2", "--assessor", assessor_script(tmp_path, garbage_runs=99))
+    assert result.code == 2 and "harn.assessorRetries" in result.err
+    assert not (tmp_path / "count").exists()  # refused before the assessor ran
+    git(repo, "config", "harn.assessorRetries", "10")
+    doc = run_assess(repo, assessor_script(tmp_path, garbage_runs=99))
+    assert doc["reasons"] == ["assessor-invalid-output"]
+    assert doc["assessor"]["attempts"] == 11  # type: ignore[index]

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from git_harn.execplan import STATUSES, parse_status, plan_task_id, task_plan_name
-from git_harn.roadmap import parse_roadmap, parse_task_branch
+from git_harn.roadmap import decode, parse_roadmap, parse_task_branch, unblocked
 
 
 @pytest.mark.parametrize(("text", "status"), [
@@ -55,3 +57,48 @@ def test_hostile_roadmap_lines_are_not_tasks() -> None:
     assert [(t.id, t.title) for t in tasks] == [("1.2", "$(rm -rf ~) `id`"), ("1.3", "; touch x")]
     assert parse_task_branch("roadmap-1.2;rm") is None
     assert parse_task_branch("roadmap-1.2-addendum-3") == ("1.2", 3)
+
+
+@pytest.mark.parametrize("line", [
+    " " * 4095 + "x",
+    "-" + " " * 4094 + "x",
+    "status" + " " * 4089 + "x",
+    "Status:" + " \t*" * 1360 + "x",
+    "Status: COMPLETE" + " " * 4079 + "x",
+])
+def test_long_whitespace_runs_parse_in_linear_time(line: str) -> None:
+    """A 1 MiB plan of lines built to make a backtracking regex quadratic [P5]."""
+    raw = ((line + "\n") * ((1 << 20) // (len(line) + 1))).encode()
+    started = time.monotonic()
+    assert parse_status(raw) is None
+    assert time.monotonic() - started < 0.5
+
+
+def test_hostile_roadmap_parses_exactly_the_well_formed_tasks() -> None:
+    marker = "/tmp/pwned-by-roadmap"
+    raw = b"\n".join([
+        f"- [ ] 1.1 $(touch {marker}) `touch {marker}`; touch {marker} | sh".encode(),
+        b"  Requires: 1.0; rm -rf ~",  # trailing junk: not a Requires line
+        b"- [ ] " + b"9" * 5000,  # a huge line is never a task
+        b"- [x] 1.2 " + b"a" * 4000,  # long but within the line limit
+        b"- [ ] 1.3 " + b"b" * 5000,
+        b"- [ ] 1.4 \xff\xfe\0 binary",
+        b"\0\x01- [ ] 1.5 hidden behind binary",
+        b"- [ ] $(echo 1.7) not an id",
+        b"- [ ] 1.6;rm -rf ~",
+        b"  Requires: 1.1, 1.2",
+        b"\0\xff" * 100_000,
+        b" " * 4095 + b"x",
+        b"- [ ] 1.8 last",
+    ])
+    started = time.monotonic()
+    tasks = parse_roadmap(decode(raw))
+    assert time.monotonic() - started < 0.5
+    assert [(t.id, t.done, t.requires) for t in tasks] == [
+        ("1.1", False, []), ("1.2", True, []), ("1.4", False, []), ("1.6", False, ["1.1", "1.2"]),
+        ("1.8", False, [])]
+    assert tasks[0].title == f"$(touch {marker}) `touch {marker}`; touch {marker} | sh"
+    assert tasks[1].title == "a" * 4000
+    assert tasks[2].title == "\ufffd\ufffd\0 binary"
+    assert tasks[3].title == ";rm -rf ~"
+    assert [t.id for t in unblocked(tasks)] == ["1.1", "1.4", "1.8"]

@@ -11,7 +11,7 @@ from taskrepo import task_branch, task_repo, write
 
 from git_harn.minitoml import gates_commands
 
-MARKING_GATES = '[gates]\ncommands = [["sh", "-c", "echo base-gate; pwd > ../gate-ran-in"]]\n'
+MARKING_GATES = '[gates]\ncommands = [["sh", "-c", "echo base-gate; pwd"]]\n'
 
 
 def note(repo: Path, rev: str) -> dict[str, object]:
@@ -28,17 +28,32 @@ def test_gates_recorded_as_a_note_on_the_exact_tip(tmp_path: Path) -> None:
     doc = result.json()
     assert_valid(doc, "gates-result")
     assert doc["commit"] == git(repo, "rev-parse", "roadmap-1.2")
-    assert doc["passed"] is True and doc["where"] == "worktree"
-    assert doc["commands"][0]["outputTail"] == "base-gate\n"
-    assert (tmp_path / "gate-ran-in").read_text().strip() == str(worktree)
+    assert doc["passed"] is True and doc["where"] == "temporary"
+    said, ran_in = doc["commands"][0]["outputTail"].splitlines()
+    assert said == "base-gate"
+    assert ran_in != str(worktree) and not Path(ran_in).exists()
     assert note(repo, "roadmap-1.2")["gates"] == doc
+
+
+def test_ignored_files_in_the_agents_worktree_do_not_reach_the_gates(tmp_path: Path) -> None:
+    """A clean worktree at the tip still holds ignored files; the evidence
+    must be about the tip alone, so the gates never run there."""
+    repo = task_repo(tmp_path, gates='[gates]\ncommands = [["test", "-f", "local.flag"]]\n')
+    worktree = task_branch(repo, files={".gitignore": "local.flag\n"})
+    write(worktree, {"local.flag": "only here\n"})
+    assert git(worktree, "status", "--porcelain") == ""
+    result = harn(repo, "gates", "run", "roadmap-1.2", "--json")
+    assert result.code == 3, result.err
+    assert result.json()["passed"] is False and result.json()["where"] == "temporary"
+    assert note(repo, "roadmap-1.2")["gates"]["passed"] is False  # type: ignore[index]
+    assert (worktree / "local.flag").read_text() == "only here\n"
 
 
 def test_gates_configured_on_the_task_branch_are_ignored(tmp_path: Path) -> None:
     repo = task_repo(tmp_path, gates=MARKING_GATES)
     task_branch(repo, files={".harn/workflow.toml": '[gates]\ncommands = [["sh", "-c", "echo agent; exit 0"]]\n'})
     doc = harn(repo, "gates", "run", "roadmap-1.2", "--json").json()
-    assert doc["commands"][0]["argv"] == ["sh", "-c", "echo base-gate; pwd > ../gate-ran-in"]
+    assert doc["commands"][0]["argv"] == ["sh", "-c", "echo base-gate; pwd"]
     assert doc["source"].startswith(".harn/workflow.toml at main")
 
 
@@ -94,6 +109,22 @@ def test_gates_bad_input(tmp_path: Path, args: list[str]) -> None:
     repo = task_repo(tmp_path)
     task_branch(repo)
     assert harn(repo, "gates", "run", *args).code == 2
+
+
+@pytest.mark.parametrize("commands", ["[" * 100_000 + "]" * 100_000, '[["a", ' + "[" * 50_000 + "]" * 50_000 + "]]"])
+def test_deeply_nested_gate_commands_are_bad_input(tmp_path: Path, commands: str) -> None:
+    repo = task_repo(tmp_path, gates=f"[gates]\ncommands = {commands}\n")
+    task_branch(repo)
+    result = harn(repo, "gates", "run", "roadmap-1.2")
+    assert result.code == 2, result.err
+    assert result.err.startswith("git harn: error: ") and len(result.err.splitlines()) == 1
+    assert "Traceback" not in result.err and ".harn/workflow.toml" in result.err
+    assert git(repo, "for-each-ref", "refs/harnery/") == ""
+
+
+def test_minitoml_fails_closed_on_deep_nesting() -> None:
+    with pytest.raises(ValueError):
+        gates_commands("[gates]\ncommands = " + "[" * 100_000 + "]" * 100_000 + "\n")
 
 
 # --- the TOML subset read where tomllib is missing (Python 3.10) ---------------------

@@ -143,6 +143,45 @@ def test_rejections_are_named_and_the_safe_plans_still_committed(tmp_path: Path)
     assert os.path.islink(worktree / "docs/execplans/evil.md")
 
 
+def test_only_this_tasks_plans_at_depth_one_are_salvaged(tmp_path: Path) -> None:
+    repo = task_repo(tmp_path)
+    worktree = task_branch(repo, plan="IN PROGRESS")
+    others = {"docs/execplans/1.3.md": "another task\n", "docs/execplans/1.2.1.md": "a subtask\n",
+              "docs/execplans/1.20-x.md": "a lookalike\n", "docs/execplans/README.md": "index\n",
+              "docs/execplans/deep/z.md": "nested\n", "docs/execplans/1.2/x.md": "nested too\n"}
+    write(worktree, {PLAN: "Status: COMPLETE\n", "docs/execplans/1.2-notes.md": "notes\n", **others})
+    git(worktree, "add", "docs/execplans/1.3.md")
+    doc = salvage(repo, "--classification", "adopt-partial")
+    assert sorted(doc["paths"]) == ["docs/execplans/1.2-notes.md", PLAN]
+    rejected = {r["path"]: r["reason"] for r in doc["rejected"]}
+    assert set(rejected) == set(others)
+    assert rejected["docs/execplans/1.3.md"] == "another task's ExecPlan (task 1.3)"
+    assert rejected["docs/execplans/deep/z.md"] == "nested below the ExecPlan folder"
+    assert rejected["docs/execplans/README.md"] == "not an ExecPlan of task 1.2"
+    for path in others:
+        assert path in doc["detail"]
+        assert (worktree / path).read_text() == others[path]
+    changed = git(repo, "diff", "--name-only", f"{doc['sha']}^", doc["sha"]).splitlines()
+    assert sorted(changed) == ["docs/execplans/1.2-notes.md", PLAN]
+    assert "A  docs/execplans/1.3.md" in status(worktree)
+    git(worktree, "stash", "-q", "-u")  # judge the committed branch alone
+    assessment = harn(repo, "assess", "roadmap-1.2", "--json").json()
+    assert assessment["evidence"]["taskScoped"] is True
+
+
+def test_without_a_task_id_no_plan_is_salvaged(tmp_path: Path) -> None:
+    repo = task_repo(tmp_path)
+    worktree = task_branch(repo, branch="feature", plan=None)
+    write(worktree, {PLAN: "Status: DRAFT\n"})
+    result = harn(repo, "salvage-artefacts", "feature", "--classification", "adopt-partial", "--json")
+    doc = result.json()
+    assert doc["committed"] is False
+    assert doc["rejected"] == [{"path": PLAN, "reason": "no task id: the branch is not roadmap-<id>"}]
+    assessment = harn(repo, "assess", "feature", "--task", "1.2", "--json").out
+    result = harn(repo, "salvage-artefacts", "feature", "--assessment", "-", "--json", stdin=assessment)
+    assert result.json()["paths"] == [PLAN] and result.json()["committed"] is True
+
+
 @pytest.mark.parametrize(("path", "reason"), [
     ("docs/execplans/../../../etc/passwd.md", "escapes the worktree (absolute or '..' path)"),
     ("docs/execplans/./x.md", "escapes the worktree (absolute or '..' path)"),
@@ -152,7 +191,7 @@ def test_rejections_are_named_and_the_safe_plans_still_committed(tmp_path: Path)
 ])
 def test_vet_path_rejects_escapes(tmp_path: Path, path: str, reason: str) -> None:
     (tmp_path / "docs/execplans").mkdir(parents=True)
-    assert vet_path(tmp_path, path, "docs/execplans") == reason
+    assert vet_path(tmp_path, path, "docs/execplans", "1.2") == reason
 
 
 def test_configured_execplan_folder_and_escaping_configuration(tmp_path: Path) -> None:
