@@ -43,7 +43,7 @@ def decode(raw: bytes) -> str:
 
 def parse_roadmap(text: str) -> list[Task]:
     tasks: list[Task] = []
-    for number, line in enumerate(text.splitlines()):
+    for number, line in enumerate(_lines(text)):
         if len(line) > MAX_LINE:
             continue
         match = _TASK_LINE.match(line)
@@ -54,6 +54,12 @@ def parse_roadmap(text: str) -> list[Task]:
         if requires and tasks:
             tasks[-1].requires.extend(_TASK_ID.findall(requires["ids"]))
     return tasks
+
+
+def _lines(text: str) -> list[str]:
+    """Lines as git and a reader see them: split on newlines only (str.splitlines
+    would also split on \\x1c, \\x85, \\u2028 …, letting one hostile line pose as two)."""
+    return [line.removesuffix("\r") for line in text.split("\n")]
 
 
 def find_task(tasks: list[Task], task_id: str) -> Task | None:
@@ -69,7 +75,7 @@ def unblocked(tasks: list[Task]) -> list[Task]:
 def tick(text: str, task_id: str) -> tuple[str, bool]:
     """Mark ``task_id`` done. Returns (new text, whether it changed);
     BadInput when the roadmap has no such task."""
-    lines = text.splitlines(keepends=True)
+    lines = text.split("\n")
     task = find_task(parse_roadmap(text), task_id)
     if task is None:
         raise BadInput(f"roadmap has no task {task_id}")
@@ -78,7 +84,7 @@ def tick(text: str, task_id: str) -> tuple[str, bool]:
     line = lines[task.line]
     at = line.index("[ ]")
     lines[task.line] = line[:at] + "[x]" + line[at + 3:]
-    return "".join(lines), True
+    return "\n".join(lines), True
 
 
 def validate_task_id(task_id: str) -> str:
