@@ -161,10 +161,14 @@ def _roadmap_file(repo: Repo) -> str:
 
 def integrate(repo: Repo, request: Request) -> IntegrationReport:
     """Land ``request.branch`` on ``<remote>/<base>``; see the module docstring."""
-    target = resolve_target(repo, request)
+    return integrate_target(repo, resolve_target(repo, request), request.resume_after_crash)
+
+
+def integrate_target(repo: Repo, target: Target, resume_after_crash: bool = False) -> IntegrationReport:
+    """Land an already validated ``target``, under the merge lock."""
     wait = repo.config_int("harn.mergeLockTimeout", MERGE_LOCK_TIMEOUT)
     with hold_merge(repo, f"integrate {target.branch} into {target.upstream}", wait):
-        interrupted = _interrupted_run(repo, target, request.resume_after_crash)
+        interrupted = _interrupted_run(repo, target, resume_after_crash)
         if interrupted is not None:
             return interrupted
         with _crash_marker(repo, target):

@@ -522,3 +522,101 @@ def test_man_page_documents_integrate_and_its_options() -> None:
         for flag in getattr(option, "opts", []):
             if flag.startswith("--"):
                 assert flag in page, flag
+
+
+# --- several branches in one call -------------------------------------------------
+
+
+def _first_parents(s: Setup, since: str) -> list[str]:
+    return git(s.remote, "rev-list", "--first-parent", "--reverse", f"{since}..main").splitlines()
+
+
+def test_a_batch_lands_each_task_in_order(s: Setup) -> None:
+    branches = [make_task(s.work, task, {f"{task}.txt": f"{task}\n"}) for task in ("1.3", "1.1", "1.2")]
+    before = s.remote_main()
+    result = harn(s.work, "integrate", *branches, "--base", "main", "--json")
+    assert result.code == 0, result.err
+    batch = result.json()
+    assert_valid(batch, "integration-batch")
+    assert batch["notAttempted"] == [] and "error" not in batch
+    assert [r["branch"] for r in batch["reports"]] == branches
+    assert all(r["outcome"] == "landed" for r in batch["reports"])
+    landed = _first_parents(s, before)
+    assert landed == [r["commit"] for r in batch["reports"]]  # three squashes, in the order given
+    for commit, task in zip(landed, ("1.3", "1.1", "1.2"), strict=True):
+        assert git(s.remote, "rev-list", "--parents", "-n1", commit).count(" ") == 1
+        assert f"Harnery-Task: {task}" in git(s.remote, "log", "-1", "--format=%B", commit).splitlines()
+        assert sorted(git(s.remote, "diff", "--name-only", f"{commit}^", commit).splitlines()) == \
+            [f"{task}.txt", "docs/roadmap.md"]
+        assert note_of(s.work, commit)["integration"] == batch["reports"][landed.index(commit)]
+    assert s.remote_file("docs/roadmap.md").count("- [x] ") == 3
+    assert ref(s.work, "refs/heads/integrate-1-1") is None
+    assert len(list((s.tmp / "worktrees").glob("*/.integrate"))) == 1  # one worktree, reused
+
+
+def test_a_batch_stops_at_a_conflict_and_leaves_the_rest(s: Setup) -> None:
+    first = make_task(s.work, "1.1", {"one.txt": "1\n"})
+    second = make_task(s.work, "1.2", {"a.txt": "task\n"})
+    third = make_task(s.work, "1.3", {"three.txt": "3\n"})
+    moved = push_from_other_clone(s, "other", {"a.txt": "main\n"})
+    tips = {b: ref(s.work, b) for b in (second, third)}
+    result = harn(s.work, "integrate", first, second, third, "--base", "main", "--json")
+    assert result.code == 3, result.err
+    batch = result.json()
+    assert_valid(batch, "integration-batch")
+    assert [r["outcome"] for r in batch["reports"]] == ["landed", "conflict"]
+    assert batch["reports"][1]["conflictPaths"] == ["a.txt"] and batch["notAttempted"] == [third]
+    assert _first_parents(s, moved) == [batch["reports"][0]["commit"]]
+    roadmap = s.remote_file("docs/roadmap.md")
+    assert "- [x] 1.1" in roadmap and "- [ ] 1.2" in roadmap and "- [ ] 1.3" in roadmap
+    assert {b: ref(s.work, b) for b in (second, third)} == tips  # the third was not even rebased
+    human = harn(s.work, "integrate", second, third, "--base", "main")
+    assert human.code == 3
+    assert f"== {second} (task 1.2)" in human.out and "conflict: " in human.out
+    assert human.out.rstrip().endswith(f"not attempted: {third}")
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--task", "1.3"], "--task needs exactly one task branch"),
+    (["--resume-after-crash"], "--resume-after-crash needs exactly one task branch"),
+    ([], "unknown branch: roadmap-7.7"),
+    (["bad..name"], "invalid branch name"),
+    (["refs/heads/roadmap-1.1"], "are the same task"),
+], ids=["task", "resume", "unknown", "invalid", "twice"])
+def test_a_bad_batch_exits_2_and_integrates_nothing(s: Setup, extra: list[str], message: str) -> None:
+    branches = [make_task(s.work, task, {f"{task}.txt": "x\n"}) for task in ("1.1", "1.3")]
+    if not extra or not extra[0].startswith("--"):
+        branches.insert(1, extra[0] if extra else "roadmap-7.7")
+        extra = []
+    local, remote = all_refs(s.work), all_refs(s.remote)
+    result = harn(s.work, "integrate", *branches, "--base", "main", *extra, "--json")
+    assert result.code == 2, result.err
+    assert message in result.err and result.err.startswith("git harn: error: ") and result.out == ""
+    assert (all_refs(s.work), all_refs(s.remote)) == (local, remote)
+    assert not (s.tmp / "worktrees").exists()
+
+
+def test_an_error_mid_batch_keeps_the_reports_so_far(s: Setup) -> None:
+    first = make_task(s.work, "1.1", {"one.txt": "1\n"})
+    stray = make_task(s.work, "4.4", {"four.txt": "4\n"})  # not in the roadmap
+    third = make_task(s.work, "1.3", {"three.txt": "3\n"})
+    result = harn(s.work, "integrate", first, stray, third, "--base", "main", "--json")
+    assert result.code == 2, result.err
+    batch = result.json()
+    assert_valid(batch, "integration-batch")
+    assert [r["outcome"] for r in batch["reports"]] == ["landed"]
+    assert batch["error"]["branch"] == stray and "has no task 4.4" in batch["error"]["message"]
+    assert (batch["error"]["exitCode"], batch["notAttempted"]) == (2, [third])
+    assert f"git harn: error: {stray}: " in result.err
+    assert s.remote_main() == batch["reports"][0]["commit"]
+
+
+def test_the_batch_schema_rejects_a_malformed_document() -> None:
+    from git_harn.schemas import schema_errors
+
+    good = {"schemaVersion": 1, "reports": [], "notAttempted": ["roadmap-1.1"]}
+    assert schema_errors(good, "integration-batch") == []
+    for bad in ({**good, "schemaVersion": 2}, {**good, "reports": [{"ok": "yes"}]},
+                {"schemaVersion": 1, "reports": []}, {**good, "notAttempted": ["refs/heads/x"]},
+                {**good, "error": {"branch": "x", "message": "m"}}):
+        assert schema_errors(bad, "integration-batch"), bad

@@ -1,4 +1,4 @@
-"""``git harn integrate``: land a task branch as one squash commit [I1] [I2]."""
+"""``git harn integrate``: land task branches, each as one squash commit [I1] [I2]."""
 
 from __future__ import annotations
 
@@ -7,12 +7,13 @@ import click
 from git_harn.commands.common import json_option, repository
 from git_harn.integrate import DEFAULT_MAX_ATTEMPTS, DEFAULT_REMOTE, Request
 from git_harn.integrate import integrate as integrate_branch
+from git_harn.integrate_batch import BatchResult, integrate_batch
 from git_harn.integration_report import IntegrationReport
 from git_harn.render import emit_json, printable_path
 
 
 @click.command()
-@click.argument("task_branch")
+@click.argument("task_branches", nargs=-1, required=True, metavar="TASK_BRANCH...")
 @click.option("--base", metavar="BRANCH",
               help="Branch on the remote to land on (default: harn.base, else main).")
 @click.option("--remote", default=DEFAULT_REMOTE, show_default=True, metavar="NAME",
@@ -23,16 +24,36 @@ from git_harn.render import emit_json, printable_path
 @click.option("--resume-after-crash", is_flag=True,
               help="Go on after an interrupted integrate of this task, once you have inspected the base.")
 @json_option
-def integrate(task_branch: str, base: str | None, remote: str, task_id: str | None, max_attempts: int,
-              resume_after_crash: bool, as_json: bool) -> int:
-    """Squash TASK_BRANCH onto REMOTE/BASE, tick its roadmap task, push."""
-    request = Request(task_branch, base, remote, task_id, max_attempts, resume_after_crash)
-    report = integrate_branch(repository(), request)
+def integrate(task_branches: tuple[str, ...], base: str | None, remote: str, task_id: str | None,
+              max_attempts: int, resume_after_crash: bool, as_json: bool) -> int:
+    """Squash each TASK_BRANCH onto REMOTE/BASE in turn, tick its roadmap task, push.
+
+    Several branches land in the order given; the first that does not land
+    stops the rest."""
+    requests = [Request(branch, base, remote, task_id, max_attempts, resume_after_crash)
+                for branch in task_branches]
+    if len(requests) > 1:
+        return _batch(integrate_batch(repository(), requests), as_json)
+    report = integrate_branch(repository(), requests[0])
     if as_json:
         emit_json(report)
     else:
         _show(report)
     return report.exit_code
+
+
+def _batch(result: BatchResult, as_json: bool) -> int:
+    if as_json:
+        emit_json(result.document())
+    else:
+        for report in result.reports:
+            click.echo(f"== {report.branch} (task {report.taskId})")
+            _show(report)
+    if result.error is not None:
+        click.echo(f"git harn: error: {result.error.branch}: {result.error.message}", err=True)
+    if result.notAttempted and not as_json:
+        click.echo("not attempted: " + " ".join(result.notAttempted))
+    return result.exit_code
 
 
 def _show(report: IntegrationReport) -> None:
