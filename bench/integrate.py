@@ -1,10 +1,12 @@
 """Bench: integrate 20 small tasks, one after another, into a local bare remote.
 
-git-harn (``git harn integrate``) against the plain git sequence doing the
-same steps in an integration worktree: fetch, rebase the task branch onto
-the fresh base, ``switch --discard-changes -C``, ``merge --squash``, tick the
-roadmap, commit, push. Every task after the first needs a real rebase,
-because the base moved when the previous one landed.
+git-harn against the plain git sequence doing the same steps in an
+integration worktree: fetch, rebase the task branch onto the fresh base,
+``switch --discard-changes -C``, ``merge --squash``, tick the roadmap,
+commit, push. Every task after the first needs a real rebase, because the
+base moved when the previous one landed. Two figures for git-harn: one
+``git harn integrate <branch>`` process per task, and one
+``git harn integrate <branch>...`` call for all the tasks.
 
 Run: python bench/integrate.py [tasks]   (target ratio <= 1.5)
 """
@@ -71,6 +73,17 @@ def harn_one(work: Path, i: int) -> None:
     sh(work, sys.executable, "-m", "git_harn", "integrate", f"roadmap-1.{i}", "--base", "main")
 
 
+def harn_batch(work: Path) -> None:
+    branches = [f"roadmap-1.{i}" for i in range(1, TASKS + 1)]
+    sh(work, sys.executable, "-m", "git_harn", "integrate", *branches, "--base", "main")
+
+
+def plain_all(work: Path) -> None:
+    wt = _plain_worktree(work)
+    for i in range(1, TASKS + 1):
+        plain_one(work, wt, i)
+
+
 def plain_one(work: Path, wt: Path, i: int) -> None:
     branch = f"roadmap-1.{i}"
     git(work, "fetch", "-q", "origin")
@@ -106,8 +119,7 @@ def _children_cpu() -> float:
 def race(harn_work: Path, plain_work: Path) -> tuple[list[float], list[float]]:
     """Task by task, alternating, so a busy machine slows both sides alike.
     Returns [wall, cpu] totals for git-harn and for plain git."""
-    wt = plain_work.parent / "plain-integrate"
-    git(plain_work, "worktree", "add", "-q", "--detach", str(wt), "origin/main")
+    wt = _plain_worktree(plain_work)
     harn, plain = [0.0, 0.0], [0.0, 0.0]
     for i in range(1, TASKS + 1):
         for total, step in ((harn, lambda: harn_one(harn_work, i)),  # noqa: B023 (called at once)
@@ -118,17 +130,38 @@ def race(harn_work: Path, plain_work: Path) -> tuple[list[float], list[float]]:
     return harn, plain
 
 
+def _plain_worktree(work: Path) -> Path:
+    wt = work.parent / f"{work.name}-integrate"
+    git(work, "worktree", "add", "-q", "--detach", str(wt), "origin/main")
+    return wt
+
+
+def batch_race(tmp: Path) -> tuple[list[float], list[float]]:
+    """All the tasks in one git-harn call against all of them in plain git,
+    each side on its own fixture."""
+    harn_work, plain_work = fixture(tmp, "harn-batch"), fixture(tmp, "plain-batch")
+    harn = list(timed(lambda: harn_batch(harn_work)))
+    plain = list(timed(lambda: plain_all(plain_work)))
+    return harn, plain
+
+
+def show(title: str, name: str, harn: list[float], plain: list[float]) -> None:
+    print(f"{TASKS} tasks integrated one after another into a local bare remote, {title} (per task)")
+    print(f"  {'':28} {'wall ms':>9} {'cpu ms':>9}")
+    for label, (wall, cpu) in ((name, harn), ("plain git sequence", plain)):
+        print(f"  {label:28} {wall / TASKS * 1000:9.1f} {cpu / TASKS * 1000:9.1f}")
+    print(f"  {'ratio':28} {harn[0] / plain[0]:9.2f} {harn[1] / plain[1]:9.2f}   (target <= 1.5)")
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory(prefix="git-harn-bench-") as raw:
         tmp = Path(raw)
         hermetic(tmp)
         harn_one(fixture(tmp, "warm"), 1)  # compile git-harn's bytecode outside the timing
         harn, plain = race(fixture(tmp, "harn"), fixture(tmp, "plain"))
-    print(f"{TASKS} tasks integrated one after another into a local bare remote (per task)")
-    print(f"  {'':20} {'wall ms':>9} {'cpu ms':>9}")
-    for name, (wall, cpu) in (("git harn integrate", harn), ("plain git sequence", plain)):
-        print(f"  {name:20} {wall / TASKS * 1000:9.1f} {cpu / TASKS * 1000:9.1f}")
-    print(f"  {'ratio':20} {harn[0] / plain[0]:9.2f} {harn[1] / plain[1]:9.2f}   (target <= 1.5)")
+        batch, plain_batch = batch_race(tmp)
+    show("one process per task", "git harn integrate <b>", harn, plain)
+    show("one call for all", "git harn integrate <b>...", batch, plain_batch)
 
 
 if __name__ == "__main__":
