@@ -23,7 +23,15 @@ from git_harn.record import (
     RELEASED,
     RunRecord,
 )
-from git_harn.workspace import DirtyPath, admin_dir, detached_head, dirty_paths, hidden_changes
+from git_harn.render import printable_path
+from git_harn.workspace import (
+    DirtyPath,
+    admin_dir,
+    detached_head,
+    dirty_paths,
+    hidden_changes,
+    nested_git_paths,
+)
 
 RELEASE = "released"
 ALREADY_GONE = "already_gone"
@@ -58,7 +66,7 @@ class Verdict:
 
 
 def describe_dirty(dirty: list[DirtyPath]) -> str:
-    shown = ", ".join(d.path for d in dirty[:SHOWN_DIRTY])
+    shown = ", ".join(printable_path(d.path) for d in dirty[:SHOWN_DIRTY])
     more = f" … and {len(dirty) - SHOWN_DIRTY} more" if len(dirty) > SHOWN_DIRTY else ""
     return f"{len(dirty)} dirty path(s): {shown}{more}"
 
@@ -88,13 +96,22 @@ def judge(repo: Repo, record: RunRecord, frozen_oid: str) -> Verdict:
             f"unmerged workspace was preserved: {len(unique)} commit(s) on {record.branch} "
             "are reachable from no other ref"
         ))
+    nested = nested_git_paths(Path(record.path))
+    if nested:
+        return Verdict(PRESERVED_DIRTY, (
+            f"workspace holds {len(nested)} nested repository or '.git' path(s) no commit can hold "
+            f"and removing it would delete: {', '.join(printable_path(p) for p in nested[:SHOWN_DIRTY])}; "
+            "move them out of the workspace, then clean up again"
+        ))
     admin = admin_dir(repo, Path(record.path))
     if admin is not None and (admin / "modules").is_dir():
         # git refuses to remove such a worktree without --force, which
         # git-harn never uses: the submodules' own repositories live there.
         return Verdict(PRESERVED_DIRTY, (
-            "workspace has initialized submodules, which git cannot remove without --force; "
-            "check them for work, run 'git submodule deinit --all' in it, then clean up again"
+            f"workspace has submodule repositories in {admin / 'modules'}, which git will not remove "
+            "without --force (git-harn never forces); check them for unpushed commits, then remove "
+            f"the worktree yourself ('git worktree remove --force {record.path}'); the next cleanup "
+            "records it already_gone"
         ))
     return Verdict(RELEASE, "clean and merged: worktree and branch can go")
 
@@ -168,8 +185,9 @@ def _undo_partial_removal(repo: Repo, record: RunRecord) -> None:
     admin = admin_dir(repo, path)
     if admin is None:
         return
-    if not (path / ".git").exists():
-        (path / ".git").write_text(f"gitdir: {admin}\n")
+    if (path / ".git").exists():
+        return  # git removes the .git file too: without that evidence, judge as usual
+    (path / ".git").write_text(f"gitdir: {admin}\n")
     dirty = dirty_paths(path)
     missing = [entry.path for entry in dirty if entry.status == " D"]
     if missing and len(missing) == len(dirty):

@@ -31,8 +31,10 @@ from git_harn.git import Repo
 from git_harn.identity import now_iso
 from git_harn.reconcile import GONE, presence, settle_vanished
 from git_harn.record import ALREADY_GONE, RunRecord
-from git_harn.salvage import Salvaged, capture, contains, head_commit, open_worktree, save, unhide, unstorable_paths
+from git_harn.render import printable_path
+from git_harn.salvage import Salvaged, capture, contains, head_commit, open_worktree, save, unhide
 from git_harn.ui import info, interactive
+from git_harn.workspace import nested_git_paths
 
 SALVAGE = "salvage"
 DISCARD = "discard"
@@ -111,10 +113,12 @@ def _secure(repo: Repo, stored: store.Stored, mode: str) -> tuple[store.Stored, 
         return stored, record.salvage if record.reclaiming.get("salvageOid") else None
     protected_tip = repo.ref_oid(record.branch_ref)  # read before the capture: the salvage holds it
     _progress(f"reclaim {record.runId}: reading {record.path}")
-    unstorable = unstorable_paths(Path(record.path)) if mode == SALVAGE else []
-    if unstorable:
-        raise Refused(f"cannot salvage {', '.join(unstorable[:5])}: git cannot store a path named .git; "
-                      f"move it out of {record.path}, then run 'git harn reclaim {record.runId}' again")
+    nested = nested_git_paths(Path(record.path)) if mode == SALVAGE else []
+    if nested:
+        shown = ", ".join(printable_path(p) for p in nested[:5])
+        raise Refused(f"cannot salvage {shown}: a nested repository or a path named .git cannot be held "
+                      f"by a commit; move it out of {record.path}, then run 'git harn reclaim "
+                      f"{record.runId}' again")
     cap = capture(repo, Path(record.path), with_tree=mode == SALVAGE)
     salvaged = save(repo, record, cap, pygit2.Oid(hex=record.frozenIntent["oid"]))
     record.reclaiming = {"mode": mode, "at": now_iso(), "salvageOid": salvaged.oid if salvaged else "",

@@ -77,7 +77,9 @@ class RunRecord:
         return data
 
     def to_json(self) -> str:
-        return json.dumps(self.as_dict(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+        # ASCII, so a file name that is not UTF-8 (kept as surrogate escapes)
+        # is stored as \\udcXX rather than failing to encode.
+        return json.dumps(self.as_dict(), indent=2, sort_keys=True, ensure_ascii=True) + "\n"
 
     @classmethod
     def from_json(cls, raw: bytes, where: str) -> RunRecord:

@@ -21,7 +21,18 @@ def jsonable(value: Any) -> Any:
 
 
 def emit_json(document: Any) -> None:
-    click.echo(json.dumps(jsonable(document), indent=2, ensure_ascii=False))
+    text = json.dumps(jsonable(document), indent=2, ensure_ascii=False)
+    if not _encodable(text):  # a file name that is not UTF-8: escape it, stay valid JSON
+        text = json.dumps(jsonable(document), indent=2, ensure_ascii=True)
+    click.echo(text)
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -36,6 +47,7 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 def printable_path(path: str) -> str:
     """A path on one line: control characters escaped, as git quotes them."""
-    if path.isprintable():
+    if path.isprintable() and _encodable(path):
         return path
-    return json.dumps(path, ensure_ascii=False)
+    quoted = json.dumps(path, ensure_ascii=False)
+    return quoted if _encodable(quoted) else json.dumps(path, ensure_ascii=True)

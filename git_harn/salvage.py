@@ -128,31 +128,6 @@ def _write_tree(path: Path, env: dict[str, str]) -> pygit2.Oid | None:
     return pygit2.Oid(hex=done.stdout.decode().strip())
 
 
-def unstorable_paths(path: Path) -> list[str]:
-    """Paths that ``git clean -fd`` would delete but git cannot store, so no
-    salvage commit can hold them: entries named ``.git`` inside untracked
-    folders that git does not take for a repository."""
-    done = run_git(["-c", "core.quotePath=false", "clean", "-n", "-d"], path, check=False)
-    found = []
-    for line in done.stdout.decode("utf-8", "surrogateescape").splitlines():
-        name = _c_unquote(line.removeprefix("Would remove "))
-        if not name.endswith("/"):
-            continue
-        for folder, dirs, files in os.walk(path / name):
-            for entry in dirs + files:
-                if entry == ".git":
-                    found.append(os.path.relpath(os.path.join(folder, entry), path))
-    return sorted(found)
-
-
-def _c_unquote(name: str) -> str:
-    """Undo git's C-style quoting of an unusual path name."""
-    if not (len(name) >= 2 and name.startswith('"') and name.endswith('"')):
-        return name
-    raw = name[1:-1].encode("utf-8", "surrogateescape").decode("unicode_escape")
-    return raw.encode("latin-1", "surrogateescape").decode("utf-8", "surrogateescape")
-
-
 def tree_of(repo: Repo, commit: pygit2.Oid | None) -> pygit2.Oid:
     if commit is None:
         return repo.pg.TreeBuilder().write()

@@ -83,21 +83,58 @@ def hidden_changes(path: Path) -> list[DirtyPath]:
     """Files marked skip-worktree or assume-unchanged that exist and differ
     from the index: git status does not show them, but they are work."""
     done = run_git(["ls-files", "-v", "-s", "-z"], path, check=False)
-    found = []
+    candidates: dict[str, str] = {}  # name -> object id in the index
     for entry in done.stdout.split(b"\0"):
         meta, _, raw_name = entry.partition(b"\t")
         fields = meta.split()
-        if len(fields) != 4 or not (fields[0] == b"S" or fields[0].islower()):
+        if len(fields) != 4 or not (fields[0] == b"S" or fields[0].islower()) or fields[1] == b"160000":
             continue
         name = raw_name.decode("utf-8", "surrogateescape")
         target = path / name
-        if not os.path.lexists(target):
-            continue  # sparse checkout: absent on purpose
-        on_disk = (pygit2.hash(os.readlink(target).encode("utf-8", "surrogateescape"))
-                   if target.is_symlink() else pygit2.hashfile(str(target)))
-        if str(on_disk) != fields[2].decode():
-            found.append(DirtyPath("SM", name))
-    return found
+        if os.path.lexists(target) and not (target.is_dir() and not target.is_symlink()):
+            candidates[name] = fields[2].decode()  # absent: a sparse checkout, on purpose
+    return [DirtyPath("SM", name) for name in _differ_from_index(path, candidates)]
+
+
+def _differ_from_index(path: Path, candidates: dict[str, str]) -> list[str]:
+    """Names whose content, hashed as git would add it (filters applied),
+    is not the object the index holds. One git call for all of them."""
+    plain = [n for n in candidates if "\n" not in n and not n.startswith('"')]
+    odd = [n for n in candidates if n not in plain]  # cannot pass --stdin-paths: count as changed
+    if not plain:
+        return sorted(odd)
+    done = run_git(["hash-object", "--stdin-paths"], path, check=False,
+                   input_bytes="\n".join(plain).encode("utf-8", "surrogateescape") + b"\n")
+    hashes = done.stdout.decode().split()
+    if done.returncode != 0 or len(hashes) != len(plain):
+        return sorted(candidates)  # cannot tell: keep them all as work
+    return sorted(odd + [n for n, h in zip(plain, hashes, strict=True) if h != candidates[n]])
+
+
+def nested_git_paths(path: Path) -> list[str]:
+    """Entries named ``.git`` below the top of the worktree, outside ignored
+    folders: nested repositories, submodule checkouts, stray ``.git`` files.
+    git status never shows them, no commit can hold them, and removing the
+    worktree would delete them."""
+    done = run_git(["ls-files", "-o", "-i", "--exclude-standard", "--directory", "-z"], path, check=False)
+    ignored = {os.path.normpath(path / p.decode("utf-8", "surrogateescape"))
+               for p in done.stdout.split(b"\0") if p}
+    found: list[str] = []
+    pending = [os.fsencode(path)]
+    while pending:
+        folder = pending.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            full = os.fsdecode(entry.path)
+            if entry.name == b".git":
+                if folder != os.fsencode(path):
+                    found.append(os.path.relpath(full, path))
+            elif entry.is_dir(follow_symlinks=False) and os.path.normpath(full) not in ignored:
+                pending.append(entry.path)
+    return sorted(found)
 
 
 def dirty_paths_many(paths: list[Path]) -> dict[Path, list[DirtyPath] | str]:

@@ -394,7 +394,9 @@ def test_an_embedded_repository_is_kept_and_the_workspace_preserved(tmp_path: Pa
     git(nested, "add", "lib.txt")
     git(nested, "commit", "-qm", "nested")
     result = harn(repo, "reclaim", "r1", "--json")
-    assert result.code == 3
-    assert result.json()["state"] == "preserved_dirty"
+    assert result.code == 3 and "vendor/.git" in result.err
+    assert ref(repo, "refs/heads/harnery/salvage/r1") is None  # refused before anything changed
     assert (nested / "lib.txt").read_text() == "nested work\n"
+    cleaned = harn(repo, "cleanup", "r1", "--yes", "--json")
+    assert cleaned.code == 3 and "vendor" in cleaned.json()["reason"]
     assert record(repo, "r1")["reclaiming"] is None

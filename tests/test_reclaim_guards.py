@@ -4,6 +4,7 @@ branch deleted by hand [P1] [P3] [P6]."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -84,7 +85,7 @@ def test_a_workspace_with_submodules_is_preserved_not_an_error(tmp_path: Path) -
     wt = Path(record(repo, "r1")["path"])
     git(wt, "-c", "protocol.file.allow=always", "submodule", "update", "-q", "--init")
     result = harn(repo, "cleanup", "r1", "--yes", "--json")
-    assert result.code == 3 and "submodules" in result.json()["reason"]
+    assert result.code == 3 and "sub/.git" in result.json()["reason"]
     assert (wt / "sub" / "s.txt").exists()
 
 
@@ -114,3 +115,58 @@ def test_status_is_quiet_about_python_path(tmp_path: Path) -> None:
     repo, _ = started(tmp_path)
     result = harn(repo, "status")
     assert result.code == 0 and sys.executable not in result.out
+
+
+def test_a_stray_git_file_in_a_tracked_folder_is_never_deleted(tmp_path: Path) -> None:
+    repo, wt = started(tmp_path)
+    (wt / "src" / ".git").write_text("important\n")
+    cleaned = harn(repo, "cleanup", "r1", "--yes", "--json")
+    assert cleaned.code == 3 and "src/.git" in cleaned.json()["reason"]
+    (wt / "README.md").write_text("m\n")
+    assert harn(repo, "reclaim", "r1").code == 3
+    assert (wt / "src" / ".git").read_text() == "important\n"
+
+
+def test_a_folder_name_with_a_unicode_line_separator_hides_nothing(tmp_path: Path) -> None:
+    repo, wt = started(tmp_path)
+    deep = wt / "x\u2028y" / "deep"
+    deep.mkdir(parents=True)
+    (deep / ".git").write_text("important\n")
+    assert harn(repo, "reclaim", "r1").code == 3
+    assert (deep / ".git").read_text() == "important\n"
+
+
+def test_a_file_name_that_is_not_utf8_is_reported_not_a_crash(tmp_path: Path) -> None:
+    repo, wt = started(tmp_path)
+    name = os.fsencode(wt) + b"/bad\xffname"
+    with open(name, "wb") as handle:
+        handle.write(b"y")
+    cleaned = harn(repo, "cleanup", "r1", "--yes", "--json")
+    assert cleaned.code == 3, cleaned.err
+    assert cleaned.json()["outcome"] == "preserved_dirty"
+    assert record(repo, "r1")["state"] == "preserved_dirty"
+    status = harn(repo, "status", "--json")
+    assert status.code == 0 and status.json()["workspaces"][0]["dirtyCount"] == 1
+    assert harn(repo, "status").code == 0
+    assert harn(repo, "reclaim", "r1").code == 0
+    assert os.path.exists(name) is False and ref(repo, SALVAGE) is not None
+
+
+def test_unchanged_assume_unchanged_file_under_an_eol_filter_is_clean(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {".gitattributes": "*.txt eol=crlf\n", "f.txt": "a\nb\n"})
+    assert harn(repo, "start", "r1").code == 0
+    wt = Path(record(repo, "r1")["path"])
+    git(wt, "update-index", "--assume-unchanged", "f.txt")
+    cleaned = harn(repo, "cleanup", "r1", "--yes", "--json")
+    assert cleaned.code == 0, cleaned.json()
+    assert cleaned.json()["outcome"] == "released"
+
+
+def test_a_deletion_made_after_a_crash_before_removal_is_kept(tmp_path: Path) -> None:
+    repo, wt = started(tmp_path)
+    killed = harn(repo, "cleanup", "r1", "--yes", env={"HARN_FAILPOINT": "cleanup-before-remove"})
+    assert killed.code == 137
+    (wt / "README.md").unlink()  # the operator's change, not git's removal
+    result = harn(repo, "cleanup", "r1", "--yes", "--json")
+    assert result.code == 3 and result.json()["outcome"] == "preserved_dirty"
+    assert not (wt / "README.md").exists()
