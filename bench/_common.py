@@ -24,6 +24,9 @@ def sandbox() -> Path:
         "[user]\n\tname = Bench\n\temail = bench@example.com\n[init]\n\tdefaultBranch = main\n")
     os.environ.update(HOME=str(home), XDG_DATA_HOME=str(root / "data"), GIT_CONFIG_NOSYSTEM="1",
                       GIT_CONFIG_GLOBAL=str(home / ".gitconfig"))
+    # The git-harn of this checkout, whether or not it is installed.
+    source = str(Path(__file__).resolve().parent.parent)
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [source, os.environ.get("PYTHONPATH")]))
     # An installed git-harn runs from compiled bytecode; let the first run write it.
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     os.environ["PYTHONPYCACHEPREFIX"] = str(root / "pycache")

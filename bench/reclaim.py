@@ -13,35 +13,18 @@ Run: python bench/reclaim.py [rounds]
 
 from __future__ import annotations
 
-import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 FILES = 10_000
 MODIFIED = 1_000
 UNTRACKED = 1_000
-SOURCE = Path(__file__).resolve().parent.parent
-HARN = [sys.executable, "-m", "git_harn"]
 
-
-def sandbox() -> Path:
-    root = Path(tempfile.mkdtemp(prefix="git-harn-bench-reclaim-"))
-    home = root / "home"
-    home.mkdir()
-    (home / ".gitconfig").write_text(
-        "[user]\n\tname = Bench\n\temail = bench@example.com\n[init]\n\tdefaultBranch = main\n")
-    os.environ.update(HOME=str(home), XDG_DATA_HOME=str(root / "data"), GIT_CONFIG_NOSYSTEM="1",
-                      GIT_CONFIG_GLOBAL=str(home / ".gitconfig"),
-                      PYTHONPATH=f"{SOURCE}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
-    return root
-
-
-def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import HARN, git, sandbox  # noqa: E402
 
 
 def fixture(root: Path) -> Path:
