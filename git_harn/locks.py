@@ -35,10 +35,22 @@ def _process_start(pid: int) -> str | None:
         return None
     except OSError:
         return ""
-    return stat.rsplit(")", 1)[-1].split()[19]
+    fields = stat.rsplit(")", 1)[-1].split()
+    if fields[0] in ("Z", "X"):
+        return None  # a zombie has finished; only its exit status is left
+    return fields[19]
 
 
 def _alive(owner: dict[str, object]) -> bool:
+    """The holder is alive, or the command it started still runs (a killed
+    ``git harn run`` leaves its agent writing to the workspace)."""
+    agent = owner.get("agent")
+    if isinstance(agent, dict) and _pid_alive({**owner, **agent}):
+        return True
+    return _pid_alive(owner)
+
+
+def _pid_alive(owner: dict[str, object]) -> bool:
     if owner.get("host") != socket.gethostname():
         return True  # never judge another machine's process
     pid = owner.get("pid")
@@ -117,10 +129,24 @@ def _break_if_dead(path: Path, label: str) -> bool:
 
 def _busy_message(path: Path, label: str) -> str:
     owner = _read_owner(path) or {}
+    agent = owner.get("agent")
+    running = f"; its command, pid {agent.get('pid')}, may still run" if isinstance(agent, dict) else ""
     return (
         f"the {label} lock is held by pid {owner.get('pid', '?')} on {owner.get('host', '?')} "
-        f"since {owner.get('since', '?')} ({owner.get('purpose', '?')})"
+        f"since {owner.get('since', '?')} ({owner.get('purpose', '?')}){running}"
     )
+
+
+def note_agent(path: Path, pid: int) -> None:
+    """Add the command a run started to its lock, so the lock outlives a
+    killed git-harn for as long as that command runs."""
+    owner = _read_owner(path)
+    if not owner or owner.get("pid") != os.getpid():
+        return
+    owner["agent"] = {"pid": pid, "start": _process_start(pid)}
+    scratch = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    scratch.write_text(json.dumps(owner))
+    os.replace(scratch, path)
 
 
 @contextmanager

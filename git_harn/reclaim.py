@@ -34,7 +34,7 @@ from git_harn.record import ALREADY_GONE, RunRecord
 from git_harn.render import printable_path
 from git_harn.salvage import Salvaged, capture, contains, head_commit, open_worktree, save, unhide
 from git_harn.ui import info, interactive
-from git_harn.workspace import nested_git_paths
+from git_harn.workspace import Fingerprint, fingerprint, nested_git_paths
 
 SALVAGE = "salvage"
 DISCARD = "discard"
@@ -63,8 +63,9 @@ def reclaim_locked(repo: Repo, run_id: str, mode: str) -> ReclaimResult:
         return _ended(record, mode, record.state, record.reason or "")
     _recreate_missing_branch(repo, record)
     stored = freeze_intent(repo, stored)
+    before = fingerprint(Path(record.path))  # what the salvage is about to hold
     stored, salvage = _secure(repo, stored, mode)
-    _restore(repo, stored.record)
+    _restore(repo, stored.record, before)
     cleaned = cleanup_locked(repo, run_id)
     _clear_mark(repo, run_id)
     return _with(cleaned, mode, salvage)
@@ -193,12 +194,18 @@ def _summary(mode: str, salvaged: Salvaged | None) -> str:
     return f"salvaged {kept}" if mode == SALVAGE else f"discarding uncommitted changes; commits kept: {kept}"
 
 
-def _restore(repo: Repo, record: RunRecord) -> None:
+def _restore(repo: Repo, record: RunRecord, before: Fingerprint | None = None) -> None:
     """The workspace ref back at the frozen OID [W8], checked out, clean."""
     assert record.frozenIntent is not None
     frozen = pygit2.Oid(hex=record.frozenIntent["oid"])
     now = repo.ref_oid(record.branch_ref)
     _refuse_newer_commits(repo, record, now)
+    if before is not None and fingerprint(Path(record.path)) != before:
+        # Something (an agent still running?) wrote to the workspace after the
+        # salvage read it: a reset now would destroy that [P1].
+        raise Refused(f"run {record.runId}: the workspace changed while it was being reclaimed "
+                      "(is something still running in it?); nothing was reset; stop it, then run "
+                      f"'git harn reclaim {record.runId}' again")
     if now != frozen:
         repo.move_ref(record.branch_ref, frozen, now, f"git-harn: reclaim {record.runId} restores the frozen intent")
     failpoint("reclaim-after-ref-restored")

@@ -79,6 +79,22 @@ def parse_porcelain(raw: bytes) -> list[DirtyPath]:
     return entries
 
 
+Fingerprint = frozenset[tuple[str, str, int, int]]
+
+
+def fingerprint(path: Path) -> Fingerprint:
+    """What is uncommitted in the worktree, with each path's size and mtime:
+    two equal fingerprints mean nothing was written in between."""
+    entries = []
+    for entry in dirty_paths(path):
+        try:
+            stat = os.lstat(path / entry.path)
+            entries.append((entry.status, entry.path, stat.st_size, stat.st_mtime_ns))
+        except OSError:
+            entries.append((entry.status, entry.path, -1, -1))
+    return frozenset(entries)
+
+
 def hidden_changes(path: Path) -> list[DirtyPath]:
     """Files marked skip-worktree or assume-unchanged that exist and differ
     from the index: git status does not show them, but they are work."""

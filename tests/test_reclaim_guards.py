@@ -170,3 +170,47 @@ def test_a_deletion_made_after_a_crash_before_removal_is_kept(tmp_path: Path) ->
     result = harn(repo, "cleanup", "r1", "--yes", "--json")
     assert result.code == 3 and result.json()["outcome"] == "preserved_dirty"
     assert not (wt / "README.md").exists()
+
+
+def test_writes_during_a_reclaim_stop_the_reset(tmp_path: Path) -> None:
+    repo, wt = started(tmp_path)
+    (wt / "README.md").write_text("before\n")
+    # A clean filter that writes a new file while the salvage reads the tree:
+    # something still at work in the workspace.
+    git(repo, "config", "filter.touch.clean", f"touch {wt}/late.txt; cat")
+    (wt / ".gitattributes").write_text("*.md filter=touch\n")
+    result = harn(repo, "reclaim", "r1")
+    assert result.code == 3 and "changed while it was being reclaimed" in result.err
+    assert (wt / "late.txt").exists() and (wt / "README.md").read_text() == "before\n"
+    git(repo, "config", "--unset", "filter.touch.clean")
+    assert harn(repo, "reclaim", "r1").code == 0
+    assert b"late.txt" in tree_files(repo, SALVAGE)
+
+
+def test_a_killed_run_stays_busy_while_its_command_runs(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import time
+
+    repo, wt = started(tmp_path)
+    assert harn(repo, "cleanup", "r1", "--yes").code == 0
+    flag = tmp_path / "agent-started"
+    proc = subprocess.Popen(
+        ["git", "harn", "run", "r2", "--", sys.executable, "-c",
+         f"import pathlib, time; pathlib.Path({str(flag)!r}).touch(); time.sleep(30)"],
+        cwd=repo, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 30
+    while not flag.exists() and time.time() < deadline:
+        time.sleep(0.05)
+    harn_pids = subprocess.run(["pgrep", "-f", "git_harn run r2"], capture_output=True, text=True).stdout.split()
+    for pid in harn_pids:
+        os.kill(int(pid), signal.SIGKILL)
+    busy = harn(repo, "reclaim", "r2")
+    assert busy.code == 1 and "busy" in busy.err and "may still run" in busy.err
+    agents = subprocess.run(["pgrep", "-f", str(flag)], capture_output=True, text=True).stdout.split()
+    for pid in agents:
+        os.kill(int(pid), signal.SIGKILL)
+    proc.wait(timeout=30)
+    time.sleep(0.2)
+    result = harn(repo, "reclaim", "r2")
+    assert result.code == 0, result.err
