@@ -201,6 +201,13 @@ def install(repo: Repo, force: bool = False) -> tuple[Path, list[HookChange]]:
     directory = hooks_dir(repo)
     if os.path.lexists(directory) and not directory.is_dir():
         raise Refused(f"the hooks path {directory} exists and is not a folder")
+    configured = repo.config("core.hooksPath")
+    if configured and not os.path.isabs(os.path.expanduser(configured)) and not force:
+        # git reads a relative core.hooksPath from each worktree's top, so
+        # git-harn's own workspaces would run no guard at all [H1].
+        raise Refused(f"core.hooksPath is relative ({configured}): git looks for hooks relative to "
+                      "each worktree, so workspaces would run none; set it to an absolute path "
+                      f"(git config core.hooksPath {directory}) and install again, or pass --force")
     plans = [_plan(directory, name, force) for name in HOOK_NAMES]
     directory.mkdir(parents=True, exist_ok=True)
     return directory, [_apply(plan) for plan in plans]

@@ -109,7 +109,11 @@ def test_core_hooks_path_is_honoured(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo")
     git(repo, "config", "core.hooksPath", ".githooks")
     (repo / "sub").mkdir()
-    result = harn(repo / "sub", "hooks", "install")
+    refused = harn(repo / "sub", "hooks", "install")
+    # A relative hooksPath is read from each worktree's top: workspaces would run no guard.
+    assert refused.code == 3 and "relative" in refused.err
+    assert not (repo / ".githooks").exists()
+    result = harn(repo / "sub", "hooks", "install", "--force")
     assert result.code == 0, result.err
     for name in HOOKS:
         assert (repo / ".githooks" / name).read_bytes() == (SHIPPED / name).read_bytes()
