@@ -250,9 +250,11 @@ def _accept(done: Finished, evidence: Evidence, info: dict[str, Any]) -> tuple[d
     members replace whatever it sent (its word is not evidence)."""
     if done.exit_code != 0:
         return {}, [f"exited {done.exit_code}: {tail(done.stderr, 200).strip()}"]
+    if done.truncated:
+        return {}, ["output too large"]
     try:
         doc = json.loads(done.stdout)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         return {}, [f"not JSON ({exc})"]
     if not isinstance(doc, dict):
         return {}, ["not a JSON object"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import signal
 import sys
 
 import click
@@ -47,7 +48,13 @@ def _fail(message: str, code: int) -> None:
     sys.exit(code)
 
 
+def _exit_on_sigterm(signum: int, _frame: object) -> None:
+    # As an exception, so that cleanups run: locks released, scratch checkouts removed.
+    raise SystemExit(128 + signum)
+
+
 def main(argv: list[str] | None = None) -> None:
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
     try:
         code = cli.main(args=argv, prog_name="git harn", standalone_mode=False)
     except click.exceptions.Abort:

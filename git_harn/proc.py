@@ -10,10 +10,13 @@ import os
 import shlex
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from git_harn.errors import BadInput
 
@@ -28,6 +31,43 @@ class Finished:
     seconds: float
     timed_out: bool = False
     start_error: str | None = None
+    truncated: bool = False  # output beyond MAX_CAPTURE was dropped
+
+
+MAX_CAPTURE = 16 * 1024 * 1024  # bytes of output kept per stream; the rest only counted
+
+
+class _Reader:
+    """Drains a pipe in a thread, keeping at most MAX_CAPTURE bytes: the head,
+    or once that overflows the latest bytes, so a chatty or hostile command
+    can neither fill memory nor block on a full pipe."""
+
+    def __init__(self, pipe: IO[bytes]) -> None:
+        self.kept = bytearray()
+        self.overflowed = False
+        self.thread = threading.Thread(target=self._drain, args=(pipe,), daemon=True)
+        self.thread.start()
+
+    def _drain(self, pipe: IO[bytes]) -> None:
+        with suppress(OSError, ValueError):
+            while chunk := pipe.read(65536):
+                self.kept += chunk
+                if len(self.kept) > MAX_CAPTURE:
+                    self.overflowed = True
+                    del self.kept[: len(self.kept) - MAX_CAPTURE]
+
+    def result(self) -> bytes:
+        self.thread.join(timeout=5)  # a grandchild may hold the pipe: do not wait on it
+        return bytes(self.kept)
+
+
+def _feed(pipe: IO[bytes] | None, data: bytes) -> None:
+    if pipe is None:
+        return
+    with suppress(OSError, ValueError):
+        pipe.write(data)
+    with suppress(OSError, ValueError):
+        pipe.close()
 
 
 def run_bounded(
@@ -38,7 +78,8 @@ def run_bounded(
     stdin: bytes = b"",
     env: Mapping[str, str] | None = None,
 ) -> Finished:
-    """Run ``argv`` in ``cwd`` for at most ``timeout`` seconds."""
+    """Run ``argv`` in ``cwd`` for at most ``timeout`` seconds, keeping a
+    bounded amount of its output."""
     started = time.monotonic()
     try:
         child = subprocess.Popen(
@@ -48,13 +89,17 @@ def run_bounded(
         )
     except OSError as exc:
         return Finished(None, b"", b"", 0.0, start_error=f"cannot run {argv[0]!r}: {exc.strerror or exc}")
+    assert child.stdout is not None and child.stderr is not None
+    out, err = _Reader(child.stdout), _Reader(child.stderr)
+    threading.Thread(target=_feed, args=(child.stdin, stdin), daemon=True).start()
     try:
-        out, err = child.communicate(stdin, timeout=timeout)
+        child.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         _kill_group(child)
-        out, err = _leftovers(child)
-        return Finished(None, out, err, time.monotonic() - started, timed_out=True)
-    return Finished(child.returncode, out, err, time.monotonic() - started)
+        child.wait()
+        return Finished(None, out.result(), err.result(), time.monotonic() - started, timed_out=True)
+    return Finished(child.returncode, out.result(), err.result(), time.monotonic() - started,
+                    truncated=out.overflowed or err.overflowed)
 
 
 def _kill_group(child: subprocess.Popen[bytes]) -> None:
@@ -62,19 +107,6 @@ def _kill_group(child: subprocess.Popen[bytes]) -> None:
         os.killpg(child.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         child.kill()
-
-
-def _leftovers(child: subprocess.Popen[bytes]) -> tuple[bytes, bytes]:
-    # A grandchild that left the group may still hold the pipes open: do not wait on it.
-    try:
-        return child.communicate(timeout=5)
-    except subprocess.TimeoutExpired:
-        child.kill()
-        for pipe in (child.stdout, child.stderr):
-            if pipe is not None:
-                pipe.close()
-        child.wait()
-        return b"", b""
 
 
 def tail(raw: bytes, limit: int = OUTPUT_TAIL) -> str:

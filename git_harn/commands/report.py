@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 import click
@@ -20,16 +19,38 @@ def report() -> None:
     """Validate reports written by agents or by git-harn."""
 
 
+MAX_REPORT_BYTES = 16 * 1024 * 1024
+
+
 def read_json_input(source: str) -> Any:
-    """The JSON document in file ``source`` (``-``: stdin); BadInput if not JSON."""
+    """The JSON document in file ``source`` (``-``: stdin); BadInput if it is
+    not one, is larger than 16 MiB, nests without end or repeats a key [P5]."""
     try:
-        raw = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
+        if source == "-":
+            raw = sys.stdin.buffer.read(MAX_REPORT_BYTES + 1)
+        else:
+            with open(source, "rb") as handle:
+                raw = handle.read(MAX_REPORT_BYTES + 1)
     except OSError as exc:
         raise BadInput(f"cannot read {source}: {exc.strerror}") from exc
+    if len(raw) > MAX_REPORT_BYTES:
+        raise BadInput(f"{source} is larger than {MAX_REPORT_BYTES // (1024 * 1024)} MiB")
     try:
-        return json.loads(raw)
+        return json.loads(raw, object_pairs_hook=_no_duplicate_keys)
     except (ValueError, UnicodeDecodeError) as exc:
         raise BadInput(f"{source} is not JSON: {exc}") from exc
+    except RecursionError:
+        raise BadInput(f"{source} nests too deeply to be a report") from None
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A key given twice could say one thing to one reader and another to the next."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"duplicate key {key!r}")
+        out[key] = value
+    return out
 
 
 @report.command()
