@@ -162,6 +162,8 @@ def cleanup_locked(repo: Repo, run_id: str) -> CleanupResult:
     refuse_remote(repo, record)
     if presence(repo, record) == GONE:
         record = settle_vanished(repo, stored)
+        if not record.terminal:  # moved by hand: judge it where it is now
+            return cleanup_locked(repo, run_id)
         return _result(record, record.state, record.reason or "")
     if record.releasing is not None:
         _undo_partial_removal(repo, record)

@@ -59,6 +59,8 @@ def reclaim_locked(repo: Repo, run_id: str, mode: str) -> ReclaimResult:
     refuse_remote(repo, record)
     if presence(repo, record) == GONE:
         record = settle_vanished(repo, stored)
+        if not record.terminal:  # moved by hand: reclaim it where it is now
+            return reclaim_locked(repo, run_id, mode)
         _clear_mark(repo, run_id)
         return _ended(record, mode, record.state, record.reason or "")
     _recreate_missing_branch(repo, record)

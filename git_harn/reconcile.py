@@ -16,7 +16,7 @@ from git_harn.git import Repo
 from git_harn.identity import host_name
 from git_harn.locks import hold_run, hold_worktrees
 from git_harn.record import ALREADY_GONE, RELEASED, RunRecord
-from git_harn.workspace import GONE, HERE, REMOTE, admin_dir, detached_head
+from git_harn.workspace import GONE, HERE, REMOTE, admin_dir, detached_head, registered_worktrees
 
 
 def presence(repo: Repo, record: RunRecord) -> str:
@@ -71,11 +71,26 @@ def delete_branch_if_safe(repo: Repo, ref: str) -> tuple[bool, str]:
     return True, f"branch {short} deleted (its tip {str(tip)[:12]} is reachable elsewhere)"
 
 
+def _moved_to(repo: Repo, record: RunRecord) -> Path | None:
+    """The live folder where the workspace branch is checked out, if not the recorded one."""
+    for path, branch in registered_worktrees(repo).items():
+        if branch == record.branch_ref and path.is_dir() and str(path) != record.path:
+            return path
+    return None
+
+
 def settle_vanished(repo: Repo, stored: store.Stored) -> RunRecord:
     """Finish a workspace whose folder is gone: prune, delete the branch when
     safe, and record already_gone (or released, when a release was under way).
-    The caller holds the run lock."""
+    The caller holds the run lock. A workspace moved by hand (``git worktree
+    move``) is followed to its new folder instead, and stays live."""
     record = stored.record
+    moved_to = _moved_to(repo, record)
+    if moved_to is not None and record.releasing is None:
+        record.reason = f"worktree moved by hand from {record.path} to {moved_to}"
+        record.path = str(moved_to)
+        store.write(repo, record, "moved", record.reason, stored.tip)
+        return record
     pinned = pin_detached_head(repo, record)
     prune_registration(repo, Path(record.path))
     _, branch_note = delete_branch_if_safe(repo, record.branch_ref)

@@ -54,7 +54,9 @@ def _workspace_for(repo: Repo, run_id: str, argv: list[str], options: RunOptions
         refuse_remote(repo, current.record)
         if presence(repo, current.record) != GONE:
             return current.record
-        settle_vanished(repo, current)
+        settled = settle_vanished(repo, current)
+        if not settled.terminal:  # moved by hand: run it where it is now
+            return settled
     return start_locked(repo, run_id, options.base, options.branch, options.path, command=argv)
 
 

@@ -40,8 +40,9 @@ def _check_free(repo: Repo, run_id: str) -> store.Stored | None:
     if current is None or current.record.terminal:
         return current
     if presence(repo, current.record) == GONE:
-        settle_vanished(repo, current)
-        return store.read(repo, run_id)
+        settled = settle_vanished(repo, current)
+        if settled.terminal:
+            return store.read(repo, run_id)
     _refuse_live(current.record)
     return None
 

@@ -138,3 +138,20 @@ def test_record_copied_under_another_run_id_is_refused(repo: Path) -> None:
 def test_unknown_run_makes_no_lock_folder(repo: Path) -> None:
     assert harn(repo, "cleanup", "ghost", "--yes").code == 2
     assert not os.path.exists(repo / ".git" / "harnery")
+
+
+def test_a_worktree_moved_by_hand_is_followed_not_dropped(repo: Path, tmp_path: Path) -> None:
+    path = start(repo)
+    (path / "work.txt").write_text("w\n")
+    moved = tmp_path / "moved"
+    git(repo, "worktree", "move", str(path), str(moved))
+    status = harn(repo, "status", "--json").json()["workspaces"]
+    assert [(w["runId"], w["state"], w["path"], w["dirtyCount"]) for w in status] == [
+        ("r1", "active", str(moved), 1)]
+    result = harn(repo, "cleanup", "r1", "--yes", "--json")
+    assert result.code == 3 and result.json()["outcome"] == "preserved_dirty"
+    assert ref(repo, "refs/heads/harnery/ws/r1") is not None
+    assert (moved / "work.txt").read_text() == "w\n"
+    assert harn(repo, "reclaim", "r1").code == 0
+    assert not moved.exists()
+    assert git(repo, "show", "harnery/salvage/r1:work.txt") == "w"
