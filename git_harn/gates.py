@@ -11,6 +11,7 @@ the exact tip commit; evidence counts only for that commit.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import tempfile
@@ -26,10 +27,11 @@ from git_harn.errors import BadInput
 from git_harn.git import Repo
 from git_harn.git.run import run_git
 from git_harn.identity import host_name, now_iso
-from git_harn.locks import hold_worktrees
+from git_harn.locks import hold_worktrees, owner_alive, process_owner
 from git_harn.proc import run_bounded, split_command, tail
 from git_harn.reconcile import prune_registration
 from git_harn.taskbranch import Base, Branch
+from git_harn.workspace import registered_worktrees
 
 WORKFLOW_FILE = ".harn/workflow.toml"
 DEFAULT_TIMEOUT = 900
@@ -151,6 +153,29 @@ def _as_note(result: GatesResult) -> dict[str, Any]:
     return note
 
 
+SCRATCH_PREFIX = "git-harn-gates-"
+OWNER_FILE = "owner.json"
+
+
+def _sweep_abandoned_checkouts(repo: Repo) -> None:
+    """Remove scratch checkouts a killed ``gates run`` left behind [P6]: ours
+    by name, with an owner file naming a process that is gone."""
+    for path in registered_worktrees(repo):
+        holder = path.parent
+        if path.name != "tree" or not holder.name.startswith(SCRATCH_PREFIX):
+            continue
+        try:
+            owner = json.loads((holder / OWNER_FILE).read_text())
+        except (OSError, ValueError):
+            continue  # not provably ours and abandoned: leave it
+        if not isinstance(owner, dict) or owner_alive(owner):
+            continue
+        with hold_worktrees(repo):
+            run_git(["worktree", "remove", "--force", str(path)], repo.cli_cwd, check=False)
+        shutil.rmtree(holder, ignore_errors=True)
+        prune_registration(repo, path)
+
+
 @contextlib.contextmanager
 def checkout_of(repo: Repo, branch: Branch) -> Iterator[tuple[str, Path]]:
     """A temporary detached checkout of the tip, removed afterwards.
@@ -159,8 +184,10 @@ def checkout_of(repo: Repo, branch: Branch) -> Iterator[tuple[str, Path]]:
     files, assume-unchanged or skip-worktree entries and other local state
     there would reach the gates, and the evidence must be about the tip alone.
     """
-    holder = Path(tempfile.mkdtemp(prefix="git-harn-gates-"))
+    _sweep_abandoned_checkouts(repo)
+    holder = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX))
     checkout = holder / "tree"
+    (holder / OWNER_FILE).write_text(json.dumps(process_owner()))
     try:
         with hold_worktrees(repo):
             run_git(["worktree", "add", "--detach", "-q", str(checkout), str(branch.tip)], repo.cli_cwd)

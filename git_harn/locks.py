@@ -41,7 +41,7 @@ def _process_start(pid: int) -> str | None:
     return fields[19]
 
 
-def _alive(owner: dict[str, object]) -> bool:
+def owner_alive(owner: dict[str, object]) -> bool:
     """The holder is alive, or the command it started still runs (a killed
     ``git harn run`` leaves its agent writing to the workspace)."""
     agent = owner.get("agent")
@@ -78,14 +78,18 @@ def _read_owner(path: Path) -> dict[str, object] | None:
     return data if isinstance(data, dict) else {}
 
 
-def _try_create(path: Path, purpose: str) -> bool:
-    owner = {
+def process_owner() -> dict[str, object]:
+    """This process, as a lock (or any file it leaves behind) names its owner."""
+    return {
         "pid": os.getpid(),
         "start": _process_start(os.getpid()),
         "host": socket.gethostname(),
         "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "purpose": purpose,
     }
+
+
+def _try_create(path: Path, purpose: str) -> bool:
+    owner = {**process_owner(), "purpose": purpose}
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     except FileExistsError:
@@ -109,7 +113,7 @@ def _break_if_dead(path: Path, label: str) -> bool:
                 return False
         except FileNotFoundError:
             return True
-    elif _alive(owner):
+    elif owner_alive(owner):
         return False
     aside = path.with_name(f"{path.name}.broken-{os.getpid()}")
     try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -152,3 +153,30 @@ def test_minitoml_agrees_with_tomllib(text: str) -> None:
 def test_minitoml_fails_closed(text: str) -> None:
     with pytest.raises(ValueError):
         gates_commands(text)
+
+
+def test_a_scratch_checkout_left_by_a_killed_gates_run_is_swept(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import time
+
+    repo = task_repo(tmp_path)
+    task_branch(repo)
+    flag = tmp_path / "gate-started"
+    git(repo, "config", "--add", "harn.gate", f"sh -c 'touch {flag}; sleep 30'")
+    proc = subprocess.Popen(["git", "harn", "gates", "run", "roadmap-1.2"], cwd=repo,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 30
+    while not flag.exists() and time.time() < deadline:
+        time.sleep(0.05)
+    for pid in subprocess.run(["pgrep", "-f", "git_harn gates run"], capture_output=True,
+                              text=True).stdout.split():
+        os.kill(int(pid), signal.SIGKILL)
+    proc.wait(timeout=30)
+    left = [line for line in git(repo, "worktree", "list", "--porcelain").splitlines()
+            if "git-harn-gates-" in line]
+    assert left  # the kill left its scratch checkout behind
+    git(repo, "config", "--unset-all", "harn.gate")
+    git(repo, "config", "--add", "harn.gate", "true")
+    assert harn(repo, "gates", "run", "roadmap-1.2").code == 0
+    assert "git-harn-gates-" not in git(repo, "worktree", "list", "--porcelain")
