@@ -1,4 +1,4 @@
-"""Guards found by review: detached HEADs [P1], interrupted removal [P6],
+"""Where work hides: detached HEADs [P1], interrupted removal [P6],
 symlinked paths, inherited GIT_DIR, bad input that must change nothing [P7]."""
 
 from __future__ import annotations
