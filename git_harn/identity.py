@@ -16,9 +16,15 @@ DEFAULT_MACHINE_EMAIL = "git-harn@localhost"
 _IDENTITY = re.compile(r"\s*(?P<name>[^<>]+?)\s*<(?P<email>[^<>]*)>\s*")
 
 
+_HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,252}")
+
+
 def host_name(repo: Repo) -> str:
     """This machine, as records name it (``harn.host`` overrides)."""
-    return repo.config("harn.host") or socket.gethostname()
+    configured = repo.config("harn.host")
+    if configured is not None and not _HOST.fullmatch(configured):
+        raise BadInput(f"harn.host must be a host name (letters, digits, . _ -), not {configured!r}")
+    return configured or socket.gethostname()
 
 
 def machine_signature(repo: Repo) -> pygit2.Signature:

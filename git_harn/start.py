@@ -56,7 +56,9 @@ def _refuse_live(record: RunRecord) -> None:
 
 
 def _check_path(path: Path) -> None:
-    if os.path.lexists(path) and not (path.is_dir() and not any(path.iterdir())):
+    if os.path.lexists(path) and not path.is_dir():
+        raise BadInput(f"workspace path already exists and is not a folder: {path}")
+    if os.path.lexists(path) and any(path.iterdir()):
         raise BadInput(f"workspace path already exists and is not empty: {path}")
 
 

@@ -155,3 +155,16 @@ def test_a_worktree_moved_by_hand_is_followed_not_dropped(repo: Path, tmp_path: 
     assert harn(repo, "reclaim", "r1").code == 0
     assert not moved.exists()
     assert git(repo, "show", "harnery/salvage/r1:work.txt") == "w"
+
+
+def test_a_malformed_harn_host_is_bad_input(repo: Path) -> None:
+    git(repo, "config", "harn.host", "a/b c")
+    result = harn(repo, "start", "r1")
+    assert result.code == 2 and "harn.host" in result.err
+    assert ref(repo, "refs/harnery/runs/r1") is None
+
+
+def test_a_path_that_is_a_file_is_named_as_such(repo: Path, tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    result = harn(repo, "start", "r1", "--path", str(tmp_path / "file"))
+    assert result.code == 2 and "not a folder" in result.err
