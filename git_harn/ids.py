@@ -10,7 +10,6 @@ import time
 from git_harn.errors import BadInput
 
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
-_WORKSPACE_ID = re.compile(r"ws-[0-9a-f]{24}")
 
 
 def validate_run_id(run_id: str) -> str:
@@ -35,7 +34,3 @@ def new_run_id() -> str:
 
 def new_workspace_id() -> str:
     return "ws-" + secrets.token_hex(12)
-
-
-def is_workspace_id(value: str) -> bool:
-    return bool(_WORKSPACE_ID.fullmatch(value))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,14 @@ def harn(cwd: Path, *args: str, env: dict[str, str] | None = None,
                           env=full_env, input=stdin if stdin is not None else "",
                           timeout=timeout, check=False)
     return Result(done.returncode, done.stdout, done.stderr)
+
+
+def wait_for(path: Path, seconds: float = 30) -> None:
+    """Wait until ``path`` exists: a started process has reached its mark."""
+    deadline = time.time() + seconds
+    while not path.exists() and time.time() < deadline:
+        time.sleep(0.05)
+    assert path.exists(), f"{path} never appeared"
 
 
 def git(cwd: Path, *args: str, check: bool = True, env: dict[str, str] | None = None) -> str:

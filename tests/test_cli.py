@@ -7,12 +7,11 @@ import os
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import click
 import pytest
-from helpers import all_refs, git, harn, make_repo, record
+from helpers import all_refs, git, harn, make_repo, record, wait_for
 
 from git_harn.cli import cli
 
@@ -86,9 +85,7 @@ def test_second_mutating_command_on_a_busy_run_exits_1(repo: Path, tmp_path: Pat
         ["git", "harn", "run", "r1", "--", sys.executable, "-c",
          f"import pathlib, time; pathlib.Path({str(flag)!r}).touch(); time.sleep(4)"],
         cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.time() + 30
-    while not flag.exists() and time.time() < deadline:
-        time.sleep(0.05)
+    wait_for(flag)
     busy = harn(repo, "cleanup", "r1", "--yes")
     assert busy.code == 1 and "run r1 is busy" in busy.err
     assert slow.wait(timeout=60) == 0

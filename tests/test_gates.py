@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-from helpers import assert_valid, git, harn
+from helpers import assert_valid, git, harn, wait_for
 from taskrepo import task_branch, task_repo, write
 
 from git_harn.minitoml import gates_commands
@@ -158,7 +158,6 @@ def test_minitoml_fails_closed(text: str) -> None:
 def test_a_scratch_checkout_left_by_a_killed_gates_run_is_swept(tmp_path: Path) -> None:
     import signal
     import subprocess
-    import time
 
     repo = task_repo(tmp_path)
     task_branch(repo)
@@ -166,9 +165,7 @@ def test_a_scratch_checkout_left_by_a_killed_gates_run_is_swept(tmp_path: Path) 
     git(repo, "config", "--add", "harn.gate", f"sh -c 'touch {flag}; sleep 30'")
     proc = subprocess.Popen(["git", "harn", "gates", "run", "roadmap-1.2"], cwd=repo,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 30
-    while not flag.exists() and time.time() < deadline:
-        time.sleep(0.05)
+    wait_for(flag)
     for pid in subprocess.run(["pgrep", "-f", "git_harn gates run"], capture_output=True,
                               text=True).stdout.split():
         os.kill(int(pid), signal.SIGKILL)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -217,7 +216,3 @@ def open_repo(start: Path | None = None) -> Repo:
     workdir = Path(pg.workdir).resolve() if pg.workdir else None
     return Repo(pg=pg, git_dir=git_dir, common_dir=_common_dir(git_dir),
                 workdir=workdir, invoked_from=here)
-
-
-def path_exists(path: str | os.PathLike[str]) -> bool:
-    return os.path.lexists(path)
