@@ -9,10 +9,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import HARN, cleanup, median_seconds, repo_with_files, run_quiet, sandbox  # noqa: E402
 
-from git_harn import store  # noqa: E402
 from git_harn.git import open_repo  # noqa: E402
-from git_harn.ids import new_workspace_id  # noqa: E402
-from git_harn.record import RELEASED, RunRecord  # noqa: E402
+from git_harn.store import runs as store  # noqa: E402
+from git_harn.store.ids import new_workspace_id  # noqa: E402
+from git_harn.store.record import RELEASED, RunRecord  # noqa: E402
 
 
 def fill(repo_path: Path, count: int) -> None:

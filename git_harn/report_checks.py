@@ -24,13 +24,13 @@ Checker = Callable[[Any], CheckResult]
 
 def _integration(document: Any) -> CheckResult:
     # Imported on use: the checker module imports CheckResult from here.
-    from git_harn.integration_report import check_integration
+    from git_harn.integrate.report import check_integration
 
     return check_integration(document)
 
 
 def _assessment(document: Any) -> CheckResult:
-    from git_harn.assessor import assessment_problems
+    from git_harn.assess.assessor import assessment_problems
 
     problems = assessment_problems(document)
     return CheckResult(not problems, "assess" if problems else None, "; ".join(problems) or "assessment ok")

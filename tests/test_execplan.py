@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from git_harn.execplan import STATUSES, parse_status, plan_task_id, task_plan_name
-from git_harn.roadmap import decode, parse_roadmap, parse_task_branch, unblocked
+from git_harn.tasks.execplan import STATUSES, parse_status, plan_task_id, task_plan_name
+from git_harn.tasks.roadmap import decode, parse_roadmap, parse_task_branch, unblocked
 
 
 @pytest.mark.parametrize(("text", "status"), [

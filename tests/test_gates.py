@@ -10,7 +10,7 @@ import pytest
 from helpers import assert_valid, git, harn, wait_for
 from taskrepo import task_branch, task_repo, write
 
-from git_harn.minitoml import gates_commands
+from git_harn.tasks.minitoml import gates_commands
 
 MARKING_GATES = '[gates]\ncommands = [["sh", "-c", "echo base-gate; pwd"]]\n'
 

@@ -11,7 +11,7 @@ from helpers import git, harn, make_repo, record, ref
 from hooktools import commit_in, git_run, install_hooks, remove_folder, state
 
 from git_harn.git import open_repo
-from git_harn.locks import hold_run
+from git_harn.store.locks import hold_run
 
 
 @pytest.fixture

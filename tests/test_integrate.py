@@ -14,7 +14,7 @@ import pytest
 from helpers import all_refs, assert_valid, git, harn, make_repo, ref
 
 from git_harn.errors import GitFailure
-from git_harn.integrate import _wt, rejection_reason, slug
+from git_harn.integrate.land import _wt, rejection_reason, slug
 
 ROADMAP = (
     "# Roadmap\n\n"

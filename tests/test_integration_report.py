@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from helpers import harn
 
-from git_harn.integration_report import INCOMPLETE
+from git_harn.integrate.report import INCOMPLETE
 
 FIVE = ("ok", "rebased", "squashMerged", "pushed", "roadmapMarkedDone")
 GENERIC = "integration incomplete (need ok+rebased+squashMerged+pushed+roadmapMarkedDone)"

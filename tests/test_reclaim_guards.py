@@ -12,9 +12,10 @@ import pytest
 from helpers import git, harn, make_repo, record, ref, wait_for
 from salvage_helpers import started, tree_files
 
-from git_harn import reclaim, store
 from git_harn.errors import Refused
 from git_harn.git import open_repo
+from git_harn.store import runs as store
+from git_harn.workspace import reclaim
 
 SALVAGE = "refs/heads/harnery/salvage/r1"
 WS = "refs/heads/harnery/ws/r1"

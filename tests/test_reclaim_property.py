@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 from salvage_helpers import tree_files, worktree_files
 
 from git_harn.git import open_repo
-from git_harn.locks import hold_run
-from git_harn.reclaim import SALVAGE, reclaim_locked
-from git_harn.start import start_locked
+from git_harn.store.locks import hold_run
+from git_harn.workspace.reclaim import SALVAGE, reclaim_locked
+from git_harn.workspace.start import start_locked
 
 NAMES = ["a.txt", "with space.txt", "ünïcødé ✓.md", "new\nline", "bin.dat", "sub/x.py",
          "sub/deep/y.py", "run.sh", "z", "other/ü w.txt"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from git_harn.roadmap import parse_roadmap, tick
+from git_harn.tasks.roadmap import parse_roadmap, tick
 
 
 def test_unicode_line_separators_do_not_make_hidden_tasks() -> None:

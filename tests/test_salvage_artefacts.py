@@ -11,7 +11,7 @@ import pytest
 from helpers import all_refs, assert_valid, git, harn
 from taskrepo import task_branch, task_repo, write
 
-from git_harn.artefacts import vet_path
+from git_harn.assess.artefacts import vet_path
 
 PLAN = "docs/execplans/1.2.md"
 

@@ -11,9 +11,9 @@ import pygit2
 import pytest
 from helpers import assert_valid, git, harn, make_repo, record
 
-from git_harn import store
 from git_harn.git import open_repo
-from git_harn.record import RunRecord
+from git_harn.store import runs as store
+from git_harn.store.record import RunRecord
 
 
 @pytest.fixture

@@ -7,17 +7,17 @@ from typing import Any
 import click
 import pygit2
 
-from git_harn import notes
-from git_harn.artefacts import SALVAGE_CLASSIFICATIONS, SalvageResult, salvage
-from git_harn.assessor import assess as judge
-from git_harn.assessor import external_assessor
+from git_harn.assess.artefacts import SALVAGE_CLASSIFICATIONS, SalvageResult, salvage
+from git_harn.assess.assessor import assess as judge
+from git_harn.assess.assessor import external_assessor
+from git_harn.assess.evidence import collect
+from git_harn.assess.gates import GatesResult, gate_timeout, run_gates
 from git_harn.commands.common import json_option, repository
 from git_harn.commands.report import read_json_input
 from git_harn.errors import BadInput
-from git_harn.evidence import collect
-from git_harn.gates import GatesResult, gate_timeout, run_gates
 from git_harn.render import emit_json, printable_path
-from git_harn.taskbranch import resolve_base, resolve_branch
+from git_harn.store import notes
+from git_harn.tasks.branches import resolve_base, resolve_branch
 
 
 @click.command()

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from git_harn.git import Repo, open_repo
-from git_harn.ids import validate_run_id
+from git_harn.store.ids import validate_run_id
 
 
 def repository() -> Repo:

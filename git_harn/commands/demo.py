@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from git_harn.demo import Say, harn, run_demo
+from git_harn.demo.basic import Say, harn, run_demo
 from git_harn.git.run import run_git
 
 

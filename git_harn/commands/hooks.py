@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
-from git_harn import hooks as hook_files
 from git_harn.commands.common import json_option, repository
-from git_harn.hook_actions import run_hook
+from git_harn.hooks import files as hook_files
+from git_harn.hooks.actions import run_hook
 from git_harn.render import emit_json, printable_path, table
 
 

@@ -7,11 +7,11 @@ from typing import Any
 
 import click
 
-from git_harn import store
 from git_harn.commands.common import json_option, repository, run_id_arg
 from git_harn.errors import BadInput
 from git_harn.render import emit_json, jsonable, printable_path, table
-from git_harn.status import DEFAULT_LIMIT, StatusReport, collect_status
+from git_harn.store import runs as store
+from git_harn.workspace.status import DEFAULT_LIMIT, StatusReport, collect_status
 
 
 @click.command()

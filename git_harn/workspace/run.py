@@ -9,15 +9,15 @@ from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
-from git_harn import store
-from git_harn.cleanup import CleanupResult, cleanup_locked, refuse_remote
 from git_harn.git import Repo
-from git_harn.ids import new_run_id, validate_run_id
-from git_harn.locks import hold_run, note_agent, run_lock_path
-from git_harn.reconcile import GONE, presence, settle_vanished
-from git_harn.record import RunRecord
-from git_harn.start import check_start, start_locked
+from git_harn.store import runs as store
+from git_harn.store.ids import new_run_id, validate_run_id
+from git_harn.store.locks import hold_run, note_agent, run_lock_path
+from git_harn.store.record import RunRecord
 from git_harn.ui import info
+from git_harn.workspace.cleanup import CleanupResult, cleanup_locked, refuse_remote
+from git_harn.workspace.reconcile import GONE, presence, settle_vanished
+from git_harn.workspace.start import check_start, start_locked
 
 # Variables that would point the command at the wrong repository.
 _GIT_LOCATION_VARS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR",

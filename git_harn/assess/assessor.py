@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from git_harn.assess.evidence import Evidence
 from git_harn.errors import BadInput
-from git_harn.evidence import Evidence
 from git_harn.git import Repo
 from git_harn.proc import Finished, run_bounded, split_command, tail
 from git_harn.render import jsonable

@@ -16,7 +16,7 @@ import pygit2
 
 from git_harn.errors import BadInput
 from git_harn.git import Repo
-from git_harn.roadmap import MAX_LINE, TASK_ID
+from git_harn.tasks.roadmap import MAX_LINE, TASK_ID
 
 DEFAULT_EXECPLANS = "docs/execplans"
 MAX_PLAN_BYTES = 1 << 20  # a status line lives near the top; never read more than this

@@ -22,16 +22,16 @@ from typing import Any
 
 import pygit2
 
-from git_harn import notes
 from git_harn.errors import BadInput
 from git_harn.git import Repo
+from git_harn.git.identity import host_name, now_iso
 from git_harn.git.run import run_git
-from git_harn.identity import host_name, now_iso
-from git_harn.locks import hold_worktrees, owner_alive, process_owner
 from git_harn.proc import run_bounded, split_command, tail
-from git_harn.reconcile import prune_registration
-from git_harn.taskbranch import Base, Branch
-from git_harn.workspace import registered_worktrees
+from git_harn.store import notes
+from git_harn.store.locks import hold_worktrees, owner_alive, process_owner
+from git_harn.tasks.branches import Base, Branch
+from git_harn.workspace.paths import registered_worktrees
+from git_harn.workspace.reconcile import prune_registration
 
 WORKFLOW_FILE = ".harn/workflow.toml"
 DEFAULT_TIMEOUT = 900
@@ -90,7 +90,7 @@ def _toml_gates(raw: bytes, base: Base) -> object:
         try:
             import tomllib
         except ModuleNotFoundError:  # Python 3.10
-            from git_harn.minitoml import gates_commands
+            from git_harn.tasks.minitoml import gates_commands
 
             return gates_commands(text)
         gates = tomllib.loads(text).get("gates", {})

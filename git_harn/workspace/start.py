@@ -8,21 +8,21 @@ from pathlib import Path
 
 import pygit2
 
-from git_harn import store
 from git_harn.errors import BadInput, GitFailure
 from git_harn.failpoints import failpoint
 from git_harn.git import Repo
-from git_harn.identity import host_name, now_iso
-from git_harn.ids import new_workspace_id, validate_run_id
-from git_harn.locks import hold_worktrees
-from git_harn.reconcile import GONE, presence, settle_vanished
-from git_harn.record import ACTIVE, RunRecord
-from git_harn.workspace import (
+from git_harn.git.identity import host_name, now_iso
+from git_harn.store import runs as store
+from git_harn.store.ids import new_workspace_id, validate_run_id
+from git_harn.store.locks import hold_worktrees
+from git_harn.store.record import ACTIVE, RunRecord
+from git_harn.workspace.paths import (
     default_branch,
     default_path,
     registered_worktrees,
     validate_branch_name,
 )
+from git_harn.workspace.reconcile import GONE, presence, settle_vanished
 
 
 def _base_name(repo: Repo, base_rev: str | None) -> str:

@@ -10,7 +10,7 @@ import pygit2
 
 from git_harn.errors import BadInput
 from git_harn.git import Repo
-from git_harn.workspace import registered_worktrees
+from git_harn.workspace.paths import registered_worktrees
 
 DEFAULT_BASE = "main"
 

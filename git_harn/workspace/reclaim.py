@@ -23,18 +23,18 @@ from typing import Any
 
 import pygit2
 
-from git_harn import store
-from git_harn.cleanup import CleanupResult, cleanup_locked, freeze_intent, read_known, refuse_remote
 from git_harn.errors import Refused
 from git_harn.failpoints import failpoint
 from git_harn.git import Repo
-from git_harn.identity import now_iso
-from git_harn.reconcile import GONE, presence, settle_vanished
-from git_harn.record import ALREADY_GONE, RunRecord
+from git_harn.git.identity import now_iso
 from git_harn.render import printable_path
-from git_harn.salvage import Salvaged, capture, contains, head_commit, open_worktree, save, unhide
+from git_harn.store import runs as store
+from git_harn.store.record import ALREADY_GONE, RunRecord
 from git_harn.ui import info, interactive
-from git_harn.workspace import Fingerprint, fingerprint, nested_git_paths
+from git_harn.workspace.cleanup import CleanupResult, cleanup_locked, freeze_intent, read_known, refuse_remote
+from git_harn.workspace.paths import Fingerprint, fingerprint, nested_git_paths
+from git_harn.workspace.reconcile import GONE, presence, settle_vanished
+from git_harn.workspace.salvage import Salvaged, capture, contains, head_commit, open_worktree, save, unhide
 
 SALVAGE = "salvage"
 DISCARD = "discard"

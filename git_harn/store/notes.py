@@ -14,7 +14,7 @@ import pygit2
 
 from git_harn.errors import RaceLost
 from git_harn.git import Repo
-from git_harn.identity import machine_signature
+from git_harn.git.identity import machine_signature
 
 NOTES_REF = "refs/harnery/notes"
 MAX_RETRIES = 8

@@ -25,24 +25,25 @@ from typing import Any
 
 import pygit2
 
-from git_harn import execplan, notes
-from git_harn.assessor import (
+from git_harn.assess.assessor import (
     ADOPT_COMPLETE,
     COLLECTION_ERROR,
     DISCARD,
     assessment_problems,
     has_reason,
 )
+from git_harn.assess.evidence import read_regular_file
 from git_harn.errors import BadInput
-from git_harn.evidence import read_regular_file
 from git_harn.failpoints import failpoint
 from git_harn.git import Repo
+from git_harn.git.identity import machine_signature
 from git_harn.git.run import run_git
-from git_harn.identity import machine_signature
 from git_harn.render import jsonable, printable_path
-from git_harn.roadmap import TASK_ID, parse_task_branch
-from git_harn.taskbranch import Branch, resolve_branch, worktree_of, worktree_present
-from git_harn.workspace import dirty_paths
+from git_harn.store import notes
+from git_harn.tasks import execplan
+from git_harn.tasks.branches import Branch, resolve_branch, worktree_of, worktree_present
+from git_harn.tasks.roadmap import TASK_ID, parse_task_branch
+from git_harn.workspace.paths import dirty_paths
 
 INFRA_FAULT = "infra-fault"
 SALVAGE_CLASSIFICATIONS = ("adopt-complete", "adopt-partial", "continue-manual", "discard", INFRA_FAULT)

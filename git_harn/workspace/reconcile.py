@@ -10,13 +10,13 @@ import os
 import shutil
 from pathlib import Path
 
-from git_harn import store
 from git_harn.errors import Busy
 from git_harn.git import Repo
-from git_harn.identity import host_name
-from git_harn.locks import hold_run, hold_worktrees
-from git_harn.record import ALREADY_GONE, RELEASED, RunRecord
-from git_harn.workspace import GONE, HERE, REMOTE, admin_dir, detached_head, registered_worktrees
+from git_harn.git.identity import host_name
+from git_harn.store import runs as store
+from git_harn.store.locks import hold_run, hold_worktrees
+from git_harn.store.record import ALREADY_GONE, RELEASED, RunRecord
+from git_harn.workspace.paths import GONE, HERE, REMOTE, admin_dir, detached_head, registered_worktrees
 
 
 def presence(repo: Repo, record: RunRecord) -> str:

@@ -20,8 +20,8 @@ from typing import Any
 
 from git_harn.errors import BadInput, HarnError
 from git_harn.git import Repo
-from git_harn.integrate import Request, Target, integrate_target, resolve_target, slug
-from git_harn.integration_report import IntegrationReport
+from git_harn.integrate.land import Request, Target, integrate_target, resolve_target, slug
+from git_harn.integrate.report import IntegrationReport
 from git_harn.render import jsonable
 
 SCHEMA = "integration-batch"

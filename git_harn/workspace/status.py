@@ -5,13 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from git_harn import store
 from git_harn.errors import BadInput
 from git_harn.git import Repo
-from git_harn.ids import validate_run_id
-from git_harn.reconcile import HERE, presence, reconcile_quietly
-from git_harn.record import ACTIVE, RunRecord
-from git_harn.workspace import DirtyPath, dirty_paths_many
+from git_harn.store import runs as store
+from git_harn.store.ids import validate_run_id
+from git_harn.store.record import ACTIVE, RunRecord
+from git_harn.workspace.paths import DirtyPath, dirty_paths_many
+from git_harn.workspace.reconcile import HERE, presence, reconcile_quietly
 
 DEFAULT_LIMIT = 10
 

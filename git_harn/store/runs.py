@@ -15,8 +15,8 @@ import pygit2
 
 from git_harn.errors import CorruptRecord, HarnError, RaceLost
 from git_harn.git import Repo
-from git_harn.identity import machine_signature, now_iso
-from git_harn.record import RunRecord
+from git_harn.git.identity import machine_signature, now_iso
+from git_harn.store.record import RunRecord
 
 RUNS_PREFIX = "refs/harnery/runs/"
 RECORD_FILE = "run.json"

@@ -27,9 +27,9 @@ import pygit2
 from git_harn.errors import BadInput, GitFailure, Refused
 from git_harn.failpoints import failpoint
 from git_harn.git import Repo
+from git_harn.git.identity import now_iso
 from git_harn.git.run import error_line, run_git
-from git_harn.identity import now_iso
-from git_harn.integration_report import (
+from git_harn.integrate.report import (
     ALREADY_INTEGRATED,
     CONFLICT,
     LANDED,
@@ -40,14 +40,22 @@ from git_harn.integration_report import (
     RETRIES_EXHAUSTED,
     IntegrationReport,
 )
-from git_harn.locks import hold_merge, hold_worktrees
-from git_harn.notes import merge_note
-from git_harn.reconcile import prune_registration
 from git_harn.render import jsonable
-from git_harn.roadmap import Task, find_task, parse_roadmap, parse_task_branch, roadmap_path, tick, validate_task_id
-from git_harn.taskbranch import DEFAULT_BASE
+from git_harn.store.locks import hold_merge, hold_worktrees
+from git_harn.store.notes import merge_note
+from git_harn.tasks.branches import DEFAULT_BASE
+from git_harn.tasks.roadmap import (
+    Task,
+    find_task,
+    parse_roadmap,
+    parse_task_branch,
+    roadmap_path,
+    tick,
+    validate_task_id,
+)
 from git_harn.ui import info
-from git_harn.workspace import admin_dir, repo_key, worktree_root
+from git_harn.workspace.paths import admin_dir, repo_key, worktree_root
+from git_harn.workspace.reconcile import prune_registration
 
 DEFAULT_REMOTE = "origin"
 DEFAULT_MAX_ATTEMPTS = 5

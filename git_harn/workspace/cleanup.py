@@ -10,21 +10,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from git_harn import store
 from git_harn.errors import BadInput, Refused
 from git_harn.failpoints import failpoint
 from git_harn.git import Repo
-from git_harn.identity import now_iso
-from git_harn.locks import hold_worktrees
-from git_harn.reconcile import GONE, REMOTE, delete_branch_if_safe, presence, settle_vanished
-from git_harn.record import (
+from git_harn.git.identity import now_iso
+from git_harn.render import printable_path
+from git_harn.store import runs as store
+from git_harn.store.locks import hold_worktrees
+from git_harn.store.record import (
     PRESERVED_DIRTY,
     PRESERVED_UNMERGED,
     RELEASED,
     RunRecord,
 )
-from git_harn.render import printable_path
-from git_harn.workspace import (
+from git_harn.workspace.paths import (
     DirtyPath,
     admin_dir,
     detached_head,
@@ -32,6 +31,7 @@ from git_harn.workspace import (
     hidden_changes,
     nested_git_paths,
 )
+from git_harn.workspace.reconcile import GONE, REMOTE, delete_branch_if_safe, presence, settle_vanished
 
 RELEASE = "released"
 ALREADY_GONE = "already_gone"
