@@ -16,6 +16,7 @@ import click
 
 from git_harn import __version__
 from git_harn.commands import COMMANDS
+from git_harn import notices
 from git_harn.errors import EXIT_ERROR, EXIT_USAGE, HarnError
 
 
@@ -55,6 +56,7 @@ def _exit_on_sigterm(signum: int, _frame: object) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    notices.configure()
     try:
         code = cli.main(args=argv, prog_name="git harn", standalone_mode=False)
     except click.exceptions.Abort:

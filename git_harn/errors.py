@@ -7,6 +7,40 @@ EXIT_ERROR = 1
 EXIT_USAGE = 2
 EXIT_NEEDS_OPERATOR = 3
 
+# Outcome -> exit code, for every command (SPEC §8): the one place that decides.
+EXIT_FOR_OUTCOME: dict[str, int] = {
+    # generic
+    "ok": EXIT_OK,
+    "error": EXIT_ERROR,
+    "unreadable-records": EXIT_ERROR,
+    # cleanup and reclaim [W3] [W5]
+    "released": EXIT_OK,
+    "already_gone": EXIT_OK,
+    "dry_run": EXIT_OK,
+    "preserved_dirty": EXIT_NEEDS_OPERATOR,
+    "preserved_unmerged": EXIT_NEEDS_OPERATOR,
+    "blocked": EXIT_NEEDS_OPERATOR,
+    # gates and report checks [A1] [I3]
+    "gates-passed": EXIT_OK,
+    "gates-failed": EXIT_NEEDS_OPERATOR,
+    "report-ok": EXIT_OK,
+    "report-invalid": EXIT_NEEDS_OPERATOR,
+    # integration [I1] [I2]
+    "landed": EXIT_OK,
+    "already-integrated": EXIT_OK,
+    "conflict": EXIT_NEEDS_OPERATOR,
+    "needs-operator": EXIT_NEEDS_OPERATOR,
+    "nothing-to-integrate": EXIT_NEEDS_OPERATOR,
+    "refused": EXIT_NEEDS_OPERATOR,
+    "push-failed": EXIT_ERROR,
+    "retries-exhausted": EXIT_ERROR,
+}
+
+
+def exit_code_for(outcome: str) -> int:
+    """The exit code of ``outcome``; a name missing from the table is a bug."""
+    return EXIT_FOR_OUTCOME[outcome]
+
 
 class HarnError(Exception):
     """An error that git-harn reports as one line and an exit code."""

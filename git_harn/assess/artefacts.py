@@ -38,11 +38,11 @@ from git_harn.failpoints import failpoint
 from git_harn.git import Repo
 from git_harn.git.identity import machine_signature
 from git_harn.git.run import run_git
-from git_harn.render import jsonable, printable_path
 from git_harn.store import notes
 from git_harn.tasks import execplan
 from git_harn.tasks.branches import Branch, resolve_branch, worktree_of, worktree_present
 from git_harn.tasks.roadmap import TASK_ID, parse_task_branch
+from git_harn.text import jsonable, printable_path
 from git_harn.workspace.paths import dirty_paths
 
 INFRA_FAULT = "infra-fault"

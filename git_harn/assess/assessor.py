@@ -28,8 +28,9 @@ from git_harn.assess.evidence import Evidence
 from git_harn.errors import BadInput
 from git_harn.git import Repo
 from git_harn.proc import Finished, run_bounded, split_command, tail
-from git_harn.render import jsonable
+from git_harn.results import CheckResult
 from git_harn.schemas import schema_errors
+from git_harn.text import jsonable
 
 ADOPT_COMPLETE = "adopt-complete"
 ADOPT_PARTIAL = "adopt-partial"
@@ -194,6 +195,12 @@ def assessment_problems(doc: Any) -> list[str]:
         problems.append(f"evidence collection failed, so the verdict must be {CONTINUE_MANUAL} "
                         f"with reason {COLLECTION_ERROR}")
     return problems
+
+
+def check_assessment(document: Any) -> CheckResult:
+    """``git harn report check assessment``: schema, then the assessment rules."""
+    problems = assessment_problems(document)
+    return CheckResult(not problems, "assess" if problems else None, "; ".join(problems) or "assessment ok")
 
 
 def has_reason(doc: dict[str, Any], code: str) -> bool:

@@ -19,8 +19,8 @@ from typing import Any
 import pygit2
 
 from git_harn.assess import gates
+from git_harn.clock import now_iso
 from git_harn.git import Repo
-from git_harn.git.identity import now_iso
 from git_harn.tasks import execplan
 from git_harn.tasks.branches import Base, Branch, resolve_base, resolve_branch, worktree_of, worktree_present
 from git_harn.tasks.roadmap import parse_task_branch, roadmap_path, validate_task_id

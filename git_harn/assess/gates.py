@@ -22,9 +22,10 @@ from typing import Any
 
 import pygit2
 
+from git_harn.clock import now_iso
 from git_harn.errors import BadInput
 from git_harn.git import Repo
-from git_harn.git.identity import host_name, now_iso
+from git_harn.git.identity import host_name
 from git_harn.git.run import run_git
 from git_harn.proc import run_bounded, split_command, tail
 from git_harn.store import notes
@@ -147,7 +148,7 @@ def _run_one(argv: list[str], path: Path, timeout: float, env: dict[str, str]) -
 
 
 def _as_note(result: GatesResult) -> dict[str, Any]:
-    from git_harn.render import jsonable
+    from git_harn.text import jsonable
 
     note: dict[str, Any] = jsonable(result)
     return note

@@ -13,11 +13,12 @@ from git_harn.assess.assessor import external_assessor
 from git_harn.assess.evidence import collect
 from git_harn.assess.gates import GatesResult, gate_timeout, run_gates
 from git_harn.commands.common import json_option, repository
+from git_harn.commands.render import emit_json
 from git_harn.commands.report import read_json_input
 from git_harn.errors import BadInput
-from git_harn.render import emit_json, printable_path
 from git_harn.store import notes
 from git_harn.tasks.branches import resolve_base, resolve_branch
+from git_harn.text import printable_path
 
 
 @click.command()

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
 
 from git_harn.git import Repo, open_repo
+from git_harn.notices import interactive
 from git_harn.store.ids import validate_run_id
 
 
@@ -16,6 +18,16 @@ def repository() -> Repo:
 
 def run_id_arg(value: str) -> str:
     return validate_run_id(value)
+
+
+def confirm(question: str) -> bool:
+    """Ask on a terminal; anything but yes is no."""
+    if not interactive():
+        return False
+    sys.stderr.write(f"{question} [y/N] ")
+    sys.stderr.flush()
+    answer = sys.stdin.readline().strip().lower()
+    return answer in ("y", "yes")
 
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")

@@ -8,9 +8,10 @@ from pathlib import Path
 import click
 
 from git_harn.commands.common import json_option, repository
+from git_harn.commands.render import emit_json, table
 from git_harn.hooks import files as hook_files
 from git_harn.hooks.actions import run_hook
-from git_harn.render import emit_json, printable_path, table
+from git_harn.text import printable_path
 
 
 @click.group()

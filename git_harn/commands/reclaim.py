@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import click
 
-from git_harn.commands.common import json_option, repository, run_id_arg
+from git_harn.commands.common import confirm, json_option, repository, run_id_arg
+from git_harn.commands.render import emit_json
 from git_harn.errors import BadInput
 from git_harn.git import Repo
-from git_harn.render import emit_json, printable_path
+from git_harn.notices import interactive
 from git_harn.store.locks import hold_run
-from git_harn.ui import confirm, interactive
+from git_harn.text import printable_path
 from git_harn.workspace.cleanup import preview
 from git_harn.workspace.reclaim import DISCARD, SALVAGE, ReclaimResult, reclaim_locked
 

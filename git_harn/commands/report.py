@@ -4,14 +4,23 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import click
 
+from git_harn.assess.assessor import check_assessment
 from git_harn.commands.common import json_option
+from git_harn.commands.render import emit_json
 from git_harn.errors import BadInput
-from git_harn.render import emit_json
-from git_harn.report_checks import CHECKS
+from git_harn.integrate.report import check_integration
+from git_harn.results import CheckResult
+
+# kind -> the domain check that decides whether such a report is to be believed.
+CHECKS: dict[str, Callable[[Any], CheckResult]] = {
+    "assessment": check_assessment,
+    "integration": check_integration,
+}
 
 
 @click.group()

@@ -8,9 +8,10 @@ from typing import Any
 import click
 
 from git_harn.commands.common import json_option, repository, run_id_arg
+from git_harn.commands.render import emit_json, table
 from git_harn.errors import BadInput
-from git_harn.render import emit_json, jsonable, printable_path, table
 from git_harn.store import runs as store
+from git_harn.text import jsonable, printable_path
 from git_harn.workspace.status import DEFAULT_LIMIT, StatusReport, collect_status
 
 

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import click
 
-from git_harn.commands.common import json_option, repository, run_id_arg
+from git_harn.commands.common import confirm, json_option, repository, run_id_arg
+from git_harn.commands.render import emit_json
 from git_harn.errors import BadInput
-from git_harn.render import emit_json
 from git_harn.store.ids import new_run_id
 from git_harn.store.locks import hold_run
 from git_harn.store.record import TERMINAL
-from git_harn.ui import confirm
 from git_harn.workspace.cleanup import CleanupResult, cleanup_locked, preview, read_known
 from git_harn.workspace.run import RunOptions, run_in_workspace
 from git_harn.workspace.start import check_start, start_locked

@@ -49,7 +49,3 @@ def operator_signature(repo: Repo) -> pygit2.Signature:
 def _signature(name: str, email: str) -> pygit2.Signature:
     offset = -time.timezone // 60 if not time.localtime().tm_isdst else -time.altzone // 60
     return pygit2.Signature(name, email, int(time.time()), offset)
-
-
-def now_iso() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

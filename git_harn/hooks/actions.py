@@ -18,10 +18,10 @@ import pygit2
 
 from git_harn.errors import Busy, CorruptRecord, GitFailure, HarnError
 from git_harn.git import Repo, open_repo
+from git_harn.notices import info, warn
 from git_harn.store import runs as store
 from git_harn.store.locks import hold_run
 from git_harn.store.record import RunRecord
-from git_harn.ui import info, warn
 from git_harn.workspace.paths import WS_BRANCH_PREFIX, dirty_paths
 from git_harn.workspace.reconcile import GONE, HERE, presence, reconcile_quietly, settle_vanished
 

@@ -22,7 +22,7 @@ from git_harn.errors import BadInput, HarnError
 from git_harn.git import Repo
 from git_harn.integrate.land import Request, Target, integrate_target, resolve_target, slug
 from git_harn.integrate.report import IntegrationReport
-from git_harn.render import jsonable
+from git_harn.text import jsonable
 
 SCHEMA = "integration-batch"
 SCHEMA_VERSION = 1

@@ -24,10 +24,10 @@ from pathlib import Path, PurePosixPath
 
 import pygit2
 
+from git_harn.clock import now_iso
 from git_harn.errors import BadInput, GitFailure, Refused
 from git_harn.failpoints import failpoint
 from git_harn.git import Repo
-from git_harn.git.identity import now_iso
 from git_harn.git.run import error_line, run_git
 from git_harn.integrate.report import (
     ALREADY_INTEGRATED,
@@ -40,7 +40,7 @@ from git_harn.integrate.report import (
     RETRIES_EXHAUSTED,
     IntegrationReport,
 )
-from git_harn.render import jsonable
+from git_harn.notices import info
 from git_harn.store.locks import hold_merge, hold_worktrees
 from git_harn.store.notes import merge_note
 from git_harn.tasks.branches import DEFAULT_BASE
@@ -53,7 +53,7 @@ from git_harn.tasks.roadmap import (
     tick,
     validate_task_id,
 )
-from git_harn.ui import info
+from git_harn.text import jsonable
 from git_harn.workspace.paths import admin_dir, repo_key, worktree_root
 from git_harn.workspace.reconcile import prune_registration
 

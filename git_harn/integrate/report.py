@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from git_harn.errors import BadInput
-from git_harn.report_checks import CheckResult
+from git_harn.results import CheckResult
 from git_harn.schemas import schema_errors
 
 SCHEMA = "integration-report"

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from git_harn.errors import Busy
 from git_harn.git import Repo
-from git_harn.ui import warn
+from git_harn.notices import warn
 
 
 def locks_dir(repo: Repo) -> Path:

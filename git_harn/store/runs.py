@@ -13,9 +13,10 @@ from dataclasses import dataclass
 
 import pygit2
 
+from git_harn.clock import now_iso
 from git_harn.errors import CorruptRecord, HarnError, RaceLost
 from git_harn.git import Repo
-from git_harn.git.identity import machine_signature, now_iso
+from git_harn.git.identity import machine_signature
 from git_harn.store.record import RunRecord
 
 RUNS_PREFIX = "refs/harnery/runs/"

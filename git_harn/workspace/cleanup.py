@@ -10,11 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from git_harn.clock import now_iso
 from git_harn.errors import BadInput, Refused
 from git_harn.failpoints import failpoint
 from git_harn.git import Repo
-from git_harn.git.identity import now_iso
-from git_harn.render import printable_path
 from git_harn.store import runs as store
 from git_harn.store.locks import hold_worktrees
 from git_harn.store.record import (
@@ -23,6 +22,7 @@ from git_harn.store.record import (
     RELEASED,
     RunRecord,
 )
+from git_harn.text import printable_path
 from git_harn.workspace.paths import (
     DirtyPath,
     admin_dir,

@@ -23,14 +23,14 @@ from typing import Any
 
 import pygit2
 
+from git_harn.clock import now_iso
 from git_harn.errors import Refused
 from git_harn.failpoints import failpoint
 from git_harn.git import Repo
-from git_harn.git.identity import now_iso
-from git_harn.render import printable_path
+from git_harn.notices import info, progress
 from git_harn.store import runs as store
 from git_harn.store.record import ALREADY_GONE, RunRecord
-from git_harn.ui import info, interactive
+from git_harn.text import printable_path
 from git_harn.workspace.cleanup import CleanupResult, cleanup_locked, freeze_intent, read_known, refuse_remote
 from git_harn.workspace.paths import Fingerprint, fingerprint, nested_git_paths
 from git_harn.workspace.reconcile import GONE, presence, settle_vanished
@@ -99,12 +99,6 @@ def _with(cleaned: CleanupResult, mode: str, salvage: dict[str, Any] | None) -> 
     return ReclaimResult(**fields, mode=mode, salvage=salvage)
 
 
-def _progress(message: str) -> None:
-    """Long work shows its steps on a terminal and stays quiet when piped."""
-    if interactive():
-        info(message)
-
-
 def _secure(repo: Repo, stored: store.Stored, mode: str) -> tuple[store.Stored, dict[str, Any] | None]:
     """Make everything at risk safe, and record it before anything is reset."""
     record = stored.record
@@ -115,7 +109,7 @@ def _secure(repo: Repo, stored: store.Stored, mode: str) -> tuple[store.Stored, 
         assert record.reclaiming is not None
         return stored, record.salvage if record.reclaiming.get("salvageOid") else None
     protected_tip = repo.ref_oid(record.branch_ref)  # read before the capture: the salvage holds it
-    _progress(f"reclaim {record.runId}: reading {record.path}")
+    progress(f"reclaim {record.runId}: reading {record.path}")
     nested = nested_git_paths(Path(record.path)) if mode == SALVAGE else []
     if nested:
         shown = ", ".join(printable_path(p) for p in nested[:5])
@@ -213,7 +207,7 @@ def _restore(repo: Repo, record: RunRecord, before: Fingerprint | None = None) -
     failpoint("reclaim-after-ref-restored")
     path = Path(record.path)
     _check_out_branch(repo, record, path)
-    _progress(f"reclaim {record.runId}: resetting {path} to {str(frozen)[:12]}")
+    progress(f"reclaim {record.runId}: resetting {path} to {str(frozen)[:12]}")
     unhide(path, {})  # their changes are salvaged (or discarded on purpose) now
     # reset --hard first: it restores a staged deletion that clean alone would miss.
     repo.git("reset", "--hard", "-q", cwd=path)

@@ -10,11 +10,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from git_harn.git import Repo
+from git_harn.notices import info
 from git_harn.store import runs as store
 from git_harn.store.ids import new_run_id, validate_run_id
 from git_harn.store.locks import hold_run, note_agent, run_lock_path
 from git_harn.store.record import RunRecord
-from git_harn.ui import info
 from git_harn.workspace.cleanup import CleanupResult, cleanup_locked, refuse_remote
 from git_harn.workspace.reconcile import GONE, presence, settle_vanished
 from git_harn.workspace.start import check_start, start_locked

@@ -19,14 +19,15 @@ from typing import Any
 
 import pygit2
 
+from git_harn.clock import now_iso
 from git_harn.errors import GitFailure, Refused
 from git_harn.failpoints import failpoint
 from git_harn.git import Repo
-from git_harn.git.identity import now_iso, operator_signature
+from git_harn.git.identity import operator_signature
 from git_harn.git.run import run_git
-from git_harn.render import printable_path
 from git_harn.store.notes import merge_note
 from git_harn.store.record import RunRecord
+from git_harn.text import printable_path
 
 SALVAGE_PREFIX = "refs/heads/harnery/salvage/"
 SCRATCH_INDEX = "harn-salvage-index"

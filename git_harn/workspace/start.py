@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pygit2
 
+from git_harn.clock import now_iso
 from git_harn.errors import BadInput, GitFailure
 from git_harn.failpoints import failpoint
 from git_harn.git import Repo
-from git_harn.git.identity import host_name, now_iso
+from git_harn.git.identity import host_name
 from git_harn.store import runs as store
 from git_harn.store.ids import new_workspace_id, validate_run_id
 from git_harn.store.locks import hold_worktrees

@@ -1,0 +1,40 @@
+"""Plain-data helpers shared by every layer: dataclasses as JSON values, paths
+and untrusted text made safe to show on one line."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+
+def jsonable(value: Any) -> Any:
+    """Dataclasses, dicts, lists and tuples as plain JSON values."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    return value
+
+
+def encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def printable_path(path: str) -> str:
+    """A path on one line: control characters escaped, as git quotes them."""
+    if path.isprintable() and encodable(path):
+        return path
+    quoted = json.dumps(path, ensure_ascii=False)
+    return quoted if encodable(quoted) else json.dumps(path, ensure_ascii=True)
+
+
+def one_line(text: str, limit: int = 200) -> str:
+    """Untrusted or long text folded to one bounded line."""
+    return " ".join(text.split())[:limit]
