@@ -14,9 +14,8 @@ import sys
 
 import click
 
-from git_harn import __version__
+from git_harn import __version__, notices
 from git_harn.commands import COMMANDS
-from git_harn import notices
 from git_harn.errors import EXIT_ERROR, EXIT_USAGE, HarnError
 
 

@@ -41,6 +41,30 @@ def wait_for(path: Path, seconds: float = 30) -> None:
     assert path.exists(), f"{path} never appeared"
 
 
+def descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (children first), from /proc: how a test
+    finds the processes it started itself, and only those."""
+    found: list[int] = []
+    pending = [pid]
+    while pending:
+        current = pending.pop()
+        try:
+            text = Path(f"/proc/{current}/task/{current}/children").read_text()
+        except OSError:
+            continue
+        kids = [int(word) for word in text.split()]
+        found += kids
+        pending += kids
+    return found
+
+
+def is_python_of_git_harn(pid: int) -> bool:
+    try:
+        return b"git_harn" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
 def git(cwd: Path, *args: str, check: bool = True, env: dict[str, str] | None = None) -> str:
     done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
                           env=dict(os.environ, **(env or {})), check=False)

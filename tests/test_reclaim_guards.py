@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import git, harn, make_repo, record, ref, wait_for
+from helpers import descendants, git, harn, is_python_of_git_harn, make_repo, record, ref, wait_for
 from salvage_helpers import started, tree_files
 
 from git_harn.errors import Refused
@@ -194,14 +194,15 @@ def test_a_killed_run_stays_busy_while_its_command_runs(tmp_path: Path) -> None:
          f"import pathlib, time; pathlib.Path({str(flag)!r}).touch(); time.sleep(30)"],
         cwd=repo, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_for(flag)
-    harn_pids = subprocess.run(["pgrep", "-f", "git_harn run r2"], capture_output=True, text=True).stdout.split()
-    for pid in harn_pids:
-        os.kill(int(pid), signal.SIGKILL)
+    tree = descendants(proc.pid)
+    harn_pids = [proc.pid, *(pid for pid in tree if is_python_of_git_harn(pid))]
+    agents = [pid for pid in tree if pid not in harn_pids]
+    for pid in harn_pids:  # git-harn and the git that started it; the agent lives on
+        os.kill(pid, signal.SIGKILL)
     busy = harn(repo, "reclaim", "r2")
     assert busy.code == 1 and "busy" in busy.err and "may still run" in busy.err
-    agents = subprocess.run(["pgrep", "-f", str(flag)], capture_output=True, text=True).stdout.split()
     for pid in agents:
-        os.kill(int(pid), signal.SIGKILL)
+        os.kill(pid, signal.SIGKILL)
     proc.wait(timeout=30)
     time.sleep(0.2)
     result = harn(repo, "reclaim", "r2")

@@ -31,10 +31,10 @@ from git_harn.proc import run_bounded, split_command, tail
 from git_harn.store import notes
 from git_harn.store.locks import hold_worktrees, owner_alive, process_owner
 from git_harn.tasks.branches import Base, Branch
+from git_harn.tasks.config import WORKFLOW_FILE, gate_argv_lists, parse_toml
 from git_harn.workspace.paths import registered_worktrees
 from git_harn.workspace.reconcile import prune_registration
 
-WORKFLOW_FILE = ".harn/workflow.toml"
 DEFAULT_TIMEOUT = 900
 NOTE_KIND = "gates"
 
@@ -72,8 +72,9 @@ def gate_commands(repo: Repo, base: Base) -> tuple[list[list[str]], str]:
     raw = _file_at(repo, base.oid, WORKFLOW_FILE)
     if raw is None:
         return [], f"{WORKFLOW_FILE} (absent at {base.rev})"
-    value = _toml_gates(raw, base)
-    return _argv_lists(value, base), f"{WORKFLOW_FILE} at {base.rev} ({str(base.oid)[:12]})"
+    where = f"{WORKFLOW_FILE} at {base.rev}"
+    commands = gate_argv_lists(parse_toml(raw, where), where)
+    return commands, f"{where} ({str(base.oid)[:12]})"
 
 
 def _file_at(repo: Repo, commit: pygit2.Oid, path: str) -> bytes | None:
@@ -83,36 +84,6 @@ def _file_at(repo: Repo, commit: pygit2.Oid, path: str) -> bytes | None:
         return None
     blob = repo.pg.get(entry.id)
     return blob.data if isinstance(blob, pygit2.Blob) else None
-
-
-def _toml_gates(raw: bytes, base: Base) -> object:
-    try:
-        text = raw.decode("utf-8")
-        try:
-            import tomllib
-        except ModuleNotFoundError:  # Python 3.10
-            from git_harn.tasks.minitoml import gates_commands
-
-            return gates_commands(text)
-        gates = tomllib.loads(text).get("gates", {})
-        return gates.get("commands") if isinstance(gates, dict) else gates
-    except ValueError as exc:  # UnicodeDecodeError and TOMLDecodeError are ValueErrors
-        raise BadInput(f"cannot read {WORKFLOW_FILE} at {base.rev}: {exc}") from exc
-    except RecursionError as exc:  # tomllib recurses once per nested array
-        raise BadInput(f"cannot read {WORKFLOW_FILE} at {base.rev}: values nested too deeply") from exc
-
-
-def _argv_lists(value: object, base: Base) -> list[list[str]]:
-    if value is None:
-        return []
-    if not isinstance(value, list) or not all(_is_argv(argv) for argv in value):
-        raise BadInput(f"{WORKFLOW_FILE} at {base.rev}: [gates] commands must be a list of argv lists "
-                       "such as [[\"make\", \"test\"]]")
-    return [list(argv) for argv in value]
-
-
-def _is_argv(value: object) -> bool:
-    return isinstance(value, list) and bool(value) and all(isinstance(word, str) for word in value)
 
 
 def gate_timeout(repo: Repo, given: float | None) -> float:
