@@ -12,7 +12,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -124,3 +124,31 @@ def split_command(line: str, what: str) -> list[str]:
     if not argv:
         raise BadInput(f"{what} is empty")
     return argv
+
+
+def run_foreground(argv: Sequence[str], cwd: Path, env: Mapping[str, str],
+                   on_start: Callable[[int], None]) -> tuple[int, str | None]:
+    """Run ``argv`` in this process group (it keeps the terminal: Ctrl-C
+    reaches it directly) and wait, passing SIGTERM and SIGHUP on; git-harn
+    only outlasts it. Returns (exit code as a shell reports it, why it could
+    not start)."""
+    try:
+        child = subprocess.Popen(list(argv), cwd=cwd, env=dict(env))
+    except FileNotFoundError:
+        return 127, f"command not found: {argv[0]}"
+    except PermissionError:
+        return 126, f"command not executable: {argv[0]}"
+    on_start(child.pid)
+
+    def forward(signum: int, _frame: object) -> None:
+        with suppress(ProcessLookupError):
+            os.kill(child.pid, signum)
+
+    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    previous[signal.SIGINT] = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        code = child.wait()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return (128 - code if code < 0 else code), None

@@ -14,7 +14,9 @@ import pytest
 from helpers import all_refs, assert_valid, git, harn, make_repo, ref
 
 from git_harn.errors import GitFailure
-from git_harn.integrate.land import _wt, rejection_reason, slug
+from git_harn.git.checkout import wt_git as _wt
+from git_harn.git.remote import rejection_reason
+from git_harn.integrate.target import slug
 
 ROADMAP = (
     "# Roadmap\n\n"

@@ -23,8 +23,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pygit2
-
 from git_harn.assess.assessor import (
     ADOPT_COMPLETE,
     COLLECTION_ERROR,
@@ -35,20 +33,19 @@ from git_harn.assess.assessor import (
 from git_harn.assess.evidence import read_regular_file
 from git_harn.errors import BadInput
 from git_harn.failpoints import failpoint
-from git_harn.git import Repo
+from git_harn.git import Oid, Repo
 from git_harn.git.identity import machine_signature
-from git_harn.git.run import run_git
+from git_harn.git.objects import BLOB_MODE, EXECUTABLE_MODE
+from git_harn.git.workdir import dirty_paths, index_ids, stage_blobs
 from git_harn.store import notes
 from git_harn.tasks import execplan
 from git_harn.tasks.branches import Branch, resolve_branch, worktree_of, worktree_present
 from git_harn.tasks.roadmap import TASK_ID, parse_task_branch
 from git_harn.text import jsonable, printable_path
-from git_harn.workspace.paths import dirty_paths
 
 INFRA_FAULT = "infra-fault"
 SALVAGE_CLASSIFICATIONS = ("adopt-complete", "adopt-partial", "continue-manual", "discard", INFRA_FAULT)
 MAX_PLAN_FILE = 16 << 20
-NO_HOOKS = ("-c", "core.hooksPath=/dev/null")  # artefact salvage runs no hook at all
 _SKIP = {
     ADOPT_COMPLETE: "adopt-complete goes through the ordinary review and integration path",
     DISCARD: "discard: the branch is to be thrown away",
@@ -213,59 +210,40 @@ def _not_the_tasks_plan(path: str, folder: str, task_id: str | None) -> str | No
 
 
 def _commit_plans(repo: Repo, branch: Branch, root: Path, paths: list[str],
-                  classification: str) -> pygit2.Oid | None:
+                  classification: str) -> Oid | None:
     """Commit ``paths`` as they are on disk on top of the tip; None when the
     tip already holds them. Moves the branch only if it is still at the tip."""
-    tip = repo.commit(branch.tip)
-    private = pygit2.Index()
-    private.read_tree(tip.tree)
     entries = [_entry(repo, root, path) for path in paths]
-    for entry in entries:
-        private.add(entry)
-    tree = private.write_tree(repo.pg)
-    if tree == tip.tree.id:
+    tree = repo.tree_with(branch.tip, {path: (blob, mode) for path, blob, mode in entries})
+    if tree == repo.tree_id(branch.tip):
         return None
-    signature = machine_signature(repo)
-    sha = repo.pg.create_commit(None, signature, signature, _message(branch, paths, classification),
-                                tree, [branch.tip])
+    sha = repo.make_commit(tree, [branch.tip], _message(branch, paths, classification), machine_signature(repo))
     failpoint("salvage-artefacts-before-index")
-    _stage_in_worktree(repo, root, tip, entries)
+    _stage_in_worktree(repo, root, branch.tip, entries)
     failpoint("salvage-artefacts-before-ref")
     repo.move_ref(branch.ref, sha, branch.tip, "git-harn: salvage ExecPlan artefacts")
     return sha
 
 
-def _entry(repo: Repo, root: Path, path: str) -> pygit2.IndexEntry:
+def _entry(repo: Repo, root: Path, path: str) -> tuple[str, Oid, int]:
     data = read_regular_file(root / path, MAX_PLAN_FILE)
     if data is None:
         raise BadInput(f"{printable_path(path)} changed while it was being salvaged; run again")
     executable = os.lstat(root / path).st_mode & stat.S_IXUSR
-    mode = pygit2.enums.FileMode.BLOB_EXECUTABLE if executable else pygit2.enums.FileMode.BLOB
-    return pygit2.IndexEntry(path, repo.pg.create_blob(data), mode)
+    return path, repo.write_blob(data), EXECUTABLE_MODE if executable else BLOB_MODE
 
 
-def _stage_in_worktree(repo: Repo, root: Path, tip: pygit2.Commit, entries: list[pygit2.IndexEntry]) -> None:
+def _stage_in_worktree(repo: Repo, root: Path, tip: Oid, entries: list[tuple[str, Oid, int]]) -> None:
     """Make the worktree's index agree with the salvage commit for the salvaged
     paths, except where it holds a staged version of its own: that one stays
     staged, so it is not lost [P1]."""
-    index = pygit2.Repository(str(root)).index
-    lines = []
-    for entry in entries:
-        path = str(entry.path)
-        try:
-            staged: pygit2.Oid | None = index[path].id
-        except KeyError:
-            staged = None
-        try:
-            committed: pygit2.Oid | None = tip.tree[path].id
-        except KeyError:
-            committed = None
-        if staged in (None, committed, entry.id):
-            lines.append(f"{entry.mode:o} {entry.id}\t{path}\0")
-    if lines:
-        run_git([*NO_HOOKS, "update-index", "-z", "--index-info"], root,
-                input_bytes="".join(lines).encode("utf-8", "surrogateescape"))
-        run_git([*NO_HOOKS, "update-index", "-q", "--refresh"], root, check=False)
+    staged = index_ids(root, [path for path, _, _ in entries])
+    keep = []
+    for path, blob, mode in entries:
+        committed = repo.entry(tip, path)
+        if staged[path] in (None, committed[0] if committed else None, blob):
+            keep.append((path, blob, mode))
+    stage_blobs(root, keep)
 
 
 def _message(branch: Branch, paths: list[str], classification: str) -> str:

@@ -16,15 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pygit2
-
 from git_harn.assess import gates
 from git_harn.clock import now_iso
-from git_harn.git import Repo
+from git_harn.git import Change, Repo
+from git_harn.git.workdir import DirtyPath, dirty_paths
 from git_harn.tasks import execplan
 from git_harn.tasks.branches import Base, Branch, resolve_base, resolve_branch, worktree_of, worktree_present
 from git_harn.tasks.roadmap import parse_task_branch, roadmap_path, validate_task_id
-from git_harn.workspace.paths import DirtyPath, dirty_paths
 
 MAX_CHANGED_PATHS = 200
 MAX_DIRTY_PATHS = 100
@@ -98,32 +96,27 @@ def _gather(repo: Repo, evidence: Evidence, branch: Branch, base: Base) -> None:
     deltas = _history(repo, evidence, branch, base)
     dirty = _worktree(repo, evidence, branch)
     evidence.execPlan = _plan(repo, evidence, branch, dirty)
-    _scope(repo, evidence, branch, base, [d.new_file.path for d in deltas] + dirty)
+    _scope(repo, evidence, branch, base, [d.path for d in deltas] + dirty)
     evidence.validation, evidence.validationProblem = gates.tip_evidence(repo, branch.tip)
 
 
-def _history(repo: Repo, evidence: Evidence, branch: Branch, base: Base) -> list[pygit2.DiffDelta]:
-    merge_base = repo.pg.merge_base(branch.tip, base.oid)
+def _history(repo: Repo, evidence: Evidence, branch: Branch, base: Base) -> list[Change]:
+    merge_base = repo.merge_base(branch.tip, base.oid)
     evidence.mergeBase = str(merge_base) if merge_base is not None else None
-    evidence.ahead, evidence.behind = repo.pg.ahead_behind(branch.tip, base.oid)
-    since = repo.commit(merge_base if merge_base is not None else base.oid).tree
-    deltas = list(since.diff_to_tree(repo.commit(branch.tip).tree).deltas)
+    evidence.ahead, evidence.behind = repo.ahead_behind(branch.tip, base.oid)
+    deltas = repo.diff_trees(merge_base if merge_base is not None else base.oid, branch.tip)
     evidence.changedPathsTotal = len(deltas)
-    evidence.changedPaths = [d.new_file.path for d in deltas[:MAX_CHANGED_PATHS]]
+    evidence.changedPaths = [d.path for d in deltas[:MAX_CHANGED_PATHS]]
     if evidence.ahead:
-        evidence.alreadyInBase = _already_in(repo.commit(base.oid).tree, deltas)
+        evidence.alreadyInBase = _already_in(repo, base, deltas)
     return deltas
 
 
-def _already_in(base_tree: pygit2.Tree, deltas: list[pygit2.DiffDelta]) -> bool:
+def _already_in(repo: Repo, base: Base, deltas: list[Change]) -> bool:
     """Whether the base already holds every path as the tip has it (e.g. squash-merged)."""
     for delta in deltas:
-        wanted = None if delta.status == pygit2.enums.DeltaStatus.DELETED else delta.new_file.id
-        try:
-            have: pygit2.Oid | None = base_tree[delta.new_file.path].id
-        except KeyError:
-            have = None
-        if have != wanted:
+        have = repo.entry(base.oid, delta.path)
+        if (have[0] if have else None) != delta.new_id:
             return False
     return True
 
@@ -146,15 +139,14 @@ def _plan(repo: Repo, evidence: Evidence, branch: Branch, dirty: list[str]) -> P
     if evidence.taskId is None:
         return None
     folder = execplan.plans_dir(repo)
-    tree = repo.commit(branch.tip).tree
-    committed = execplan.task_plan_name(execplan.plan_names_in_tree(repo, tree, folder), evidence.taskId)
+    committed = execplan.task_plan_name(execplan.plan_names_at(repo, branch.tip, folder), evidence.taskId)
     root = Path(evidence.worktree.path) if evidence.worktree and evidence.worktree.present else None
     local_names = _names_on_disk(root, folder) if root else []
     name = committed or execplan.task_plan_name(local_names, evidence.taskId)
     if name is None:
         return PlanEvidence(None, None, False)
     path = f"{folder}/{name}"
-    raw = execplan.blob_bytes(repo, tree, path) if committed else None
+    raw = execplan.plan_bytes(repo, branch.tip, path) if committed else None
     plan = PlanEvidence(path, execplan.parse_status(raw) if raw is not None else None, committed is not None)
     if root is not None:
         local = read_regular_file(root / path, execplan.MAX_PLAN_BYTES) if name in local_names else None
@@ -204,15 +196,11 @@ def _scope(repo: Repo, evidence: Evidence, branch: Branch, base: Base, touched: 
 
 
 def _foreign_trailers(repo: Repo, branch: Branch, base: Base, task_id: str) -> list[str]:
-    walker = repo.pg.walk(branch.tip, pygit2.enums.SortMode.TOPOLOGICAL)
-    walker.hide(base.oid)
     found = []
-    for count, commit in enumerate(walker):
-        if count >= MAX_WALK:
-            break
+    for commit in repo.walk(branch.tip, hide=base.oid, limit=MAX_WALK):
         for named in _task_trailers(commit.message):
             if named != task_id:
-                found.append(f"commit {str(commit.id)[:12]} names task {named} (Harnery-Task)")
+                found.append(f"commit {str(commit.oid)[:12]} names task {named} (Harnery-Task)")
     return found
 
 

@@ -20,20 +20,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pygit2
-
 from git_harn.clock import now_iso
 from git_harn.errors import BadInput
-from git_harn.git import Repo
+from git_harn.git import Oid, Repo
 from git_harn.git.identity import host_name
-from git_harn.git.run import run_git
+from git_harn.git.worktrees import add_detached, prune_registration, registered_worktrees, remove_scratch
 from git_harn.proc import run_bounded, split_command, tail
 from git_harn.store import notes
 from git_harn.store.locks import hold_worktrees, owner_alive, process_owner
 from git_harn.tasks.branches import Base, Branch
 from git_harn.tasks.config import WORKFLOW_FILE, gate_argv_lists, parse_toml
-from git_harn.workspace.paths import registered_worktrees
-from git_harn.workspace.reconcile import prune_registration
+from git_harn.text import jsonable
 
 DEFAULT_TIMEOUT = 900
 NOTE_KIND = "gates"
@@ -77,13 +74,8 @@ def gate_commands(repo: Repo, base: Base) -> tuple[list[list[str]], str]:
     return commands, f"{where} ({str(base.oid)[:12]})"
 
 
-def _file_at(repo: Repo, commit: pygit2.Oid, path: str) -> bytes | None:
-    try:
-        entry = repo.commit(commit).tree[path]
-    except KeyError:
-        return None
-    blob = repo.pg.get(entry.id)
-    return blob.data if isinstance(blob, pygit2.Blob) else None
+def _file_at(repo: Repo, commit: Oid, path: str) -> bytes | None:
+    return repo.read_file(commit, path)
 
 
 def gate_timeout(repo: Repo, given: float | None) -> float:
@@ -119,8 +111,6 @@ def _run_one(argv: list[str], path: Path, timeout: float, env: dict[str, str]) -
 
 
 def _as_note(result: GatesResult) -> dict[str, Any]:
-    from git_harn.text import jsonable
-
     note: dict[str, Any] = jsonable(result)
     return note
 
@@ -142,10 +132,7 @@ def _sweep_abandoned_checkouts(repo: Repo) -> None:
             continue  # not provably ours and abandoned: leave it
         if not isinstance(owner, dict) or owner_alive(owner):
             continue
-        with hold_worktrees(repo):
-            run_git(["worktree", "remove", "--force", str(path)], repo.cli_cwd, check=False)
-        shutil.rmtree(holder, ignore_errors=True)
-        prune_registration(repo, path)
+        _remove_checkout(repo, holder, path)
 
 
 @contextlib.contextmanager
@@ -162,17 +149,21 @@ def checkout_of(repo: Repo, branch: Branch) -> Iterator[tuple[str, Path]]:
     (holder / OWNER_FILE).write_text(json.dumps(process_owner()))
     try:
         with hold_worktrees(repo):
-            run_git(["worktree", "add", "--detach", "-q", str(checkout), str(branch.tip)], repo.cli_cwd)
+            add_detached(repo, checkout, branch.tip)
         yield "temporary", checkout
     finally:
-        # Our own detached checkout of a committed tip: nothing in it is the only copy of anything.
-        with hold_worktrees(repo):
-            run_git(["worktree", "remove", "--force", str(checkout)], repo.cli_cwd, check=False)
+        _remove_checkout(repo, holder, checkout)
+
+
+def _remove_checkout(repo: Repo, holder: Path, checkout: Path) -> None:
+    """Our own detached checkout of a committed tip: nothing in it is the only copy of anything."""
+    with hold_worktrees(repo):
+        remove_scratch(repo, checkout)
         shutil.rmtree(holder, ignore_errors=True)
         prune_registration(repo, checkout)
 
 
-def tip_evidence(repo: Repo, tip: pygit2.Oid) -> tuple[dict[str, Any] | None, str | None]:
+def tip_evidence(repo: Repo, tip: Oid) -> tuple[dict[str, Any] | None, str | None]:
     """(the gates note recorded on exactly ``tip``, why a gates note there was
     disregarded). Notes are plain refs anyone can write: one that breaks
     ``schemas/gates-result.schema.json`` counts as no evidence [P5]."""

@@ -11,7 +11,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "start": ("workspaces", "start"),
     "run": ("workspaces", "run"),
     "status": ("status", "status"),
-    "cleanup": ("workspaces", "cleanup"),
+    "cleanup": ("workspaces", "cleanup_command"),
     "reclaim": ("reclaim", "reclaim"),
     "log": ("status", "log"),
     "hooks": ("hooks", "hooks"),

@@ -7,9 +7,9 @@ import click
 from git_harn.commands.common import json_option, repository
 from git_harn.commands.render import emit_json
 from git_harn.integrate.batch import BatchResult, integrate_batch
-from git_harn.integrate.land import DEFAULT_MAX_ATTEMPTS, DEFAULT_REMOTE, Request
 from git_harn.integrate.land import integrate as integrate_branch
 from git_harn.integrate.report import IntegrationReport
+from git_harn.integrate.target import DEFAULT_MAX_ATTEMPTS, DEFAULT_REMOTE, Request
 from git_harn.text import printable_path
 
 

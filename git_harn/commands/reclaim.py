@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import click
 
 from git_harn.commands.common import confirm, json_option, repository, run_id_arg
-from git_harn.commands.render import emit_json
+from git_harn.commands.render import show
 from git_harn.errors import BadInput
 from git_harn.git import Repo
 from git_harn.notices import interactive
-from git_harn.store.locks import hold_run
 from git_harn.text import printable_path
 from git_harn.workspace.cleanup import preview
-from git_harn.workspace.reclaim import DISCARD, SALVAGE, ReclaimResult, reclaim_locked
+from git_harn.workspace.reclaim import DISCARD, SALVAGE, ReclaimResult
+from git_harn.workspace.reclaim import reclaim as reclaim_workspace
 
 SHOWN_PATHS = 10
 
@@ -29,13 +31,7 @@ def reclaim(run_id: str, discard: bool, yes: bool, as_json: bool) -> int:
     run_id = run_id_arg(run_id)
     if discard and not yes:
         _confirm_discard(repo, run_id)
-    with hold_run(repo, run_id, "reclaim"):
-        result = reclaim_locked(repo, run_id, DISCARD if discard else SALVAGE)
-    if as_json:
-        emit_json(result)
-    else:
-        _show(result)
-    return result.exit_code
+    return show(reclaim_workspace(repo, run_id, DISCARD if discard else SALVAGE), as_json, _lines)
 
 
 def _confirm_discard(repo: Repo, run_id: str) -> None:
@@ -52,21 +48,20 @@ def _confirm_discard(repo: Repo, run_id: str) -> None:
         raise BadInput("reclaim --discard not confirmed; nothing was changed")
 
 
-def _show(result: ReclaimResult) -> None:
+def _lines(result: ReclaimResult) -> Iterator[str]:
     salvage = result.salvage
     if salvage is not None:
         branch = salvage["ref"].removeprefix("refs/heads/")
         count = salvage.get("pathCount", len(salvage["paths"]))
-        click.echo(f"salvaged {count} path(s) of run {result.runId} to {branch} at {salvage['oid'][:12]}")
+        yield f"salvaged {count} path(s) of run {result.runId} to {branch} at {salvage['oid'][:12]}"
         for path in salvage["paths"][:SHOWN_PATHS]:
-            click.echo(f"    {printable_path(path)}")
+            yield f"    {printable_path(path)}"
         if count > SHOWN_PATHS:
-            click.echo(f"    … and {count - SHOWN_PATHS} more")
-        click.echo(f"  see: git log {branch}")
+            yield f"    … and {count - SHOWN_PATHS} more"
+        yield f"  see: git log {branch}"
     elif result.mode == DISCARD and result.outcome != "already_gone":
-        click.echo(f"discarded the uncommitted changes of run {result.runId}")
+        yield f"discarded the uncommitted changes of run {result.runId}"
     elif result.outcome != "already_gone":
-        click.echo(f"nothing to salvage in run {result.runId}: no uncommitted work, no commit at risk")
-    click.echo(f"workspace reclaim {result.outcome}: {result.workspaceId} "
-               f"(run {result.runId}, state {result.state})")
-    click.echo(f"reason: {result.reason}")
+        yield f"nothing to salvage in run {result.runId}: no uncommitted work, no commit at risk"
+    yield f"workspace reclaim {result.outcome}: {result.workspaceId} (run {result.runId}, state {result.state})"
+    yield f"reason: {result.reason}"

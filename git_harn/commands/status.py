@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import time
-from typing import Any
+from collections.abc import Iterator
 
 import click
 
-from git_harn.commands.common import json_option, repository, run_id_arg
-from git_harn.commands.render import emit_json, table
-from git_harn.errors import BadInput
-from git_harn.store import runs as store
-from git_harn.text import jsonable, printable_path
+from git_harn.commands.common import json_option, repository
+from git_harn.commands.render import show, table
+from git_harn.text import printable_path
+from git_harn.workspace.log import LogResult, run_log
 from git_harn.workspace.status import DEFAULT_LIMIT, StatusReport, collect_status
 
 
@@ -24,25 +23,15 @@ from git_harn.workspace.status import DEFAULT_LIMIT, StatusReport, collect_statu
 def status(run_id: str | None, include_terminal: bool, limit: int, as_json: bool) -> int:
     """List workspaces, their state and their uncommitted paths."""
     report = collect_status(repository(), run_id, include_terminal, limit)
-    if as_json:
-        emit_json(_status_document(report))
-    else:
-        _show_status(report)
+    code = show(report, as_json, _status_lines)
     for bad in report.errors:
         click.echo(f"git harn: error: {bad.error}", err=True)
-    return 1 if report.errors else 0
+    return code
 
 
-def _status_document(report: StatusReport) -> dict[str, Any]:
-    document: dict[str, Any] = {"schemaVersion": 1, "workspaces": jsonable(report.workspaces)}
-    if report.errors:
-        document["errors"] = [{"ref": e.ref, "error": e.error} for e in report.errors]
-    return document
-
-
-def _show_status(report: StatusReport) -> None:
+def _status_lines(report: StatusReport) -> Iterator[str]:
     if not report.workspaces:
-        click.echo("no workspaces" if not report.errors else "no readable workspaces")
+        yield "no workspaces" if not report.errors else "no readable workspaces"
         return
     rows = []
     for ws in report.workspaces:
@@ -50,17 +39,17 @@ def _show_status(report: StatusReport) -> None:
         where = f"remote ({ws.host})" if ws.location == "remote" else printable_path(ws.path)
         rows.append([ws.runId, ws.workspaceId, ws.state, str(ws.attempts), ws.branch, dirty, where])
     lines = table(["RUN", "WORKSPACE", "STATE", "TRIES", "BRANCH", "DIRTY", "PATH"], rows).split("\n")
-    click.echo(lines[0])
+    yield lines[0]
     for ws, line in zip(report.workspaces, lines[1:], strict=False):
-        click.echo(line)
+        yield line
         for entry in ws.dirtyPaths:
-            click.echo(f"    {entry.status} {printable_path(entry.path)}")
+            yield f"    {entry.status} {printable_path(entry.path)}"
         if ws.dirtyMore:
-            click.echo(f"    … and {ws.dirtyMore} more")
+            yield f"    … and {ws.dirtyMore} more"
         if ws.error:
-            click.echo(f"    error: {ws.error}")
+            yield f"    error: {ws.error}"
         if ws.next and ws.state != "active":
-            click.echo(f"    resolve: {'  or  '.join(ws.next)}")
+            yield f"    resolve: {'  or  '.join(ws.next)}"
 
 
 @click.command()
@@ -68,19 +57,10 @@ def _show_status(report: StatusReport) -> None:
 @json_option
 def log(run_id: str, as_json: bool) -> int:
     """Show a run's event history, newest first."""
-    repo = repository()
-    run_id = run_id_arg(run_id)
-    if store.read(repo, run_id) is None:
-        raise BadInput(f"unknown run id: {run_id}")
-    events = store.history(repo, run_id)
-    if as_json:
-        emit_json({"schemaVersion": 1, "runId": run_id, "events": [
-            {"commit": str(e.oid), "time": e.time, "event": e.event,
-             "summary": e.summary, "state": e.state} for e in events]})
-        return 0
-    rows = [[str(e.oid)[:12], time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e.time)),
-             e.state, f"{e.event}: {e.summary}"] for e in events]
-    click.echo(table(["COMMIT", "TIME", "STATE", "EVENT"], rows))
-    return 0
+    return show(run_log(repository(), run_id), as_json, _log_lines)
 
 
+def _log_lines(result: LogResult) -> Iterator[str]:
+    rows = [[e.commit[:12], time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e.time)),
+             e.state, f"{e.event}: {e.summary}"] for e in result.events]
+    yield table(["COMMIT", "TIME", "STATE", "EVENT"], rows)

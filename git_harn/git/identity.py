@@ -1,4 +1,8 @@
-"""Who git-harn acts as: the host, the operator and the machine identity."""
+"""Who git-harn acts as: the host, the operator and the machine identity.
+
+Signatures follow git's precedence: ``GIT_AUTHOR_*`` / ``GIT_COMMITTER_*``
+from the environment, then the configured identity, then git-harn's default.
+"""
 
 from __future__ import annotations
 
@@ -6,16 +10,13 @@ import re
 import socket
 import time
 
-import pygit2
-
 from git_harn.errors import BadInput
-from git_harn.git import Repo
+from git_harn.git.objects import Signature
+from git_harn.git.repo import Repo
 
 DEFAULT_MACHINE_NAME = "git-harn machine"
 DEFAULT_MACHINE_EMAIL = "git-harn@localhost"
 _IDENTITY = re.compile(r"\s*(?P<name>[^<>]+?)\s*<(?P<email>[^<>]*)>\s*")
-
-
 _HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,252}")
 
 
@@ -27,25 +28,25 @@ def host_name(repo: Repo) -> str:
     return configured or socket.gethostname()
 
 
-def machine_signature(repo: Repo) -> pygit2.Signature:
+def machine_signature(repo: Repo) -> Signature:
     """The configured machine identity (``harn.machineIdentity``, 'Name <email>')."""
     configured = repo.config("harn.machineIdentity")
     if not configured:
-        return _signature(DEFAULT_MACHINE_NAME, DEFAULT_MACHINE_EMAIL)
+        return signature(DEFAULT_MACHINE_NAME, DEFAULT_MACHINE_EMAIL)
     match = _IDENTITY.fullmatch(configured)
     if not match:
         raise BadInput(f"harn.machineIdentity must look like 'Name <email>', not {configured!r}")
-    return _signature(match["name"], match["email"])
+    return signature(match["name"], match["email"])
 
 
-def operator_signature(repo: Repo) -> pygit2.Signature:
+def operator_signature(repo: Repo) -> Signature:
     """The operator's git identity, or the machine identity when none is set."""
     name, email = repo.config("user.name"), repo.config("user.email")
     if name and email:
-        return _signature(name, email)
+        return signature(name, email)
     return machine_signature(repo)
 
 
-def _signature(name: str, email: str) -> pygit2.Signature:
+def signature(name: str, email: str, when: float | None = None) -> Signature:
     offset = -time.timezone // 60 if not time.localtime().tm_isdst else -time.altzone // 60
-    return pygit2.Signature(name, email, int(time.time()), offset)
+    return Signature(name, email, int(time.time() if when is None else when), offset)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 import pygit2
 
 from git_harn.errors import BadInput, GitFailure, RaceLost
+from git_harn.git.objects import ObjectsMixin, Oid
 from git_harn.git.run import error_line, run_git
 
 # Refs that hold git-harn's own bookkeeping, never workspace history.
@@ -16,8 +18,8 @@ BOOKKEEPING_PREFIXES = ("refs/harnery/runs/", "refs/harnery/notes")
 
 
 @dataclass
-class Repo:
-    pg: pygit2.Repository
+class Repo(ObjectsMixin):
+    _pg: pygit2.Repository
     git_dir: Path
     common_dir: Path
     workdir: Path | None
@@ -30,7 +32,7 @@ class Repo:
         """Where to run git for repository-wide commands."""
         return self.workdir or self.git_dir
 
-    def git(
+    def _git(
         self,
         *args: str,
         cwd: Path | None = None,
@@ -41,18 +43,45 @@ class Repo:
         done = run_git(args, cwd or self.cli_cwd, check=check, input_bytes=input_bytes, env=env)
         return done.stdout.decode("utf-8", "surrogateescape")
 
+    def git_path(self, name: str) -> Path:
+        """Where git keeps ``name`` (``git rev-parse --git-path``: honours
+        core.hooksPath for hooks); a relative answer is taken from cli_cwd."""
+        out = self._git("rev-parse", "--git-path", name).strip()
+        if not out:
+            raise GitFailure(f"git rev-parse --git-path {name} printed nothing")
+        path = Path(out)
+        return Path(os.path.normpath(path if path.is_absolute() else self.cli_cwd / path))
+
+    @property
+    def is_bare(self) -> bool:
+        return bool(self._pg.is_bare)
+
+    def head_branch(self) -> str | None:
+        """The ref HEAD names (None when detached); BadInput while unborn."""
+        try:
+            return None if self._pg.head_is_detached else str(self._pg.head.name)
+        except pygit2.GitError:
+            raise BadInput("HEAD has no commit yet; pass --base") from None
+
+    def has_remote(self, name: str) -> bool:
+        try:
+            self._pg.remotes[name]
+        except (KeyError, ValueError, pygit2.GitError):
+            return False
+        return True
+
     # --- config ------------------------------------------------------------
 
     def config(self, key: str) -> str | None:
         try:
-            value = self.pg.config[key]
+            value = self._pg.config[key]
         except (KeyError, pygit2.GitError):
             return None
         return str(value)
 
     def config_all(self, key: str) -> list[str]:
         try:
-            return [str(v) for v in self.pg.config.get_multivar(key)]
+            return [str(v) for v in self._pg.config.get_multivar(key)]
         except (KeyError, pygit2.GitError):
             return []
 
@@ -72,55 +101,71 @@ class Repo:
     def ensure_config_value(self, key: str, value: str) -> None:
         """Add ``value`` to the multi-valued local ``key`` unless it is there."""
         if value not in self.config_all(key):
-            self.git("config", "--add", key, value)
+            self._git("config", "--add", key, value)
 
     # --- objects -------------------------------------------------------------
 
-    def resolve_commit(self, rev: str) -> pygit2.Oid:
+    def resolve_commit(self, rev: str) -> Oid:
         """The commit ``rev`` names, or BadInput."""
         if not rev or rev.startswith("-"):
             raise BadInput(f"not a valid revision: {rev!r}")
         try:
-            obj = self.pg.revparse_single(rev)
+            obj = self._pg.revparse_single(rev)
             return obj.peel(pygit2.Commit).id
         except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError) as exc:
             raise BadInput(f"unknown revision: {rev}") from exc
 
-    def commit(self, oid: pygit2.Oid) -> pygit2.Commit:
-        obj = self.pg.get(oid)
-        if not isinstance(obj, pygit2.Commit):
-            raise GitFailure(f"{oid} is not a commit")
-        return obj
+    def packed_ref(self, name: str) -> str | None:
+        """The object id packed-refs holds for ``name``, if any."""
+        try:
+            text = (self.common_dir / "packed-refs").read_text("utf-8", "surrogateescape")
+        except OSError:
+            return None
+        for line in text.splitlines():
+            oid, _, ref_name = line.partition(" ")
+            if ref_name == name and not oid.startswith(("#", "^")):
+                return oid
+        return None
+
+    def grep_log(self, tip: Oid, pattern: str) -> list[tuple[str, str]]:
+        """(commit, message) of the commits from ``tip`` whose message matches
+        the extended regular expression ``pattern``, newest first."""
+        out = self._git("log", "-z", "--format=%H%n%B", "-E", f"--grep={pattern}", str(tip))
+        found = []
+        for item in filter(None, out.split("\0")):
+            commit, _, message = item.partition("\n")
+            found.append((commit.strip(), message))
+        return found
 
     # --- refs (every write is a compare-and-swap) [P3] ---------------------
 
-    def ref_oid(self, name: str) -> pygit2.Oid | None:
+    def ref_oid(self, name: str) -> Oid | None:
         try:
-            ref = self.pg.references.get(name)
+            ref = self._pg.references.get(name)
         except (pygit2.GitError, ValueError):
             return None
         if ref is None:
             return None
         target = ref.resolve().target
-        return target if isinstance(target, pygit2.Oid) else None
+        return target if isinstance(target, Oid) else None
 
-    def create_ref(self, name: str, oid: pygit2.Oid, message: str) -> None:
+    def create_ref(self, name: str, oid: Oid, message: str) -> None:
         """Create ``name`` at ``oid``; RaceLost if it already exists."""
         try:
-            self.pg.create_reference_direct(name, oid, False, message=message)
+            self._pg.create_reference_direct(name, oid, False, message=message)
         except pygit2.AlreadyExistsError as exc:
             raise RaceLost(f"{name} was created by someone else") from exc
         except (pygit2.GitError, ValueError) as exc:
             raise GitFailure(f"cannot create {name}: {exc}") from exc
 
     def move_ref(
-        self, name: str, new: pygit2.Oid, old: pygit2.Oid | None, message: str
+        self, name: str, new: Oid, old: Oid | None, message: str
     ) -> None:
         """Point ``name`` at ``new`` if it is still at ``old`` (None: absent)."""
         if old is None:
             self.create_ref(name, new, message)
             return
-        ref = self.pg.references.get(name)
+        ref = self._pg.references.get(name)
         if ref is None or ref.target != old:
             raise RaceLost(f"{name} moved since it was read")
         try:
@@ -130,13 +175,13 @@ class Repo:
                 raise RaceLost(f"{name} moved since it was read") from exc
             raise GitFailure(f"cannot update {name}: {exc}") from exc
 
-    def delete_ref(self, name: str, old: pygit2.Oid) -> None:
+    def delete_ref(self, name: str, old: Oid) -> None:
         """Delete ``name`` only if it still points at ``old``."""
         done = run_git(["update-ref", "-d", name, str(old)], self.cli_cwd, check=False)
         if done.returncode != 0:
             raise RaceLost(f"cannot delete {name}: {error_line(done.stderr)}")
 
-    def update_refs(self, updates: Iterable[tuple[str, pygit2.Oid | None, pygit2.Oid | None]]) -> None:
+    def update_refs(self, updates: Iterable[tuple[str, Oid | None, Oid | None]]) -> None:
         """Apply (name, new, old) updates in one transaction; all or none.
 
         ``new`` None deletes; ``old`` None requires the ref to be absent.
@@ -157,19 +202,19 @@ class Repo:
         if done.returncode != 0:
             raise RaceLost(f"ref transaction failed: {error_line(done.stderr)}")
 
-    def refs_under(self, prefix: str) -> Iterator[tuple[str, pygit2.Oid]]:
+    def refs_under(self, prefix: str) -> Iterator[tuple[str, Oid]]:
         """(name, target) of every direct ref whose name starts with ``prefix``."""
-        for ref in self.pg.listall_reference_objects():
+        for ref in self._pg.listall_reference_objects():
             name = ref.name
-            if name.startswith(prefix) and isinstance(ref.target, pygit2.Oid):
+            if name.startswith(prefix) and isinstance(ref.target, Oid):
                 yield name, ref.target
 
     def unique_commits(
-        self, tip: pygit2.Oid, exclude: set[str], limit: int = 1000
-    ) -> list[pygit2.Oid]:
+        self, tip: Oid, exclude: set[str], limit: int = 1000
+    ) -> list[Oid]:
         """Commits reachable from ``tip`` and from no ref outside ``exclude`` [P1]."""
-        walker = self.pg.walk(tip, pygit2.enums.SortMode.NONE)
-        for ref in self.pg.listall_reference_objects():
+        walker = self._pg.walk(tip, pygit2.enums.SortMode.NONE)
+        for ref in self._pg.listall_reference_objects():
             name = ref.name
             if name in exclude or name.startswith(BOOKKEEPING_PREFIXES):
                 continue
@@ -214,5 +259,5 @@ def open_repo(start: Path | None = None) -> Repo:
         raise BadInput(f"cannot open repository {found}: {text}") from exc
     git_dir = Path(pg.path).resolve()
     workdir = Path(pg.workdir).resolve() if pg.workdir else None
-    return Repo(pg=pg, git_dir=git_dir, common_dir=_common_dir(git_dir),
+    return Repo(_pg=pg, git_dir=git_dir, common_dir=_common_dir(git_dir),
                 workdir=workdir, invoked_from=here)

@@ -2,32 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from git_harn.errors import GitFailure
-
-# Set while git-harn itself changes refs, so its own hooks stand aside.
-INTERNAL_ENV = "HARN_INTERNAL"
-
-
-# Inherited from a calling git (hooks run with GIT_DIR set) they would point
-# git at the wrong repository; git-harn always names its folder with cwd.
-_LOCATION_VARS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX",
-                  "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE")
-
-
-def git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in _LOCATION_VARS}
-    env[INTERNAL_ENV] = "1"
-    # Messages are parsed in a few places (push rejections); keep them English.
-    env["LC_ALL"] = "C"
-    env["LANGUAGE"] = "C"
-    if extra:
-        env.update(extra)
-    return env
+from git_harn.git.env import git_env
 
 
 def run_git(

@@ -14,24 +14,20 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-import pygit2
-
 from git_harn.errors import Busy, CorruptRecord, GitFailure, HarnError
-from git_harn.git import Repo, open_repo
+from git_harn.git import Oid, Repo, open_repo, to_oid
+from git_harn.git.env import scrub_process
+from git_harn.git.workdir import dirty_paths
 from git_harn.notices import info, warn
 from git_harn.store import runs as store
 from git_harn.store.locks import hold_run
 from git_harn.store.record import RunRecord
-from git_harn.workspace.paths import WS_BRANCH_PREFIX, dirty_paths
+from git_harn.workspace.paths import WS_BRANCH_PREFIX
 from git_harn.workspace.reconcile import GONE, HERE, presence, reconcile_quietly, settle_vanished
 
 REFUSED = 3
 ALLOW_DELETE_ENV = "HARN_ALLOW_DELETE"
 WS_REF_PREFIX = "refs/heads/" + WS_BRANCH_PREFIX
-
-# git exports these to hooks; they would point our own git calls (git status
-# in another worktree, say) at the repository the hook fired in.
-_GIT_LOCATION_VARS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX")
 
 
 @dataclass(frozen=True)
@@ -61,8 +57,9 @@ def parse_updates(text: str) -> list[RefUpdate]:
 
 def run_hook(name: str, args: list[str], stdin_text: str) -> int:
     """Do what hook ``name`` asks; 3 only for the deliberate refusal, else 0."""
-    for key in _GIT_LOCATION_VARS:
-        os.environ.pop(key, None)
+    # git exports GIT_DIR and friends to hooks; they would point our own git
+    # calls (git status in another worktree, say) at the repository the hook fired in.
+    scrub_process()
     try:
         repo = open_repo(Path.cwd())
         if name == "reference-transaction":
@@ -113,21 +110,21 @@ def record_for_branch(repo: Repo, ref: str) -> store.Stored | None:
 class Refusal:
     branch: str
     run_id: str
-    tip: pygit2.Oid
+    tip: Oid
     reason: str
     known: bool  # a git-harn run uses this branch
 
 
-def _current_tip(repo: Repo, update: RefUpdate) -> pygit2.Oid | None:
+def _current_tip(repo: Repo, update: RefUpdate) -> Oid | None:
     """git 2.39 reports a zero old value for ``git branch -D``: read the ref
     (still there, locked, in the prepared state)."""
     tip = repo.ref_oid(update.name)
     if tip is None and update.old.strip("0"):
-        tip = pygit2.Oid(hex=update.old)
+        tip = to_oid(update.old)
     return tip
 
 
-def _why_keep(repo: Repo, update: RefUpdate, tip: pygit2.Oid, leaving: set[str]) -> Refusal | None:
+def _why_keep(repo: Repo, update: RefUpdate, tip: Oid, leaving: set[str]) -> Refusal | None:
     stored = record_for_branch(repo, update.name)
     run_id = stored.record.runId if stored else update.name.removeprefix(WS_REF_PREFIX)
     branch = update.name.removeprefix("refs/heads/")
@@ -153,24 +150,11 @@ def _live_and_dirty(record: RunRecord) -> bool:
         return True  # cannot tell: keep the branch
 
 
-def packed_value(repo: Repo, name: str) -> str | None:
-    """The object id packed-refs holds for ``name``, if any."""
-    try:
-        text = (repo.common_dir / "packed-refs").read_text("utf-8", "surrogateescape")
-    except OSError:
-        return None
-    for line in text.splitlines():
-        oid, _, ref_name = line.partition(" ")
-        if ref_name == name and not oid.startswith(("#", "^")):
-            return oid
-    return None
-
-
 def is_pruning(repo: Repo, update: RefUpdate) -> bool:
     """git pack-refs deletes each loose ref it has just packed, naming its old
     value; the ref lives on in packed-refs. (A real deletion of a packed ref
     is judged in the packed-refs transaction git runs first, old value zero.)"""
-    return bool(update.old.strip("0")) and packed_value(repo, update.name) == update.old
+    return bool(update.old.strip("0")) and repo.packed_ref(update.name) == update.old
 
 
 def guard_deletions(repo: Repo, updates: list[RefUpdate]) -> int:

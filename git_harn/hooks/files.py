@@ -16,7 +16,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from git_harn.errors import GitFailure, Refused
+from git_harn.errors import Refused
 from git_harn.git import Repo
 from git_harn.resources import hook_template
 
@@ -67,13 +67,7 @@ class HookChange:
 def hooks_dir(repo: Repo) -> Path:
     """The folder git runs hooks from; a relative core.hooksPath is taken
     from the worktree top, as git does."""
-    out = repo.git("rev-parse", "--git-path", "hooks").strip()
-    if not out:
-        raise GitFailure("git rev-parse --git-path hooks printed nothing")
-    path = Path(out)
-    if not path.is_absolute():
-        path = repo.cli_cwd / path
-    return Path(os.path.normpath(path))
+    return repo.git_path("hooks")
 
 
 def template_bytes(name: str) -> bytes:

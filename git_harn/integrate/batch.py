@@ -20,8 +20,9 @@ from typing import Any
 
 from git_harn.errors import BadInput, HarnError
 from git_harn.git import Repo
-from git_harn.integrate.land import Request, Target, integrate_target, resolve_target, slug
+from git_harn.integrate.land import integrate_target
 from git_harn.integrate.report import IntegrationReport
+from git_harn.integrate.target import Request, Target, resolve_target, slug
 from git_harn.text import jsonable
 
 SCHEMA = "integration-batch"

@@ -10,11 +10,14 @@ quoted, never acted on.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from git_harn.errors import BadInput
-from git_harn.results import CheckResult
+from git_harn.results import CheckResult, Result
 from git_harn.schemas import schema_errors
+
+if TYPE_CHECKING:
+    from git_harn.integrate.target import Target
 
 SCHEMA = "integration-report"
 STAGE = "integrate"
@@ -33,7 +36,9 @@ REFUSED = "refused"
 
 
 @dataclass
-class IntegrationReport:
+class IntegrationReport(Result):
+    SCHEMA: ClassVar[str] = "integration-report"
+
     taskId: str
     branch: str
     base: str
@@ -50,12 +55,12 @@ class IntegrationReport:
     attempts: int = 0
     outcome: str = ""
 
-    @property
-    def exit_code(self) -> int:
-        """0 landed or already there; 3 conflict or operator needed; 1 git trouble."""
-        if self.ok:
-            return 0
-        return 1 if self.outcome in (PUSH_FAILED, RETRIES_EXHAUSTED) else 3
+
+
+def new_report(target: Target, attempts: int = 0, **fields: Any) -> IntegrationReport:
+    """A report of ``target`` with ``fields`` set: outcomes are built, never patched."""
+    return IntegrationReport(taskId=target.task_id, branch=target.branch, base=target.base,
+                             remote=target.remote, attempts=attempts, **fields)
 
 
 def check_integration(document: Any) -> CheckResult:

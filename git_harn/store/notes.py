@@ -10,32 +10,22 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import pygit2
-
-from git_harn.errors import RaceLost
-from git_harn.git import Repo
+from git_harn.git import Oid, Repo
+from git_harn.git.cas import retry_cas
 from git_harn.git.identity import machine_signature
+from git_harn.git.objects import BLOB_MODE
 
 NOTES_REF = "refs/harnery/notes"
-MAX_RETRIES = 8
 
 
-def _notes_tree(repo: Repo, tip: pygit2.Oid | None) -> pygit2.Tree | None:
-    return repo.commit(tip).tree if tip is not None else None
-
-
-def _note_blob(repo: Repo, tree: pygit2.Tree | None, annotated: str) -> bytes | None:
-    if tree is None:
+def _note_blob(repo: Repo, tip: Oid | None, annotated: str) -> bytes | None:
+    if tip is None:
         return None
     # Notes written by git itself may use a fan-out tree (ab/cdef…).
     for path in (annotated, f"{annotated[:2]}/{annotated[2:]}"):
-        try:
-            entry = tree[path]
-        except KeyError:
-            continue
-        blob = repo.pg[entry.id]
-        if isinstance(blob, pygit2.Blob):
-            return blob.data
+        data = repo.read_file(tip, path)
+        if data is not None:
+            return data
     return None
 
 
@@ -49,37 +39,27 @@ def _parse(raw: bytes | None) -> dict[str, Any]:
     return data if isinstance(data, dict) else {"text": data}
 
 
-def read_note(repo: Repo, commit: pygit2.Oid) -> dict[str, Any]:
+def read_note(repo: Repo, commit: Oid) -> dict[str, Any]:
     """The JSON note on ``commit`` ({} when it has none)."""
-    tip = repo.ref_oid(NOTES_REF)
-    return _parse(_note_blob(repo, _notes_tree(repo, tip), str(commit)))
+    return _parse(_note_blob(repo, repo.ref_oid(NOTES_REF), str(commit)))
 
 
-def merge_note(repo: Repo, commit: pygit2.Oid, kind: str, value: Any) -> None:
+def merge_note(repo: Repo, commit: Oid, kind: str, value: Any) -> None:
     """Set member ``kind`` of the note on ``commit``, keeping the others."""
     annotated = str(commit)
-    for _ in range(MAX_RETRIES):
+
+    def attempt() -> None:
         tip = repo.ref_oid(NOTES_REF)
-        tree = _notes_tree(repo, tip)
-        note = _parse(_note_blob(repo, tree, annotated))
+        note = _parse(_note_blob(repo, tip, annotated))
         note[kind] = value
         text = json.dumps(note, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-        blob = repo.pg.create_blob(text.encode("utf-8"))
-        builder = repo.pg.TreeBuilder(tree) if tree is not None else repo.pg.TreeBuilder()
-        builder.insert(annotated, blob, pygit2.enums.FileMode.BLOB)
-        signature = machine_signature(repo)
-        parents = [tip] if tip is not None else []
-        new_tip = repo.pg.create_commit(
-            None, signature, signature, f"git-harn: {kind} note on {annotated[:12]}\n",
-            builder.write(), parents,
-        )
-        try:
-            repo.move_ref(NOTES_REF, new_tip, tip, f"git-harn: {kind} note")
-        except RaceLost:
-            continue
-        show_notes_in_log(repo)
-        return
-    raise RaceLost(f"{NOTES_REF} kept changing under us; try again")
+        new_tip = repo.commit_files({annotated: (text.encode("utf-8"), BLOB_MODE)},
+                                    f"git-harn: {kind} note on {annotated[:12]}\n",
+                                    [tip] if tip is not None else [], machine_signature(repo), base=tip)
+        repo.move_ref(NOTES_REF, new_tip, tip, f"git-harn: {kind} note")
+
+    retry_cas(attempt, NOTES_REF)
+    show_notes_in_log(repo)
 
 
 def show_notes_in_log(repo: Repo) -> None:

@@ -11,17 +11,17 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-import pygit2
-
 from git_harn.clock import now_iso
-from git_harn.errors import CorruptRecord, HarnError, RaceLost
-from git_harn.git import Repo
+from git_harn.errors import CorruptRecord, HarnError
+from git_harn.git import Oid, Repo
+from git_harn.git.cas import retry_cas
 from git_harn.git.identity import machine_signature
+from git_harn.git.objects import BLOB_MODE
 from git_harn.store.record import RunRecord
+from git_harn.text import one_line
 
 RUNS_PREFIX = "refs/harnery/runs/"
 RECORD_FILE = "run.json"
-MAX_RETRIES = 8
 
 
 def run_ref(run_id: str) -> str:
@@ -31,12 +31,12 @@ def run_ref(run_id: str) -> str:
 @dataclass
 class Stored:
     record: RunRecord
-    tip: pygit2.Oid
+    tip: Oid
 
 
 @dataclass
 class Event:
-    oid: pygit2.Oid
+    oid: Oid
     time: int
     event: str
     summary: str
@@ -51,14 +51,10 @@ class Unreadable:
     error: str
 
 
-def _record_at(repo: Repo, tip: pygit2.Oid, where: str) -> RunRecord:
-    try:
-        commit = repo.pg[tip]
-        tree = commit.peel(pygit2.Tree)
-        blob = repo.pg[tree[RECORD_FILE].id]
-        data = blob.data  # type: ignore[attr-defined]
-    except (KeyError, ValueError, AttributeError, pygit2.GitError) as exc:
-        raise CorruptRecord(f"corrupt run record {where}: no {RECORD_FILE} in {tip}") from exc
+def _record_at(repo: Repo, tip: Oid, where: str) -> RunRecord:
+    data = repo.read_file(tip, RECORD_FILE)
+    if data is None:
+        raise CorruptRecord(f"corrupt run record {where}: no {RECORD_FILE} in {tip}")
     record = RunRecord.from_json(data, where)
     if where.startswith(RUNS_PREFIX) and record.runId != where[len(RUNS_PREFIX):]:
         # A copied or hand-made ref would send our writes to another run's ref.
@@ -74,26 +70,18 @@ def read(repo: Repo, run_id: str) -> Stored | None:
     return Stored(_record_at(repo, tip, ref), tip)
 
 
-def _one_line(text: str) -> str:
-    return " ".join(text.split())[:200]
-
-
-def write(repo: Repo, record: RunRecord, event: str, summary: str, old_tip: pygit2.Oid | None) -> pygit2.Oid:
+def write(repo: Repo, record: RunRecord, event: str, summary: str, old_tip: Oid | None) -> Oid:
     """Append one event commit to the run's chain; RaceLost if the tip moved."""
     record.updatedAt = now_iso()
-    blob = repo.pg.create_blob(record.to_json().encode("utf-8"))
-    builder = repo.pg.TreeBuilder()
-    builder.insert(RECORD_FILE, blob, pygit2.enums.FileMode.BLOB)
-    tree = builder.write()
     message = (
-        f"{event}: {_one_line(summary)}\n\n"
+        f"{event}: {one_line(summary)}\n\n"
         f"Harnery-Run: {record.runId}\n"
         f"Harnery-Event: {event}\n"
         f"Harnery-State: {record.state}\n"
     )
-    signature = machine_signature(repo)
     parents = [old_tip] if old_tip is not None else []
-    commit = repo.pg.create_commit(None, signature, signature, message, tree, parents)
+    commit = repo.commit_files({RECORD_FILE: (record.to_json().encode("utf-8"), BLOB_MODE)}, message,
+                               parents, machine_signature(repo))
     repo.move_ref(run_ref(record.runId), commit, old_tip, f"git-harn: {event}")
     return commit
 
@@ -107,18 +95,17 @@ def update(repo: Repo, run_id: str, mutate: Mutation) -> RunRecord | None:
     ``mutate`` gets the current record (or None) and returns
     ``(record, event, summary)`` to write, or None to write nothing.
     """
-    for _ in range(MAX_RETRIES):
+
+    def attempt() -> RunRecord | None:
         current = read(repo, run_id)
         change = mutate(current.record if current else None)
         if change is None:
             return current.record if current else None
         record, event, summary = change
-        try:
-            write(repo, record, event, summary, current.tip if current else None)
-            return record
-        except RaceLost:
-            continue
-    raise RaceLost(f"run {run_id}: the record kept changing under us; try again")
+        write(repo, record, event, summary, current.tip if current else None)
+        return record
+
+    return retry_cas(attempt, f"the record of run {run_id}")
 
 
 def list_records(repo: Repo) -> Iterator[Stored | Unreadable]:
@@ -135,13 +122,13 @@ def history(repo: Repo, run_id: str) -> list[Event]:
     tip = repo.ref_oid(run_ref(run_id))
     events: list[Event] = []
     while tip is not None:
-        commit = repo.commit(tip)
+        commit = repo.commit_info(tip)
         subject = commit.message.split("\n", 1)[0]
         trailers = _trailers(commit.message)
         event, _, summary = subject.partition(": ")
-        events.append(Event(tip, commit.commit_time, trailers.get("Harnery-Event", event),
+        events.append(Event(tip, commit.time, trailers.get("Harnery-Event", event),
                             summary, trailers.get("Harnery-State", "?")))
-        tip = commit.parent_ids[0] if commit.parent_ids else None
+        tip = commit.parents[0] if commit.parents else None
     return events
 
 

@@ -6,11 +6,10 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-import pygit2
-
 from git_harn.errors import BadInput
-from git_harn.git import Repo
-from git_harn.workspace.paths import registered_worktrees
+from git_harn.git import Oid, Repo
+from git_harn.git.refnames import branch_name
+from git_harn.git.worktrees import worktree_with_branch
 
 DEFAULT_BASE = "main"
 
@@ -19,20 +18,18 @@ DEFAULT_BASE = "main"
 class Branch:
     name: str  # short name, e.g. roadmap-1.2
     ref: str  # refs/heads/roadmap-1.2
-    tip: pygit2.Oid
+    tip: Oid
 
 
 @dataclass(frozen=True)
 class Base:
     rev: str  # as given or configured, e.g. main
-    oid: pygit2.Oid
+    oid: Oid
 
 
 def resolve_branch(repo: Repo, name: str) -> Branch:
     """The local branch ``name`` (short or ``refs/heads/…``); BadInput if missing."""
-    short = name.removeprefix("refs/heads/")
-    if not short or short.startswith("-"):
-        raise BadInput(f"not a branch name: {name!r}")
+    short = branch_name(name)
     ref = f"refs/heads/{short}"
     tip = repo.ref_oid(ref)
     if tip is None:
@@ -48,10 +45,7 @@ def resolve_base(repo: Repo, rev: str | None) -> Base:
 
 def worktree_of(repo: Repo, branch: Branch) -> Path | None:
     """The registered worktree that has ``branch`` checked out, if any."""
-    for path, checked_out in registered_worktrees(repo).items():
-        if checked_out == branch.ref:
-            return path
-    return None
+    return worktree_with_branch(repo, branch.ref)
 
 
 def worktree_present(path: Path) -> bool:

@@ -12,10 +12,9 @@ from __future__ import annotations
 import posixpath
 import re
 
-import pygit2
-
 from git_harn.errors import BadInput
-from git_harn.git import Repo
+from git_harn.git import Oid, Repo
+from git_harn.git.objects import REGULAR_MODES
 from git_harn.tasks.roadmap import MAX_LINE, TASK_ID
 
 DEFAULT_EXECPLANS = "docs/execplans"
@@ -67,17 +66,10 @@ def plan_task_id(name: str) -> str | None:
     return match["id"] if match else None
 
 
-def plan_names_in_tree(repo: Repo, tree: pygit2.Tree, folder: str) -> list[str]:
-    """Names of the ``.md`` files directly inside ``folder`` of ``tree``."""
-    try:
-        entry = tree[folder]
-    except KeyError:
-        return []
-    sub = repo.pg.get(entry.id)
-    if not isinstance(sub, pygit2.Tree):
-        return []
-    return sorted(e.name for e in sub if e.name and e.name.endswith(".md")
-                  and e.filemode in (pygit2.enums.FileMode.BLOB, pygit2.enums.FileMode.BLOB_EXECUTABLE))
+def plan_names_at(repo: Repo, commit: Oid, folder: str) -> list[str]:
+    """Names of the regular ``.md`` files directly inside ``folder`` at ``commit``."""
+    return sorted(name for name, mode in repo.list_folder(commit, folder)
+                  if name.endswith(".md") and mode in REGULAR_MODES)
 
 
 def task_plan_name(names: list[str], task_id: str) -> str | None:
@@ -89,13 +81,6 @@ def task_plan_name(names: list[str], task_id: str) -> str | None:
     return next((n for n in sorted(names) if plan_task_id(n) == task_id), None)
 
 
-def blob_bytes(repo: Repo, tree: pygit2.Tree, path: str) -> bytes | None:
-    """At most MAX_PLAN_BYTES of the regular file at ``path`` in ``tree``."""
-    try:
-        entry = tree[path]
-    except KeyError:
-        return None
-    if entry.filemode not in (pygit2.enums.FileMode.BLOB, pygit2.enums.FileMode.BLOB_EXECUTABLE):
-        return None
-    blob = repo.pg.get(entry.id)
-    return blob.data[:MAX_PLAN_BYTES] if isinstance(blob, pygit2.Blob) else None
+def plan_bytes(repo: Repo, commit: Oid, path: str) -> bytes | None:
+    """At most MAX_PLAN_BYTES of the regular file at ``path`` in ``commit``."""
+    return repo.read_file(commit, path, limit=MAX_PLAN_BYTES, regular_only=True)

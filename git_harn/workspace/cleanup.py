@@ -9,28 +9,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 from git_harn.clock import now_iso
 from git_harn.errors import BadInput, Refused
 from git_harn.failpoints import failpoint
 from git_harn.git import Repo
+from git_harn.git.workdir import DirtyPath, dirty_paths, hidden_changes, nested_git_paths, restore_deleted
+from git_harn.git.worktrees import admin_dir, detached_head, remove_worktree
+from git_harn.results import Result
 from git_harn.store import runs as store
-from git_harn.store.locks import hold_worktrees
-from git_harn.store.record import (
-    PRESERVED_DIRTY,
-    PRESERVED_UNMERGED,
-    RELEASED,
-    RunRecord,
-)
+from git_harn.store.locks import hold_run, hold_worktrees
+from git_harn.store.record import PRESERVED_DIRTY, PRESERVED_UNMERGED, RELEASED, RunRecord
 from git_harn.text import printable_path
-from git_harn.workspace.paths import (
-    DirtyPath,
-    admin_dir,
-    detached_head,
-    dirty_paths,
-    hidden_changes,
-    nested_git_paths,
-)
 from git_harn.workspace.reconcile import GONE, REMOTE, delete_branch_if_safe, presence, settle_vanished
 
 RELEASE = "released"
@@ -41,7 +32,9 @@ SHOWN_DIRTY = 5
 
 
 @dataclass
-class CleanupResult:
+class CleanupResult(Result):
+    SCHEMA: ClassVar[str] = "cleanup-result"
+
     runId: str
     workspaceId: str
     outcome: str
@@ -52,10 +45,6 @@ class CleanupResult:
     path: str
     wouldBe: str | None = None
     dirtyPaths: list[DirtyPath] = field(default_factory=list)
-
-    @property
-    def exit_code(self) -> int:
-        return 3 if self.outcome in (PRESERVED_DIRTY, PRESERVED_UNMERGED, BLOCKED) else 0
 
 
 @dataclass
@@ -85,7 +74,7 @@ def judge(repo: Repo, record: RunRecord, frozen_oid: str) -> Verdict:
     if dirty:
         return Verdict(PRESERVED_DIRTY, f"dirty workspace was preserved: {describe_dirty(dirty)}", dirty)
     head = detached_head(admin_dir(repo, Path(record.path)))
-    if head is not None and head in repo.pg and repo.unique_commits(head, set()):
+    if head is not None and repo.has(head) and repo.unique_commits(head, set()):
         return Verdict(PRESERVED_UNMERGED, (
             f"unmerged workspace was preserved: its detached HEAD {str(head)[:12]} holds "
             "commits reachable from no ref"
@@ -153,6 +142,13 @@ def preview(repo: Repo, run_id: str) -> CleanupResult:
     return _result(record, DRY_RUN, verdict.reason, wouldBe=verdict.outcome, dirtyPaths=verdict.dirty)
 
 
+def cleanup(repo: Repo, run_id: str) -> CleanupResult:
+    """``git harn cleanup --yes``: an unknown run is bad input before any lock is made."""
+    read_known(repo, run_id)
+    with hold_run(repo, run_id, "cleanup"):
+        return cleanup_locked(repo, run_id)
+
+
 def cleanup_locked(repo: Repo, run_id: str) -> CleanupResult:
     """Cleanup with ``--yes``; the caller holds the run lock."""
     stored = read_known(repo, run_id)
@@ -193,9 +189,7 @@ def _undo_partial_removal(repo: Repo, record: RunRecord) -> None:
     dirty = dirty_paths(path)
     missing = [entry.path for entry in dirty if entry.status == " D"]
     if missing and len(missing) == len(dirty):
-        repo.git("checkout", "--pathspec-from-file=-", "--pathspec-file-nul", cwd=path,
-                 input_bytes="\0".join(missing).encode("utf-8", "surrogateescape"),
-                 env={"GIT_LITERAL_PATHSPECS": "1"})
+        restore_deleted(path, missing)
 
 
 def freeze_intent(repo: Repo, stored: store.Stored) -> store.Stored:
@@ -233,7 +227,7 @@ def _release(repo: Repo, stored: store.Stored) -> CleanupResult:
     tip = store.write(repo, record, "releasing", f"removing {record.path}", stored.tip)
     failpoint("cleanup-before-remove")
     with hold_worktrees(repo):
-        repo.git("worktree", "remove", record.path)
+        remove_worktree(repo, Path(record.path))
     failpoint("cleanup-after-remove")
     _, branch_note = delete_branch_if_safe(repo, record.branch_ref)
     record.state = RELEASED

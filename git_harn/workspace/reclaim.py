@@ -19,22 +19,22 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import pygit2
+from typing import Any, ClassVar
 
 from git_harn.clock import now_iso
 from git_harn.errors import Refused
 from git_harn.failpoints import failpoint
-from git_harn.git import Repo
+from git_harn.git import Oid, Repo, to_oid
+from git_harn.git.workdir import Fingerprint, fingerprint, nested_git_paths, reset_hard_and_clean
+from git_harn.git.worktrees import head_of, head_ref_of, point_head
 from git_harn.notices import info, progress
 from git_harn.store import runs as store
+from git_harn.store.locks import hold_run
 from git_harn.store.record import ALREADY_GONE, RunRecord
 from git_harn.text import printable_path
 from git_harn.workspace.cleanup import CleanupResult, cleanup_locked, freeze_intent, read_known, refuse_remote
-from git_harn.workspace.paths import Fingerprint, fingerprint, nested_git_paths
 from git_harn.workspace.reconcile import GONE, presence, settle_vanished
-from git_harn.workspace.salvage import Salvaged, capture, contains, head_commit, open_worktree, save, unhide
+from git_harn.workspace.salvage import Salvaged, capture, contains, save
 
 SALVAGE = "salvage"
 DISCARD = "discard"
@@ -44,8 +44,16 @@ DISCARD = "discard"
 class ReclaimResult(CleanupResult):
     """The cleanup result, plus what reclaim did before handing off."""
 
+    SCHEMA: ClassVar[str] = "reclaim-result"
+
     mode: str = SALVAGE
     salvage: dict[str, Any] | None = None
+
+
+def reclaim(repo: Repo, run_id: str, mode: str) -> ReclaimResult:
+    """``git harn reclaim``, under the run lock."""
+    with hold_run(repo, run_id, "reclaim"):
+        return reclaim_locked(repo, run_id, mode)
 
 
 def reclaim_locked(repo: Repo, run_id: str, mode: str) -> ReclaimResult:
@@ -80,7 +88,7 @@ def _recreate_missing_branch(repo: Repo, record: RunRecord) -> None:
     if repo.ref_oid(record.branch_ref) is not None:
         return
     where = (record.frozenIntent or record.base)["oid"]
-    repo.create_ref(record.branch_ref, pygit2.Oid(hex=where),
+    repo.create_ref(record.branch_ref, to_oid(where),
                     f"git-harn: reclaim {record.runId} restores the deleted workspace branch")
     info(f"workspace branch {record.branch} was missing; recreated at {where[:12]}")
 
@@ -117,7 +125,7 @@ def _secure(repo: Repo, stored: store.Stored, mode: str) -> tuple[store.Stored, 
                       f"by a commit; move it out of {record.path}, then run 'git harn reclaim "
                       f"{record.runId}' again")
     cap = capture(repo, Path(record.path), with_tree=mode == SALVAGE)
-    salvaged = save(repo, record, cap, pygit2.Oid(hex=record.frozenIntent["oid"]))
+    salvaged = save(repo, record, cap, to_oid(record.frozenIntent["oid"]))
     record.reclaiming = {"mode": mode, "at": now_iso(), "salvageOid": salvaged.oid if salvaged else "",
                          "attempts": str(record.attempts),
                          "tip": str(protected_tip) if protected_tip else "",
@@ -140,47 +148,32 @@ def _salvage_interrupted(repo: Repo, record: RunRecord) -> bool:
     assert record.frozenIntent is not None
     frozen = record.frozenIntent["oid"]
     saved = mark.get("salvageOid") or None
-    for oid in (repo.ref_oid(record.branch_ref), head_commit(open_worktree(Path(record.path)))):
+    for oid in (repo.ref_oid(record.branch_ref), head_of(Path(record.path))):
         if oid is None or str(oid) == frozen:
             continue
-        if saved is None or not contains(repo, pygit2.Oid(hex=saved), oid):
+        if saved is None or not contains(repo, to_oid(saved), oid):
             return False
     # The salvage's parents include the staged versions it kept.
-    parents = [str(p) for p in repo.commit(pygit2.Oid(hex=saved)).parent_ids] if saved else []
+    parents = [str(p) for p in repo.commit_info(to_oid(saved)).parents] if saved else []
     known = [saved, *parents, frozen, mark.get("tip") or None, mark.get("head") or None]
-    return _nothing_new(repo, record, [pygit2.Oid(hex=c) for c in dict.fromkeys(known) if c])
+    return _nothing_new(repo, record, [to_oid(c) for c in dict.fromkeys(known) if c])
 
 
-def _nothing_new(repo: Repo, record: RunRecord, known: list[pygit2.Oid]) -> bool:
+def _nothing_new(repo: Repo, record: RunRecord, known: list[Oid]) -> bool:
     """Whether every path of the working tree (and index) holds a version one
     of the ``known`` commits has (the salvage, the frozen intent, the tip and
     HEAD it protected): a tree half-way through the restore. Any other
     content was written after the salvage and must be salvaged too."""
     cap = capture(repo, Path(record.path), with_tree=True)
-    keep = [_flatten(repo, repo.commit(commit).tree_id) for commit in known]
+    keep = [repo.flatten(repo.tree_id(commit)) for commit in known]
     for tree in (cap.work_tree, cap.index_tree):
         if tree is None:
             continue
-        found = _flatten(repo, tree)
+        found = repo.flatten(tree)
         for name in set(found).union(*keep):
             if all(found.get(name) != known.get(name) for known in keep):
                 return False
     return True
-
-
-def _flatten(repo: Repo, tree: pygit2.Oid) -> dict[str, tuple[str, int]]:
-    """path -> (object id, mode) for every blob and gitlink in ``tree``."""
-    out: dict[str, tuple[str, int]] = {}
-    pending: list[tuple[str, pygit2.Tree]] = [("", repo.pg[tree].peel(pygit2.Tree))]
-    while pending:
-        prefix, current = pending.pop()
-        for entry in current:
-            name = prefix + (entry.raw_name or b"").decode("utf-8", "surrogateescape")
-            if entry.filemode == pygit2.enums.FileMode.TREE:
-                pending.append((name + "/", repo.pg[entry.id].peel(pygit2.Tree)))
-            else:
-                out[name] = (str(entry.id), int(entry.filemode))
-    return out
 
 
 def _summary(mode: str, salvaged: Salvaged | None) -> str:
@@ -193,7 +186,7 @@ def _summary(mode: str, salvaged: Salvaged | None) -> str:
 def _restore(repo: Repo, record: RunRecord, before: Fingerprint | None = None) -> None:
     """The workspace ref back at the frozen OID [W8], checked out, clean."""
     assert record.frozenIntent is not None
-    frozen = pygit2.Oid(hex=record.frozenIntent["oid"])
+    frozen = to_oid(record.frozenIntent["oid"])
     now = repo.ref_oid(record.branch_ref)
     _refuse_newer_commits(repo, record, now)
     if before is not None and fingerprint(Path(record.path)) != before:
@@ -208,23 +201,21 @@ def _restore(repo: Repo, record: RunRecord, before: Fingerprint | None = None) -
     path = Path(record.path)
     _check_out_branch(repo, record, path)
     progress(f"reclaim {record.runId}: resetting {path} to {str(frozen)[:12]}")
-    unhide(path, {})  # their changes are salvaged (or discarded on purpose) now
-    # reset --hard first: it restores a staged deletion that clean alone would miss.
-    repo.git("reset", "--hard", "-q", cwd=path)
-    repo.git("clean", "-f", "-d", "-q", cwd=path)
+    # Hidden (skip-worktree) changes are salvaged, or discarded on purpose, by now.
+    reset_hard_and_clean(path)
     failpoint("reclaim-after-clean")
 
 
-def _refuse_newer_commits(repo: Repo, record: RunRecord, now: pygit2.Oid | None) -> None:
+def _refuse_newer_commits(repo: Repo, record: RunRecord, now: Oid | None) -> None:
     """A commit made on the branch or HEAD after the salvage was taken is not
     in it: moving the branch back over it would orphan it [P1] [P3]."""
     mark = record.reclaiming or {}
     saved = mark.get("salvageOid") or None
-    head = head_commit(open_worktree(Path(record.path)))
+    head = head_of(Path(record.path))
     for seen, current in ((mark.get("tip") or None, now), (mark.get("head") or None, head)):
         if current is None or str(current) in (seen, record.frozenIntent and record.frozenIntent["oid"]):
             continue
-        if saved is not None and contains(repo, pygit2.Oid(hex=saved), current):
+        if saved is not None and contains(repo, to_oid(saved), current):
             continue
         raise Refused(f"run {record.runId}: a commit ({str(current)[:12]}) landed in the workspace while it "
                       f"was being reclaimed; nothing was reset; run 'git harn reclaim {record.runId}' again")
@@ -233,14 +224,8 @@ def _refuse_newer_commits(repo: Repo, record: RunRecord, now: pygit2.Oid | None)
 def _check_out_branch(repo: Repo, record: RunRecord, path: Path) -> None:
     """Point the worktree's HEAD back at the workspace branch if the run moved it
     (a detached HEAD, another branch); what HEAD held is salvaged already."""
-    worktree = open_worktree(path)
-    try:
-        head = worktree.lookup_reference("HEAD")
-    except (KeyError, pygit2.GitError):
-        head = None
-    if head is not None and head.type == pygit2.enums.ReferenceType.SYMBOLIC and head.target == record.branch_ref:
-        return
-    repo.git("symbolic-ref", "HEAD", record.branch_ref, cwd=path)
+    if head_ref_of(path) != record.branch_ref:
+        point_head(path, record.branch_ref)
 
 
 def _clear_mark(repo: Repo, run_id: str) -> None:

@@ -7,16 +7,16 @@ the hooks being installed.
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 from git_harn.errors import Busy
-from git_harn.git import Repo
+from git_harn.git import Repo, worktrees
 from git_harn.git.identity import host_name
+from git_harn.git.worktrees import admin_dir, detached_head, registered_worktrees
 from git_harn.store import runs as store
 from git_harn.store.locks import hold_run, hold_worktrees
 from git_harn.store.record import ALREADY_GONE, RELEASED, RunRecord
-from git_harn.workspace.paths import GONE, HERE, REMOTE, admin_dir, detached_head, registered_worktrees
+from git_harn.workspace.paths import GONE, HERE, REMOTE
 
 
 def presence(repo: Repo, record: RunRecord) -> str:
@@ -29,19 +29,15 @@ def presence(repo: Repo, record: RunRecord) -> str:
 def prune_registration(repo: Repo, path: Path) -> bool:
     """Forget the worktree registered at ``path`` if its folder is missing,
     as ``git worktree prune`` would for that one entry. A locked entry stays."""
-    admin = admin_dir(repo, path)
-    if os.path.lexists(path) or admin is None or (admin / "locked").exists():
-        return False
     with hold_worktrees(repo):
-        shutil.rmtree(admin, ignore_errors=True)
-    return True
+        return worktrees.prune_registration(repo, path)
 
 
 def pin_detached_head(repo: Repo, record: RunRecord) -> str | None:
     """Before a vanished worktree's registration goes, keep commits that only
     its detached HEAD reaches on ``refs/harnery/detached/<run-id>`` [P1]."""
     head = detached_head(admin_dir(repo, Path(record.path)))
-    if head is None or head not in repo.pg or not repo.unique_commits(head, set()):
+    if head is None or not repo.has(head) or not repo.unique_commits(head, set()):
         return None
     name = f"refs/harnery/detached/{record.runId}"
     current = repo.ref_oid(name)

@@ -5,47 +5,39 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-
-import pygit2
+from typing import ClassVar
 
 from git_harn.clock import now_iso
 from git_harn.errors import BadInput, GitFailure
 from git_harn.failpoints import failpoint
-from git_harn.git import Repo
+from git_harn.git import Oid, Repo
 from git_harn.git.identity import host_name
+from git_harn.git.refnames import branch_name
+from git_harn.git.worktrees import add_worktree, registered_worktrees
+from git_harn.results import Result
 from git_harn.store import runs as store
-from git_harn.store.ids import new_workspace_id, validate_run_id
-from git_harn.store.locks import hold_worktrees
+from git_harn.store.ids import new_run_id, new_workspace_id, validate_run_id
+from git_harn.store.locks import hold_run, hold_worktrees
 from git_harn.store.record import ACTIVE, RunRecord
-from git_harn.workspace.paths import (
-    default_branch,
-    default_path,
-    registered_worktrees,
-    validate_branch_name,
-)
+from git_harn.workspace.paths import default_branch, default_path
 from git_harn.workspace.reconcile import GONE, presence, settle_vanished
+
+
+@dataclass
+class StartResult(Result):
+    SCHEMA: ClassVar[str] = "run-record"
+
+    record: RunRecord
+    outcome: str = "ok"
+
+    def document(self) -> dict[str, object]:
+        return self.record.as_dict()
 
 
 def _base_name(repo: Repo, base_rev: str | None) -> str:
     if base_rev is not None:
         return base_rev
-    try:
-        return str(repo.pg.head.name) if not repo.pg.head_is_detached else "HEAD"
-    except Exception:  # an unborn HEAD has no commit to start from
-        raise BadInput("HEAD has no commit yet; pass --base") from None
-
-
-def _check_free(repo: Repo, run_id: str) -> store.Stored | None:
-    """The run's current record, if a new workspace may be started for it."""
-    current = store.read(repo, run_id)
-    if current is None or current.record.terminal:
-        return current
-    if presence(repo, current.record) == GONE:
-        settled = settle_vanished(repo, current)
-        if settled.terminal:
-            return store.read(repo, run_id)
-    _refuse_live(current.record)
-    return None
+    return repo.head_branch() or "HEAD"
 
 
 def _refuse_live(record: RunRecord) -> None:
@@ -64,11 +56,13 @@ def _check_path(path: Path) -> None:
 
 
 @dataclass
-class _Plan:
+class Plan:
+    """What a start will make, every input checked [P7]."""
+
     base_name: str
-    base_oid: pygit2.Oid
+    base_oid: Oid
     branch_name: str
-    existing: pygit2.Oid | None  # tip of a caller-named branch that already exists
+    existing: Oid | None  # tip of a caller-named branch that already exists
     where: Path
 
     @property
@@ -77,25 +71,21 @@ class _Plan:
 
 
 def check_start(repo: Repo, run_id: str, base_rev: str | None, branch: str | None,
-                path: str | None) -> _Plan:
-    """Check every input before anything is written [P7]."""
-    current = store.read(repo, run_id)
+                path: str | None, current: store.Stored | None) -> Plan:
+    """Check every input against the run's ``current`` record before anything is written [P7]."""
     live = current is not None and not current.record.terminal
     if current is not None and live and presence(repo, current.record) != GONE:
         _refuse_live(current.record)
-    branch_name = validate_branch_name(repo, branch or default_branch(run_id))
-    existing = repo.ref_oid(f"refs/heads/{branch_name}")
-    own_vanished = live and current is not None and current.record.branch == branch_name
+    name = branch_name(branch or default_branch(run_id))
+    existing = repo.ref_oid(f"refs/heads/{name}")
+    own_vanished = live and current is not None and current.record.branch == name
     if existing is not None and branch is None and not own_vanished:
-        raise BadInput(
-            f"branch {branch_name} already exists (left by an earlier run); "
-            "delete or rename it, or pass --branch"
-        )
+        raise BadInput(f"branch {name} already exists (left by an earlier run); delete or rename it, or pass --branch")
     if existing is not None and base_rev is not None:
-        raise BadInput(f"--base cannot move the existing branch {branch_name}; leave --base out")
-    if existing is not None and f"refs/heads/{branch_name}" in registered_worktrees(repo).values():
-        raise BadInput(f"branch {branch_name} is checked out in another worktree")
-    base_name = _base_name(repo, base_rev) if existing is None else f"refs/heads/{branch_name}"
+        raise BadInput(f"--base cannot move the existing branch {name}; leave --base out")
+    if existing is not None and f"refs/heads/{name}" in registered_worktrees(repo).values():
+        raise BadInput(f"branch {name} is checked out in another worktree")
+    base_name = _base_name(repo, base_rev) if existing is None else f"refs/heads/{name}"
     base_oid = existing or repo.resolve_commit(base_name)
     # Resolve symlinks now: git records the real path of a worktree.
     where = Path(os.path.realpath(Path(path).expanduser() if path else default_path(repo, run_id)))
@@ -104,22 +94,27 @@ def check_start(repo: Repo, run_id: str, base_rev: str | None, branch: str | Non
         where.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise BadInput(f"cannot create {where.parent}: {exc.strerror}") from exc
-    return _Plan(base_name, base_oid, branch_name, existing, where)
+    return Plan(base_name, base_oid, name, existing, where)
 
 
-def start_locked(
-    repo: Repo,
-    run_id: str,
-    base_rev: str | None = None,
-    branch: str | None = None,
-    path: str | None = None,
-    command: list[str] | None = None,
-) -> RunRecord:
+def start(repo: Repo, run_id: str | None, base_rev: str | None = None, branch: str | None = None,
+          path: str | None = None) -> StartResult:
+    """``git harn start``: bad input fails before any lock is made, then the start runs under the run lock."""
+    run_id = validate_run_id(run_id) if run_id is not None else new_run_id()
+    check_start(repo, run_id, base_rev, branch, path, store.read(repo, run_id))
+    with hold_run(repo, run_id, "start"):
+        return StartResult(start_locked(repo, run_id, base_rev, branch, path))
+
+
+def start_locked(repo: Repo, run_id: str, base_rev: str | None = None, branch: str | None = None,
+                 path: str | None = None, command: list[str] | None = None) -> RunRecord:
     """Create the workspace for ``run_id``; the caller holds the run lock."""
     validate_run_id(run_id)
-    check_start(repo, run_id, base_rev, branch, path)
-    current = _check_free(repo, run_id)
-    plan = check_start(repo, run_id, base_rev, branch, path)  # settling may have changed refs
+    current = store.read(repo, run_id)
+    if current is not None and not current.record.terminal and presence(repo, current.record) == GONE:
+        settle_vanished(repo, current)  # may follow a moved worktree, or end the old one
+        current = store.read(repo, run_id)
+    plan = check_start(repo, run_id, base_rev, branch, path, current)
     record = RunRecord(
         runId=run_id, workspaceId=new_workspace_id(), state=ACTIVE, path=str(plan.where),
         branch=plan.branch_name, base={"ref": plan.base_name, "oid": str(plan.base_oid)},
@@ -132,15 +127,14 @@ def start_locked(
         repo.create_ref(plan.branch_ref, plan.base_oid, f"git-harn: start {run_id}")
     try:
         with hold_worktrees(repo):
-            repo.git("worktree", "add", str(plan.where), plan.branch_name)
+            add_worktree(repo, plan.where, plan.branch_name)
     except GitFailure:
         _undo_start(repo, record, plan, tip, old_tip)
         raise
     return record
 
 
-def _undo_start(repo: Repo, record: RunRecord, plan: _Plan, tip: pygit2.Oid,
-                old_tip: pygit2.Oid | None) -> None:
+def _undo_start(repo: Repo, record: RunRecord, plan: Plan, tip: Oid, old_tip: Oid | None) -> None:
     """A failed ``worktree add`` leaves the branch and the record as they were."""
     if plan.existing is None and repo.ref_oid(plan.branch_ref) == plan.base_oid:
         repo.delete_ref(plan.branch_ref, plan.base_oid)

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, ClassVar
 
 from git_harn.errors import BadInput
 from git_harn.git import Repo
+from git_harn.git.workdir import DirtyPath, dirty_paths_many
+from git_harn.results import Result
 from git_harn.store import runs as store
 from git_harn.store.ids import validate_run_id
 from git_harn.store.record import ACTIVE, RunRecord
-from git_harn.workspace.paths import DirtyPath, dirty_paths_many
+from git_harn.text import jsonable
 from git_harn.workspace.reconcile import HERE, presence, reconcile_quietly
 
 DEFAULT_LIMIT = 10
@@ -36,9 +39,21 @@ class WorkspaceStatus:
 
 
 @dataclass
-class StatusReport:
+class StatusReport(Result):
+    SCHEMA: ClassVar[str] = "status"
+
     workspaces: list[WorkspaceStatus]
     errors: list[store.Unreadable]
+
+    @property
+    def outcome(self) -> str:
+        return "unreadable-records" if self.errors else "ok"
+
+    def document(self) -> dict[str, Any]:
+        document: dict[str, Any] = {"schemaVersion": self.SCHEMA_VERSION, "workspaces": jsonable(self.workspaces)}
+        if self.errors:
+            document["errors"] = [{"ref": e.ref, "error": e.error} for e in self.errors]
+        return document
 
 
 def next_steps(record: RunRecord) -> list[str]:

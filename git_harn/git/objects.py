@@ -1,0 +1,221 @@
+"""Objects: blobs, trees and commits read and written through pygit2.
+
+Every "read the file at a path of a commit" and every "blob, tree, commit"
+sequence of git-harn is one of these methods, mixed into ``Repo``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+import pygit2
+
+from git_harn.errors import GitFailure
+
+Oid = pygit2.Oid
+REGULAR_MODES = (0o100644, 0o100755)
+BLOB_MODE = 0o100644
+EXECUTABLE_MODE = 0o100755
+TREE_MODE = 0o040000
+
+
+@dataclass(frozen=True)
+class Signature:
+    name: str
+    email: str
+    time: int
+    offset: int  # minutes east of UTC
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    oid: Oid
+    tree: Oid
+    parents: tuple[Oid, ...]
+    message: str
+    time: int  # committer time, seconds since the epoch
+
+
+@dataclass(frozen=True)
+class Change:
+    """One path that differs between two trees."""
+
+    path: str  # the new side's path (the old one for a deletion)
+    status: str  # "A", "D", "M", "T" …
+    new_id: Oid | None  # None for a deletion
+    old_path: str = ""
+
+
+def to_oid(text: str) -> Oid:
+    """An object id from its hex form; ValueError if it is not one."""
+    return pygit2.Oid(hex=text)
+
+
+def _pg_signature(sig: Signature) -> pygit2.Signature:
+    return pygit2.Signature(sig.name, sig.email, sig.time, sig.offset)
+
+
+class ObjectsMixin:
+    _pg: pygit2.Repository
+
+    # --- reading ------------------------------------------------------------
+
+    def has(self, oid: Oid) -> bool:
+        return oid in self._pg
+
+    def commit_info(self, oid: Oid) -> CommitInfo:
+        obj = self._pg.get(oid)
+        if not isinstance(obj, pygit2.Commit):
+            raise GitFailure(f"{oid} is not a commit")
+        return CommitInfo(obj.id, obj.tree_id, tuple(obj.parent_ids), obj.message, obj.commit_time)
+
+    def tree_id(self, commit: Oid | None) -> Oid:
+        """The tree of ``commit`` (the empty tree for None)."""
+        return self.empty_tree() if commit is None else self.commit_info(commit).tree
+
+    def empty_tree(self) -> Oid:
+        return self._pg.TreeBuilder().write()
+
+    def _tree(self, oid: Oid) -> pygit2.Tree | None:
+        obj = self._pg.get(oid)
+        if isinstance(obj, pygit2.Commit):
+            return obj.tree
+        return obj if isinstance(obj, pygit2.Tree) else None
+
+    def entry(self, tree_or_commit: Oid, path: str) -> tuple[Oid, int] | None:
+        """(object id, mode) at ``path`` of a tree or a commit's tree, or None."""
+        tree = self._tree(tree_or_commit)
+        if tree is None:
+            return None
+        try:
+            found = tree[path]
+        except (KeyError, ValueError):
+            return None
+        return found.id, int(found.filemode)
+
+    def read_file(self, tree_or_commit: Oid, path: str, limit: int | None = None,
+                  regular_only: bool = False) -> bytes | None:
+        """The bytes of the blob at ``path`` (at most ``limit``), or None when
+        there is none (or, ``regular_only``, when it is a symlink or a gitlink)."""
+        found = self.entry(tree_or_commit, path)
+        if found is None or (regular_only and found[1] not in REGULAR_MODES):
+            return None
+        blob = self._pg.get(found[0])
+        if not isinstance(blob, pygit2.Blob):
+            return None
+        return blob.data if limit is None else blob.data[:limit]
+
+    def read_blob(self, oid: Oid) -> bytes:
+        blob = self._pg.get(oid)
+        if not isinstance(blob, pygit2.Blob):
+            raise GitFailure(f"{oid} is not a blob")
+        return blob.data
+
+    def list_folder(self, tree_or_commit: Oid, folder: str) -> list[tuple[str, int]]:
+        """(name, mode) of the entries directly inside ``folder`` ([] if absent)."""
+        found = self.entry(tree_or_commit, folder) if folder else None
+        sub = self._tree(found[0]) if found is not None else self._tree(tree_or_commit) if not folder else None
+        if sub is None:
+            return []
+        return sorted((e.name or "", int(e.filemode)) for e in sub)
+
+    def flatten(self, tree: Oid) -> dict[str, tuple[str, int]]:
+        """path -> (object id, mode) for every blob and gitlink in ``tree``."""
+        out: dict[str, tuple[str, int]] = {}
+        root = self._tree(tree)
+        pending: list[tuple[str, pygit2.Tree]] = [("", root)] if root is not None else []
+        while pending:
+            prefix, current = pending.pop()
+            for item in current:
+                name = prefix + (item.raw_name or b"").decode("utf-8", "surrogateescape")
+                if item.filemode == pygit2.enums.FileMode.TREE:
+                    sub = self._tree(item.id)
+                    if sub is not None:
+                        pending.append((name + "/", sub))
+                else:
+                    out[name] = (str(item.id), int(item.filemode))
+        return out
+
+    def diff_trees(self, old: Oid, new: Oid) -> list[Change]:
+        """The paths that differ from tree (or commit) ``old`` to ``new``."""
+        old_tree, new_tree = self._tree(old), self._tree(new)
+        if old_tree is None or new_tree is None:
+            raise GitFailure(f"cannot compare {old} with {new}: not trees")
+        changes = []
+        for delta in old_tree.diff_to_tree(new_tree).deltas:
+            deleted = delta.status == pygit2.enums.DeltaStatus.DELETED
+            path = (delta.old_file if deleted else delta.new_file).raw_path.decode("utf-8", "surrogateescape")
+            old_path = delta.old_file.raw_path.decode("utf-8", "surrogateescape")
+            changes.append(Change(path, delta.status_char(), None if deleted else delta.new_file.id, old_path))
+        return changes
+
+    def changed_paths(self, old: Oid, news: list[Oid | None]) -> list[str]:
+        """Every path (either side of a change) that differs between ``old``
+        and any of ``news``, sorted; undecodable bytes shown escaped."""
+        found: set[str] = set()
+        for new in news:
+            if new is None:
+                continue
+            for change in self.diff_trees(old, new):
+                for side in (change.old_path, change.path):
+                    found.add(side.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"))
+        return sorted(found)
+
+    # --- history --------------------------------------------------------------
+
+    def contains(self, tip: Oid, other: Oid) -> bool:
+        """Whether ``other`` is ``tip`` or one of its ancestors."""
+        return tip == other or self._pg.descendant_of(tip, other)
+
+    def merge_base(self, one: Oid, two: Oid) -> Oid | None:
+        return self._pg.merge_base(one, two)
+
+    def ahead_behind(self, tip: Oid, base: Oid) -> tuple[int, int]:
+        ahead, behind = self._pg.ahead_behind(tip, base)
+        return int(ahead), int(behind)
+
+    def walk(self, tip: Oid, hide: Oid | None = None, limit: int | None = None) -> Iterator[CommitInfo]:
+        """Commits reachable from ``tip`` and not from ``hide``, newest first."""
+        walker = self._pg.walk(tip, pygit2.enums.SortMode.TOPOLOGICAL)
+        if hide is not None:
+            walker.hide(hide)
+        for count, commit in enumerate(walker):
+            if limit is not None and count >= limit:
+                return
+            yield CommitInfo(commit.id, commit.tree_id, tuple(commit.parent_ids), commit.message,
+                             commit.commit_time)
+
+    # --- writing --------------------------------------------------------------
+
+    def write_blob(self, data: bytes) -> Oid:
+        return self._pg.create_blob(data)
+
+    def tree_with(self, base: Oid | None, files: Mapping[str, tuple[bytes | Oid, int]]) -> Oid:
+        """Tree ``base`` (a tree or commit; None: empty) with ``files``
+        (path -> (content or blob id, mode)) put in, at any depth."""
+        blobs = {path: (data if isinstance(data, Oid) else self.write_blob(data), mode)
+                 for path, (data, mode) in files.items()}
+        base_tree = self._tree(base) if base is not None else None
+        if all("/" not in path for path in blobs):
+            builder = self._pg.TreeBuilder(base_tree) if base_tree is not None else self._pg.TreeBuilder()
+            for path, (blob, mode) in blobs.items():
+                builder.insert(path, blob, mode)
+            return builder.write()
+        index = pygit2.Index()
+        if base_tree is not None:
+            index.read_tree(base_tree)
+        for path, (blob, mode) in blobs.items():
+            index.add(pygit2.IndexEntry(path, blob, pygit2.enums.FileMode(mode)))
+        return index.write_tree(self._pg)
+
+    def make_commit(self, tree: Oid, parents: list[Oid], message: str, author: Signature,
+                    committer: Signature | None = None) -> Oid:
+        """A commit object (no ref moves, no hook runs)."""
+        return self._pg.create_commit(None, _pg_signature(author), _pg_signature(committer or author),
+                                      message, tree, list(parents))
+
+    def commit_files(self, files: Mapping[str, tuple[bytes | Oid, int]], message: str,
+                     parents: list[Oid], author: Signature, base: Oid | None = None) -> Oid:
+        """Blob, tree, commit in one step: ``base``'s tree with ``files`` put in."""
+        return self.make_commit(self.tree_with(base, files), parents, message, author)

@@ -1,0 +1,181 @@
+"""Linked worktrees: their registrations, admin folders and HEAD files.
+
+git keeps a linked worktree's admin folder in ``<common dir>/worktrees/<name>``
+(``gitdir`` points back at the worktree's ``.git`` file, ``HEAD`` names what it
+has checked out, ``locked`` marks it as not to be pruned). git-harn reads those
+files here and nowhere else.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from contextlib import suppress
+from pathlib import Path
+
+import pygit2
+
+from git_harn.errors import GitFailure
+from git_harn.git.objects import Oid
+from git_harn.git.repo import Repo
+from git_harn.git.run import run_git
+
+
+def registered_worktrees(repo: Repo) -> dict[Path, str | None]:
+    """Registered worktree paths and the branch ref each has checked out."""
+    out: dict[Path, str | None] = {}
+    current: Path | None = None
+    for line in repo._git("worktree", "list", "--porcelain", "-z").split("\0"):
+        if line.startswith("worktree "):
+            current = Path(line[len("worktree "):])
+            out[current] = None
+        elif line.startswith("branch ") and current is not None:
+            out[current] = line[len("branch "):]
+    return out
+
+
+def worktree_with_branch(repo: Repo, ref: str) -> Path | None:
+    """The registered worktree that has ``ref`` checked out, if any."""
+    return next((path for path, branch in registered_worktrees(repo).items() if branch == ref), None)
+
+
+def admin_dir(repo: Repo, path: Path) -> Path | None:
+    """The worktree's folder in the common git dir (``worktrees/<name>``)."""
+    admin_root = repo.common_dir / "worktrees"
+    if not admin_root.is_dir():
+        return None
+    wanted = os.path.normpath(os.path.realpath(os.path.join(path, ".git")))
+    for admin in admin_root.iterdir():
+        try:
+            gitdir = (admin / "gitdir").read_text().strip()
+        except OSError:
+            continue
+        if os.path.normpath(os.path.realpath(gitdir)) == wanted:
+            return admin
+    return None
+
+
+def is_locked(admin: Path | None) -> bool:
+    """``git worktree lock`` was used on it: git will not prune it."""
+    return admin is not None and (admin / "locked").exists()
+
+
+def detached_head(admin: Path | None) -> Oid | None:
+    """The commit a worktree's HEAD holds when it is detached (None otherwise).
+    A detached HEAD is not a ref: commits only it reaches die with the worktree."""
+    if admin is None:
+        return None
+    try:
+        head = (admin / "HEAD").read_text().strip()
+    except OSError:
+        return None
+    if head.startswith("ref:") or len(head) not in (40, 64):
+        return None
+    try:
+        return pygit2.Oid(hex=head)
+    except ValueError:
+        return None
+
+
+def checked_out_branches(repo: Repo) -> Iterator[tuple[Path, str]]:
+    """(worktree, branch ref) for every worktree that has a branch checked out,
+    read from the HEAD files (as ``git worktree list`` does, without a process)."""
+    heads = [] if repo.is_bare else [(repo.common_dir, repo.common_dir.parent)]
+    admin_root = repo.common_dir / "worktrees"
+    if admin_root.is_dir():
+        for admin in admin_root.iterdir():
+            with suppress(OSError):
+                heads.append((admin, Path((admin / "gitdir").read_text().strip()).parent))
+    for admin, path in heads:
+        with suppress(OSError):
+            head = (admin / "HEAD").read_text().strip()
+            if head.startswith("ref: "):
+                yield path, head[len("ref: "):]
+
+
+def linked_admin(worktree: Path) -> Path:
+    """The admin folder a worktree's ``.git`` file points at (OSError if none)."""
+    text = (worktree / ".git").read_text().strip()
+    return worktree / text.removeprefix("gitdir:").strip()  # a relative one is relative to the worktree
+
+
+def registered_here(repo: Repo, path: Path) -> bool:
+    """``path/.git`` names a git dir that exists, is this repository's, and
+    whose ``gitdir`` file points back at ``path``."""
+    if not (path / ".git").is_file():
+        return False
+    try:
+        linked = linked_admin(path)
+    except OSError:
+        return False
+    admin = admin_dir(repo, path)
+    return admin is not None and linked.is_dir() and os.path.samefile(admin, linked)
+
+
+def prune_registration(repo: Repo, path: Path) -> bool:
+    """Forget the worktree registered at ``path`` if its folder is missing,
+    as ``git worktree prune`` would for that one entry. A locked entry stays.
+    The caller holds the worktrees lock."""
+    admin = admin_dir(repo, path)
+    if os.path.lexists(path) or admin is None or is_locked(admin):
+        return False
+    shutil.rmtree(admin, ignore_errors=True)
+    return True
+
+
+def add_worktree(repo: Repo, path: Path, branch: str) -> None:
+    """``git worktree add <path> <branch>`` (the caller holds the worktrees lock)."""
+    repo._git("worktree", "add", str(path), branch)
+
+
+def add_detached(repo: Repo, path: Path, commit: Oid) -> None:
+    repo._git("worktree", "add", "--detach", "--quiet", str(path), str(commit))
+
+
+def remove_worktree(repo: Repo, path: Path) -> None:
+    """``git worktree remove`` without force: git refuses a dirty worktree [W3]."""
+    repo._git("worktree", "remove", str(path))
+
+
+def remove_scratch(repo: Repo, path: Path) -> None:
+    """Remove one of git-harn's own scratch checkouts of a committed tip,
+    forced: nothing in one is anyone's only copy of anything."""
+    run_git(["worktree", "remove", "--force", str(path)], repo.cli_cwd, check=False)
+
+
+def open_worktree(path: Path) -> pygit2.Repository:
+    try:
+        return pygit2.Repository(str(path))
+    except pygit2.GitError as exc:
+        raise GitFailure(f"cannot open the worktree at {path}: {exc}") from exc
+
+
+def head_of(path: Path) -> Oid | None:
+    """The commit the worktree at ``path`` has checked out (None: unborn or missing)."""
+    try:
+        target = open_worktree(path).head.target
+    except (pygit2.GitError, KeyError, ValueError, GitFailure):
+        return None
+    return target if isinstance(target, Oid) else None
+
+
+def head_ref_of(path: Path) -> str | None:
+    """The branch ref the worktree's HEAD names (None: detached or unreadable)."""
+    try:
+        head = open_worktree(path).lookup_reference("HEAD")
+    except (KeyError, pygit2.GitError, GitFailure):
+        return None
+    if head.type == pygit2.enums.ReferenceType.SYMBOLIC:
+        return str(head.target)
+    return None
+
+
+def point_head(path: Path, ref: str) -> None:
+    """Make the worktree's HEAD name ``ref`` (no files change)."""
+    run_git(["symbolic-ref", "HEAD", ref], path)
+
+
+def detach_head(path: Path, commit: Oid) -> None:
+    """Detach the worktree's HEAD at ``commit`` (no files change)."""
+    open_worktree(path).set_head(commit)

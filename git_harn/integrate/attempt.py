@@ -1,0 +1,174 @@
+"""One integration attempt: rebase, squash, tick, commit, push [I1].
+
+An attempt ends in exactly one of two ways, as a value: a report (landed, or
+stopped with the reason in it), or a Retry when the push lost a race and the
+whole attempt must start over from a fresh fetch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from git_harn.errors import BadInput, Refused
+from git_harn.failpoints import failpoint
+from git_harn.git import Oid, Repo
+from git_harn.git import checkout as wt
+from git_harn.git.objects import REGULAR_MODES
+from git_harn.git.remote import push_with_lease
+from git_harn.git.worktrees import checked_out_branches, detach_head, head_of
+from git_harn.integrate.report import (
+    CONFLICT,
+    LANDED,
+    NOTHING_TO_INTEGRATE,
+    PUSH_FAILED,
+    REFUSED,
+    IntegrationReport,
+    new_report,
+)
+from git_harn.integrate.target import Target
+from git_harn.store.notes import merge_note
+from git_harn.tasks.roadmap import Task, tick
+from git_harn.text import jsonable
+
+SHOWN_PATHS = 10
+TITLE_LIMIT = 200
+
+
+@dataclass(frozen=True)
+class Retry:
+    """The push lost a race: ``why`` is what the remote said."""
+
+    why: str
+    commit: str  # what this attempt made and could not push
+
+
+def attempt(repo: Repo, target: Target, worktree: Path, base: Oid, task: Task,
+            number: int) -> IntegrationReport | Retry:
+    # Untracked leftovers go first; each switch below discards tracked ones.
+    wt.clean_untracked(worktree)
+    tip = _rebase(repo, target, worktree, base)
+    if isinstance(tip, list):
+        return _conflict(target, number, "rebase", tip, repo.ref_oid(target.branch_ref))
+    wt.switch_reset(worktree, target.work_branch, base)
+    conflicts = wt.merge_squash(worktree, tip)
+    if conflicts is not None:
+        return _conflict(target, number, "squash merge", conflicts, tip, rebased=True)
+    if wt.nothing_staged(worktree):
+        return new_report(target, number, rebased=True, outcome=NOTHING_TO_INTEGRATE, summary=(
+            f"nothing to integrate: {target.branch} ({str(tip)[:12]}) adds no change to "
+            f"{target.upstream}; task {target.task_id} stays unticked"))
+    refused = _tick_roadmap(repo, target, worktree, base)
+    if refused is not None:
+        return new_report(target, number, rebased=True, outcome=REFUSED,
+                          summary=f"{refused}; task {target.task_id} cannot be marked done, nothing was pushed")
+    commit = wt.commit_index(worktree, commit_message(target, task, repo.ahead_behind(tip, base)[0]))
+    failpoint("integrate-after-commit")
+    failpoint("integrate-before-push")
+    pushed = push_with_lease(worktree, target.remote, f"refs/heads/{target.work_branch}", target.base, base)
+    if pushed.moved is not None:
+        return Retry(pushed.moved, str(commit))
+    if not pushed.landed:
+        return new_report(target, number, rebased=True, squashMerged=True, roadmapMarkedDone=True,
+                          outcome=PUSH_FAILED, summary=f"push to {target.upstream} was refused: {pushed.refused}")
+    failpoint("integrate-after-push")
+    return _landed(repo, target, worktree, commit, base, number)
+
+
+def _rebase(repo: Repo, target: Target, worktree: Path, base: Oid) -> Oid | list[str]:
+    """The task tip rebased onto ``base`` (the branch moved with CAS), or the
+    conflicting paths, with the task branch left exactly as it was."""
+    tip = repo.ref_oid(target.branch_ref)
+    if tip is None:
+        raise BadInput(f"unknown branch: {target.branch}")
+    if repo.contains(tip, base):
+        return tip
+    _refuse_if_checked_out(repo, target)
+    wt.switch_detached(worktree, tip)
+    conflicts = wt.rebase_onto(worktree, base)
+    if conflicts is not None:
+        return conflicts
+    rebased = head_of(worktree)
+    assert rebased is not None
+    repo.move_ref(target.branch_ref, rebased, tip, f"git-harn: integrate: rebase onto {target.upstream}")
+    return rebased
+
+
+def _refuse_if_checked_out(repo: Repo, target: Target) -> None:
+    """Rebasing a branch that a worktree has checked out would leave that
+    checkout out of step with its branch; git refuses too."""
+    for path, branch in checked_out_branches(repo):
+        if branch == target.branch_ref:
+            raise Refused(
+                f"{target.branch} needs a rebase onto {target.upstream} but is checked out in {path}; "
+                f"switch that worktree away from it (git -C {path} switch --detach) and rerun"
+            )
+
+
+def _conflict(target: Target, number: int, step: str, paths: list[str], tip: Oid | None,
+              rebased: bool = False) -> IntegrationReport:
+    shown = ", ".join(paths[:SHOWN_PATHS]) + (f" … and {len(paths) - SHOWN_PATHS} more"
+                                               if len(paths) > SHOWN_PATHS else "")
+    return new_report(target, number, rebased=rebased, outcome=CONFLICT, conflictPaths=paths,
+                      conflicts=f"{step} of {target.branch} onto {target.upstream} conflicts in {shown}",
+                      summary=(f"{target.branch} was left as it was ({str(tip)[:12]}); rebase it "
+                               f"onto {target.upstream} by hand, then rerun"))
+
+
+def _tick_roadmap(repo: Repo, target: Target, worktree: Path, base: Oid) -> str | None:
+    """``- [ ] <id>`` → ``- [x] <id>`` in the index the squash left; None when
+    done, else why the roadmap cannot be ticked.
+
+    The task branch decides what sits at the roadmap's path, so the file on
+    disk may be a symlink out of the worktree: only blobs are read and
+    written, never the filesystem [P5]. The squash may change no roadmap
+    line but this task's own checkbox: a task does not tick other tasks."""
+    entry = wt.staged_entry(worktree, target.roadmap)
+    if entry is None:
+        return f"the squash of {target.branch} removes {target.roadmap}"
+    mode, oid = entry
+    if mode not in REGULAR_MODES:
+        return (f"the squash of {target.branch} makes {target.roadmap} something other than a "
+                f"regular file (mode {mode:o})")
+    merged = repo.read_blob(oid)
+    before = repo.read_file(base, target.roadmap) or b""
+    ticked, _ = tick(before.decode("utf-8", "surrogateescape"), target.task_id)
+    wanted = ticked.encode("utf-8", "surrogateescape")
+    if merged not in (before, wanted):
+        return (f"the squash of {target.branch} changes {target.roadmap} beyond the checkbox of task "
+                f"{target.task_id}; a task may not edit the roadmap or tick other tasks")
+    if merged != wanted:
+        wt.stage_blob(worktree, target.roadmap, repo.write_blob(wanted), mode)
+    return None
+
+
+def commit_message(target: Target, task: Task, commits: int) -> str:
+    """Subject from the task's title (untrusted text, kept to one printable line)."""
+    title = "".join(ch for ch in task.title if ch.isprintable())[:TITLE_LIMIT].strip()
+    what = f"addendum {target.addendum} of task" if target.addendum is not None else "task"
+    trailers = f"Harnery-Task: {target.task_id}\n"
+    if target.addendum is not None:
+        trailers += f"Harnery-Addendum: {target.addendum}\n"
+    return (f"{title or 'Task ' + target.task_id}\n\n"
+            f"Squash of {target.branch} ({commits} commit(s)) onto {target.upstream}: "
+            f"{what} {target.task_id}, marked done in {target.roadmap}.\n\n{trailers}")
+
+
+def _landed(repo: Repo, target: Target, worktree: Path, commit: Oid, base: Oid, number: int) -> IntegrationReport:
+    report = new_report(target, number, ok=True, rebased=True, squashMerged=True, pushed=True,
+                        roadmapMarkedDone=True, commit=str(commit), outcome=LANDED, summary=(
+                            f"{target.branch} landed on {target.upstream} as {str(commit)[:12]} "
+                            f"(task {target.task_id} marked done) after {number} attempt(s)"))
+    if repo.ref_oid(target.tracking_ref) == base:  # the remote has no fetch refspec that push could follow
+        repo.move_ref(target.tracking_ref, commit, base, "git-harn: integrate: pushed")
+    merge_note(repo, commit, "integration", jsonable(report))
+    _drop_work_branch(repo, target, worktree, commit)
+    return report
+
+
+def _drop_work_branch(repo: Repo, target: Target, worktree: Path, commit: Oid) -> None:
+    """The throwaway branch goes once its commit is on the remote-tracking ref [P1]."""
+    if repo.ref_oid(target.tracking_ref) != commit:
+        return
+    detach_head(worktree, commit)  # same commit, same tree
+    repo.delete_ref(f"refs/heads/{target.work_branch}", commit)

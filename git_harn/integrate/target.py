@@ -1,0 +1,91 @@
+"""What lands where: a request checked into a target before anything changes [P7]."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from git_harn.errors import BadInput
+from git_harn.git import Repo
+from git_harn.git.refnames import branch_name
+from git_harn.tasks.branches import DEFAULT_BASE
+from git_harn.tasks.roadmap import parse_task_branch, roadmap_path, validate_task_id
+
+DEFAULT_REMOTE = "origin"
+DEFAULT_MAX_ATTEMPTS = 5
+
+
+@dataclass(frozen=True)
+class Request:
+    branch: str
+    base: str | None = None  # None: git config harn.base, else main
+    remote: str = DEFAULT_REMOTE
+    task_id: str | None = None
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS
+    resume_after_crash: bool = False
+
+
+@dataclass(frozen=True)
+class Target:
+    """A validated request."""
+
+    branch: str  # short name of the task branch
+    base: str
+    remote: str
+    task_id: str
+    addendum: int | None
+    roadmap: str  # path of the roadmap inside the tree
+    max_attempts: int
+
+    @property
+    def branch_ref(self) -> str:
+        return f"refs/heads/{self.branch}"
+
+    @property
+    def tracking_ref(self) -> str:
+        return f"refs/remotes/{self.remote}/{self.base}"
+
+    @property
+    def upstream(self) -> str:
+        return f"{self.remote}/{self.base}"
+
+    @property
+    def work_branch(self) -> str:
+        return f"integrate-{slug(self.task_id, self.addendum)}"
+
+
+def slug(task_id: str, addendum: int | None = None) -> str:
+    """``1.2.3`` → ``1-2-3`` (``-addendum-<n>`` for an addendum): one-to-one,
+    since a task id holds only digits and dots."""
+    suffix = f"-addendum-{addendum}" if addendum is not None else ""
+    return task_id.replace(".", "-") + suffix
+
+
+def resolve_target(repo: Repo, request: Request) -> Target:
+    """Check every input before anything changes [P7]."""
+    branch = branch_name(request.branch)
+    if repo.ref_oid(f"refs/heads/{branch}") is None:
+        raise BadInput(f"unknown branch: {branch}")
+    base = branch_name(request.base or repo.config("harn.base") or DEFAULT_BASE)
+    if request.remote.startswith("-"):
+        raise BadInput(f"invalid remote name: {request.remote!r}")
+    if not repo.has_remote(request.remote):
+        raise BadInput(f"unknown remote: {request.remote}")
+    parsed = parse_task_branch(branch)
+    if request.task_id is not None:
+        task_id = validate_task_id(request.task_id)
+    elif parsed is not None:
+        task_id = parsed[0]
+    else:
+        raise BadInput(f"cannot tell the task of {branch} (not roadmap-<id>); pass --task <id>")
+    addendum = parsed[1] if parsed is not None and parsed[0] == task_id else None
+    if request.max_attempts < 1:
+        raise BadInput("--max-attempts must be at least 1")
+    return Target(branch, base, request.remote, task_id, addendum, _roadmap_file(repo), request.max_attempts)
+
+
+def _roadmap_file(repo: Repo) -> str:
+    path = PurePosixPath(roadmap_path(repo.config("harn.roadmap")))
+    if path.is_absolute() or ".." in path.parts or not path.parts:
+        raise BadInput(f"harn.roadmap must be a path inside the repository, not {str(path)!r}")
+    return str(path)
