@@ -8,6 +8,7 @@ HARN_DEBUG=1.
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import signal
 import sys
@@ -43,8 +44,21 @@ def cli() -> None:
     """
 
 
+def _wants_json(argv: list[str]) -> bool:
+    """``--json`` among git-harn's own words (not the command after ``--``)."""
+    words = argv[:argv.index("--")] if "--" in argv else argv
+    return "--json" in words
+
+
+_JSON_ERRORS = False
+
+
 def _fail(message: str, code: int) -> None:
+    """One line on stderr; under --json also one error document on stdout."""
     click.echo(f"git harn: error: {message}", err=True)
+    if _JSON_ERRORS:
+        document = {"schemaVersion": 1, "error": {"message": message, "exitCode": code}}
+        click.echo(json.dumps(document, indent=2, ensure_ascii=False))
     sys.exit(code)
 
 
@@ -54,8 +68,10 @@ def _exit_on_sigterm(signum: int, _frame: object) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    global _JSON_ERRORS
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
     notices.configure()
+    _JSON_ERRORS = _wants_json(sys.argv[1:] if argv is None else argv)
     try:
         code = cli.main(args=argv, prog_name="git harn", standalone_mode=False)
     except click.exceptions.Abort:

@@ -106,3 +106,10 @@ def record(repo: Path, run_id: str) -> dict[str, Any]:
 def assert_valid(document: Any, schema: str) -> None:
     errors = schema_errors(document, schema)
     assert not errors, f"{schema}: {errors}"
+
+
+def assert_error_document(stdout: str, code: int) -> None:
+    """Under --json an error is one document on stdout [SPEC 8]."""
+    document = json.loads(stdout)
+    assert_valid(document, "error")
+    assert document["error"]["exitCode"] == code and "\n" not in document["error"]["message"]

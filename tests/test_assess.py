@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import all_refs, assert_valid, git, harn
+from helpers import all_refs, assert_error_document, assert_valid, git, harn
 from taskrepo import task_branch, task_repo, write
 
 
@@ -242,7 +242,8 @@ def test_bad_execplans_folder_is_bad_input_not_a_collection_error(tmp_path: Path
     git(repo, "config", "harn.execplans", folder)
     result = harn(repo, "assess", "roadmap-1.2", "--json")
     assert result.code == 2, result.out
-    assert result.err.startswith("git harn: error: harn.execplans") and result.out == ""
+    assert result.err.startswith("git harn: error: harn.execplans")
+    assert_error_document(result.out, 2)
 
 
 # --- evidence bound to the tip --------------------------------------------------

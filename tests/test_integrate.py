@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from helpers import all_refs, assert_valid, git, harn, make_repo, ref
+from helpers import all_refs, assert_error_document, assert_valid, git, harn, make_repo, ref
 
 from git_harn.errors import GitFailure
 from git_harn.git.checkout import wt_git as _wt
@@ -593,7 +593,8 @@ def test_a_bad_batch_exits_2_and_integrates_nothing(s: Setup, extra: list[str], 
     local, remote = all_refs(s.work), all_refs(s.remote)
     result = harn(s.work, "integrate", *branches, "--base", "main", *extra, "--json")
     assert result.code == 2, result.err
-    assert message in result.err and result.err.startswith("git harn: error: ") and result.out == ""
+    assert message in result.err and result.err.startswith("git harn: error: ")
+    assert_error_document(result.out, 2)
     assert (all_refs(s.work), all_refs(s.remote)) == (local, remote)
     assert not (s.tmp / "worktrees").exists()
 

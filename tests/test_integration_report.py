@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import harn
+from helpers import assert_valid, harn
 
 from git_harn.integrate.report import INCOMPLETE
 
@@ -66,7 +66,8 @@ def test_halts_at_integrate_with_the_exact_detail(tmp_path: Path, name: str, doc
                                                   detail: str) -> None:
     code, out = check(tmp_path, document)
     assert code == 3, name
-    assert out == {"ok": False, "stage": "integrate", "detail": detail}
+    assert out == {"schemaVersion": 1, "ok": False, "stage": "integrate", "detail": detail}
+    assert_valid(out, "report-check")
 
 
 SCHEMA_CASES = [

@@ -59,7 +59,7 @@ def test_commits_only_the_execplans_and_leaves_other_dirty_files(tmp_path: Path)
     assert status(worktree) == {"A  src/staged.py", " M src/feature.py", "?? scratch.txt"}
     assert git(worktree, "rev-parse", ":src/staged.py") == staged_blob
     assert "3 other dirty path(s) left alone" in doc["detail"]
-    assert '"salvage"' in git(repo, "show", f"refs/harnery/notes:{sha}")
+    assert '"artefactSalvage"' in git(repo, "show", f"refs/harnery/notes:{sha}")
     message = git(repo, "log", "-1", "--format=%B", sha)
     assert "Harnery-Task: 1.2" in message and "Harnery-Salvage: artefacts" in message
 

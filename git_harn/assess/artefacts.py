@@ -21,7 +21,7 @@ import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from git_harn.assess.assessor import (
     ADOPT_COMPLETE,
@@ -30,13 +30,14 @@ from git_harn.assess.assessor import (
     assessment_problems,
     has_reason,
 )
-from git_harn.assess.evidence import read_regular_file
 from git_harn.errors import BadInput
 from git_harn.failpoints import failpoint
+from git_harn.files import read_regular_file
 from git_harn.git import Oid, Repo
 from git_harn.git.identity import machine_signature
 from git_harn.git.objects import BLOB_MODE, EXECUTABLE_MODE
 from git_harn.git.workdir import dirty_paths, index_ids, stage_blobs
+from git_harn.results import Result
 from git_harn.store import notes
 from git_harn.tasks import execplan
 from git_harn.tasks.branches import Branch, resolve_branch, worktree_of, worktree_present
@@ -46,6 +47,9 @@ from git_harn.text import jsonable, printable_path
 INFRA_FAULT = "infra-fault"
 SALVAGE_CLASSIFICATIONS = ("adopt-complete", "adopt-partial", "continue-manual", "discard", INFRA_FAULT)
 MAX_PLAN_FILE = 16 << 20
+# Reclaim's salvage note is member "salvage"; artefact salvage has its own
+# kind (notes written before it shared "salvage" and are still read).
+NOTE_KIND = "artefactSalvage"
 _SKIP = {
     ADOPT_COMPLETE: "adopt-complete goes through the ordinary review and integration path",
     DISCARD: "discard: the branch is to be thrown away",
@@ -59,7 +63,9 @@ class Rejected:
 
 
 @dataclass
-class SalvageResult:
+class SalvageResult(Result):
+    SCHEMA: ClassVar[str] = "salvage-result"
+
     branch: str
     classification: str
     committed: bool = False
@@ -70,6 +76,7 @@ class SalvageResult:
     paths: list[str] = field(default_factory=list)
     rejected: list[Rejected] = field(default_factory=list)
     schemaVersion: int = 1
+    outcome: str = "ok"  # it ran, whether it committed or skipped
 
 
 def salvage(repo: Repo, branch_name: str, classification: str | None,
@@ -165,7 +172,7 @@ def _salvage_in(repo: Repo, branch: Branch, root: Path, result: SalvageResult,
     result.paths = safe if sha else []
     result.detail = _describe(result, others, bool(safe))
     if sha is not None:
-        notes.merge_note(repo, sha, "salvage", jsonable(result))
+        notes.merge_note(repo, sha, NOTE_KIND, jsonable(result))
     return result
 
 

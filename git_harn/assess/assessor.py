@@ -22,13 +22,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from git_harn.assess.evidence import Evidence
 from git_harn.errors import BadInput
-from git_harn.git import Repo
+from git_harn.git import Repo, to_oid
 from git_harn.proc import Finished, run_bounded, split_command, tail
-from git_harn.results import CheckResult
+from git_harn.results import CheckResult, Result
 from git_harn.schemas import schema_errors
 from git_harn.text import jsonable
 
@@ -286,6 +286,19 @@ def _guarded(doc: dict[str, Any], evidence: Evidence) -> dict[str, Any]:
     return doc
 
 
+@dataclass
+class AssessResult(Result):
+    """``git harn assess``: the assessment document, as validated."""
+
+    SCHEMA: ClassVar[str] = "assessment"
+
+    assessment: dict[str, Any]
+    outcome: str = "ok"
+
+    def document(self) -> dict[str, Any]:
+        return self.assessment
+
+
 def assess(evidence: Evidence, assessor: ExternalAssessor | None) -> dict[str, Any]:
     """The assessment of ``evidence``. A failed collection never reaches an
     external assessor: its verdict is fixed [A2]."""
@@ -293,3 +306,17 @@ def assess(evidence: Evidence, assessor: ExternalAssessor | None) -> dict[str, A
         info: dict[str, Any] = {"kind": BUILTIN, "command": None, "attempts": 1, "errors": []}
         return document(evidence, builtin(evidence), info)
     return run_external(assessor, evidence)
+
+
+def assess_branch(repo: Repo, branch: str, base: str | None, task_id: str | None,
+                  assessor_spec: str | None, record: bool) -> AssessResult:
+    """``git harn assess``: collect, judge, and (``record``) note the verdict on the tip [A1]."""
+    from git_harn.assess.evidence import collect
+    from git_harn.store import notes
+
+    external = external_assessor(repo, assessor_spec)
+    evidence = collect(repo, branch, base, task_id)
+    assessment = assess(evidence, external)
+    if record:
+        notes.merge_note(repo, to_oid(evidence.tip), "assessment", assessment)
+    return AssessResult(assessment)

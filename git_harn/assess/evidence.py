@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from git_harn.assess import gates
 from git_harn.clock import now_iso
+from git_harn.files import read_regular_file
 from git_harn.git import Change, Repo
 from git_harn.git.workdir import DirtyPath, dirty_paths
 from git_harn.tasks import execplan
@@ -165,18 +165,6 @@ def _names_on_disk(root: Path, folder: str) -> list[str]:
             return [e.name for e in entries if e.name.endswith(".md") and e.is_file(follow_symlinks=False)]
     except (FileNotFoundError, NotADirectoryError):
         return []
-
-
-def read_regular_file(path: Path, limit: int) -> bytes | None:
-    """Up to ``limit`` bytes of ``path`` if it is a regular file, not a symlink."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return None
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            return None
-        return handle.read(limit)
 
 
 def _scope(repo: Repo, evidence: Evidence, branch: Branch, base: Base, touched: list[str]) -> None:

@@ -18,7 +18,7 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from git_harn.clock import now_iso
 from git_harn.errors import BadInput
@@ -26,9 +26,10 @@ from git_harn.git import Oid, Repo
 from git_harn.git.identity import host_name
 from git_harn.git.worktrees import add_detached, prune_registration, registered_worktrees, remove_scratch
 from git_harn.proc import run_bounded, split_command, tail
+from git_harn.results import Result
 from git_harn.store import notes
 from git_harn.store.locks import hold_worktrees, owner_alive, process_owner
-from git_harn.tasks.branches import Base, Branch
+from git_harn.tasks.branches import Base, Branch, resolve_base, resolve_branch
 from git_harn.tasks.config import WORKFLOW_FILE, gate_argv_lists, parse_toml
 from git_harn.text import jsonable
 
@@ -47,7 +48,9 @@ class GateOutcome:
 
 
 @dataclass
-class GatesResult:
+class GatesResult(Result):
+    SCHEMA: ClassVar[str] = "gates-result"
+
     branch: str
     commit: str
     base: dict[str, str]
@@ -59,6 +62,10 @@ class GatesResult:
     host: str
     commands: list[GateOutcome] = field(default_factory=list)
     schemaVersion: int = 1
+
+    @property
+    def outcome(self) -> str:
+        return "gates-passed" if self.passed else "gates-failed"
 
 
 def gate_commands(repo: Repo, base: Base) -> tuple[list[list[str]], str]:
@@ -83,6 +90,11 @@ def gate_timeout(repo: Repo, given: float | None) -> float:
     if timeout <= 0:
         raise BadInput("the gate timeout must be a positive number of seconds")
     return float(timeout)
+
+
+def gates_run(repo: Repo, branch: str, base: str | None, timeout: float | None) -> GatesResult:
+    """``git harn gates run``: inputs checked, then the gates on the tip."""
+    return run_gates(repo, resolve_branch(repo, branch), resolve_base(repo, base), gate_timeout(repo, timeout))
 
 
 def run_gates(repo: Repo, branch: Branch, base: Base, timeout: float) -> GatesResult:

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from git_harn.demo.basic import Say, harn, run_demo
-from git_harn.git.run import run_git
+from git_harn.git.scratch import log_text
 
 
 def reclaim_step(project: Path, say: Say, run_id: str) -> None:
@@ -15,8 +15,7 @@ def reclaim_step(project: Path, say: Say, run_id: str) -> None:
     say("\nreclaim salvages the work to its own branch, then cleanup releases the workspace.")
     harn(project, say, "reclaim", run_id)
     say(f"\n$ git log harnery/salvage/{run_id}")
-    shown = run_git(["log", f"harnery/salvage/{run_id}"], project, check=False)
-    say((shown.stdout or shown.stderr).decode("utf-8", "replace").rstrip("\n"))
+    say(log_text(project, f"harnery/salvage/{run_id}"))
     harn(project, say, "status", "--all")
 
 

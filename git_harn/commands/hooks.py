@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
 
 from git_harn.commands.common import json_option, repository
-from git_harn.commands.render import emit_json, table
+from git_harn.commands.render import show, table
 from git_harn.hooks import files as hook_files
 from git_harn.hooks.actions import run_hook
 from git_harn.text import printable_path
@@ -29,35 +30,30 @@ def install(force: bool, manual: bool) -> int:
     if manual:
         click.echo(hook_files.manual_instructions(repo))
         return 0
-    directory, changes = hook_files.install(repo, force)
-    _show_changes(directory, changes)
-    return 0
+    return show(hook_files.install(repo, force), False, _change_lines)
 
 
 @hooks.command()
 def uninstall() -> int:
     """Remove git-harn's hooks and put chained hooks back as they were."""
-    directory, changes = hook_files.uninstall(repository())
-    _show_changes(directory, changes)
-    return 0
+    return show(hook_files.uninstall(repository()), False, _change_lines)
 
 
 @hooks.command("status")
 @json_option
 def status_(as_json: bool) -> int:
     """Say, per hook, whether it is ours, chained, foreign or missing."""
-    directory, states = hook_files.status(repository())
-    if as_json:
-        emit_json({"schemaVersion": 1, "hooksDir": str(directory), "hooks": states})
-        return 0
-    click.echo(f"hooks folder: {printable_path(str(directory))}")
+    return show(hook_files.status(repository()), as_json, _status_lines)
+
+
+def _status_lines(result: hook_files.HooksStatus) -> Iterator[str]:
+    yield f"hooks folder: {printable_path(result.hooksDir)}"
     rows = [[s.name, s.state + ("" if s.current or s.state not in ("ours", "chained") else " (outdated)"),
-             printable_path(s.chained) if s.chained else "-"] for s in states]
-    click.echo(table(["HOOK", "STATE", "CHAINED"], rows))
-    for s in states:
+             printable_path(s.chained) if s.chained else "-"] for s in result.hooks]
+    yield table(["HOOK", "STATE", "CHAINED"], rows)
+    for s in result.hooks:
         for backup in s.backups:
-            click.echo(f"set aside by --force: {printable_path(backup)}")
-    return 0
+            yield f"set aside by --force: {printable_path(backup)}"
 
 
 @hooks.command("run", hidden=True, context_settings={"ignore_unknown_options": True})
@@ -69,15 +65,15 @@ def run_(hook_name: str, args: tuple[str, ...]) -> int:
     return run_hook(hook_name, list(args), stdin_text)
 
 
-def _show_changes(directory: Path, changes: list[hook_files.HookChange]) -> None:
-    click.echo(f"hooks folder: {printable_path(str(directory))}")
+def _change_lines(result: hook_files.HooksChanged) -> Iterator[str]:
+    yield f"hooks folder: {printable_path(result.hooksDir)}"
     rows = []
-    for change in changes:
+    for change in result.changes:
         note = f"runs {Path(change.chained).name} first" if change.chained else ""
         if change.action == hook_files.LEFT_ALONE:
             note = "not git-harn's hook"
         rows.append([change.name, change.action, note or "-"])
-    click.echo(table(["HOOK", "ACTION", "NOTE"], rows))
-    for change in changes:
+    yield table(["HOOK", "ACTION", "NOTE"], rows)
+    for change in result.changes:
         if change.setAside:
-            click.echo(f"set aside (not deleted): {printable_path(change.setAside)}")
+            yield f"set aside (not deleted): {printable_path(change.setAside)}"

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import click
 
 from git_harn.commands.common import json_option, repository
-from git_harn.commands.render import emit_json
-from git_harn.integrate.batch import BatchResult, integrate_batch
-from git_harn.integrate.land import integrate as integrate_branch
+from git_harn.commands.render import show
+from git_harn.integrate.batch import BatchResult, integrate_branches
 from git_harn.integrate.report import IntegrationReport
 from git_harn.integrate.target import DEFAULT_MAX_ATTEMPTS, DEFAULT_REMOTE, Request
 from git_harn.text import printable_path
@@ -33,35 +34,28 @@ def integrate(task_branches: tuple[str, ...], base: str | None, remote: str, tas
     stops the rest."""
     requests = [Request(branch, base, remote, task_id, max_attempts, resume_after_crash)
                 for branch in task_branches]
-    if len(requests) > 1:
-        return _batch(integrate_batch(repository(), requests), as_json)
-    report = integrate_branch(repository(), requests[0])
-    if as_json:
-        emit_json(report)
-    else:
-        _show(report)
-    return report.exit_code
+    result = integrate_branches(repository(), requests)
+    if isinstance(result, BatchResult):
+        code = show(result, as_json, _batch_lines)
+        if result.error is not None:
+            click.echo(f"git harn: error: {result.error.branch}: {result.error.message}", err=True)
+        return code
+    return show(result, as_json, _report_lines)
 
 
-def _batch(result: BatchResult, as_json: bool) -> int:
-    if as_json:
-        emit_json(result.document())
-    else:
-        for report in result.reports:
-            click.echo(f"== {report.branch} (task {report.taskId})")
-            _show(report)
-    if result.error is not None:
-        click.echo(f"git harn: error: {result.error.branch}: {result.error.message}", err=True)
-    if result.notAttempted and not as_json:
-        click.echo("not attempted: " + " ".join(result.notAttempted))
-    return result.exit_code
+def _batch_lines(result: BatchResult) -> Iterator[str]:
+    for report in result.reports:
+        yield f"== {report.branch} (task {report.taskId})"
+        yield from _report_lines(report)
+    if result.notAttempted:
+        yield "not attempted: " + " ".join(result.notAttempted)
 
 
-def _show(report: IntegrationReport) -> None:
-    click.echo(f"{report.outcome}: {report.summary}")
+def _report_lines(report: IntegrationReport) -> Iterator[str]:
+    yield f"{report.outcome}: {report.summary}"
     if report.conflicts:
-        click.echo(report.conflicts)
+        yield report.conflicts
     for path in report.conflictPaths:
-        click.echo(f"    {printable_path(path)}")
+        yield f"    {printable_path(path)}"
     if report.commit:
-        click.echo(f"commit {report.commit}")
+        yield f"commit {report.commit}"

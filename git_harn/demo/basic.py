@@ -9,7 +9,7 @@ import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
-from git_harn.git.run import run_git
+from git_harn.git.scratch import init_repository
 
 AGENT = textwrap.dedent('''\
     """A scripted stand-in for a coding agent: edits, adds, never commits, fails."""
@@ -27,17 +27,12 @@ Say = Callable[[str], None]
 
 
 def make_repository(root: Path) -> Path:
-    project = root / "project"
-    project.mkdir()
-    run_git(["init", "-q", "-b", "main"], project)
-    for key, value in (("user.name", "Demo Operator"), ("user.email", "operator@example.com"),
-                       ("harn.worktreeRoot", str(root / "worktrees"))):
-        run_git(["config", key, value], project)
-    (project / "app.py").write_text("def main():\n    print('hi')\n")
-    (project / "README.md").write_text("# demo project\n")
-    (project / ".gitignore").write_text("__pycache__/\n")
-    run_git(["add", "-A"], project)
-    run_git(["commit", "-q", "-m", "initial commit"], project)
+    project = init_repository(root / "project", {
+        "app.py": "def main():\n    print('hi')\n",
+        "README.md": "# demo project\n",
+        ".gitignore": "__pycache__/\n",
+    }, {"user.name": "Demo Operator", "user.email": "operator@example.com",
+        "harn.worktreeRoot": str(root / "worktrees")})
     (root / "agent.py").write_text(AGENT)
     return project
 

@@ -15,10 +15,13 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 from git_harn.errors import Refused
+from git_harn.files import atomic_write
 from git_harn.git import Repo
 from git_harn.resources import hook_template
+from git_harn.results import Result
 
 HOOK_NAMES = ("reference-transaction", "post-checkout", "pre-auto-gc")
 
@@ -111,9 +114,27 @@ def hook_status(directory: Path, name: str) -> HookStatus:
                       str(chained) if has_chained else None, _backups(hook))
 
 
-def status(repo: Repo) -> tuple[Path, list[HookStatus]]:
+@dataclass
+class HooksStatus(Result):
+    SCHEMA: ClassVar[str] = "hooks-status"
+
+    hooksDir: str
+    hooks: list[HookStatus]
+    outcome: str = "ok"
+
+
+@dataclass
+class HooksChanged(Result):
+    """What install or uninstall did, hook by hook."""
+
+    hooksDir: str
+    changes: list[HookChange]
+    outcome: str = "ok"
+
+
+def status(repo: Repo) -> HooksStatus:
     directory = hooks_dir(repo)
-    return directory, [hook_status(directory, name) for name in HOOK_NAMES]
+    return HooksStatus(str(directory), [hook_status(directory, name) for name in HOOK_NAMES])
 
 
 # --- install ----------------------------------------------------------------
@@ -167,10 +188,7 @@ def _free_backup_name(path: Path) -> Path:
 
 def _write_ours(hook: Path, content: bytes) -> None:
     """Write our script through a temporary file and an atomic replace."""
-    temp = hook.with_name(hook.name + TEMP_SUFFIX)
-    temp.write_bytes(content)
-    temp.chmod(stat.S_IRWXU | stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH | stat.S_IXOTH)
-    os.replace(temp, hook)
+    atomic_write(hook, content, stat.S_IRWXU | stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH | stat.S_IXOTH)
 
 
 def _apply(plan: _Plan) -> HookChange:
@@ -189,7 +207,7 @@ def _apply(plan: _Plan) -> HookChange:
     return change
 
 
-def install(repo: Repo, force: bool = False) -> tuple[Path, list[HookChange]]:
+def install(repo: Repo, force: bool = False) -> HooksChanged:
     """Install every hook, chaining foreign ones. All hooks are checked before
     any is touched, so a refusal changes nothing [P7]."""
     directory = hooks_dir(repo)
@@ -204,7 +222,7 @@ def install(repo: Repo, force: bool = False) -> tuple[Path, list[HookChange]]:
                       f"(git config core.hooksPath {directory}) and install again, or pass --force")
     plans = [_plan(directory, name, force) for name in HOOK_NAMES]
     directory.mkdir(parents=True, exist_ok=True)
-    return directory, [_apply(plan) for plan in plans]
+    return HooksChanged(str(directory), [_apply(plan) for plan in plans])
 
 
 def manual_instructions(repo: Repo) -> str:
@@ -247,10 +265,10 @@ def _uninstall_one(directory: Path, name: str) -> HookChange:
     return HookChange(name, ABSENT, str(hook))
 
 
-def uninstall(repo: Repo) -> tuple[Path, list[HookChange]]:
+def uninstall(repo: Repo) -> HooksChanged:
     """Remove our scripts and put chained hooks back exactly as they were.
     A hook that is not ours is left alone."""
     directory = hooks_dir(repo)
     if not directory.is_dir():
-        return directory, [HookChange(name, ABSENT, str(directory / name)) for name in HOOK_NAMES]
-    return directory, [_uninstall_one(directory, name) for name in HOOK_NAMES]
+        return HooksChanged(str(directory), [HookChange(name, ABSENT, str(directory / name)) for name in HOOK_NAMES])
+    return HooksChanged(str(directory), [_uninstall_one(directory, name) for name in HOOK_NAMES])

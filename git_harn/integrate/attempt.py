@@ -29,7 +29,6 @@ from git_harn.integrate.report import (
 from git_harn.integrate.target import Target
 from git_harn.store.notes import merge_note
 from git_harn.tasks.roadmap import Task, tick
-from git_harn.text import jsonable
 
 SHOWN_PATHS = 10
 TITLE_LIMIT = 200
@@ -161,7 +160,7 @@ def _landed(repo: Repo, target: Target, worktree: Path, commit: Oid, base: Oid, 
                             f"(task {target.task_id} marked done) after {number} attempt(s)"))
     if repo.ref_oid(target.tracking_ref) == base:  # the remote has no fetch refspec that push could follow
         repo.move_ref(target.tracking_ref, commit, base, "git-harn: integrate: pushed")
-    merge_note(repo, commit, "integration", jsonable(report))
+    merge_note(repo, commit, "integration", report.document())
     _drop_work_branch(repo, target, worktree, commit)
     return report
 

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from git_harn.errors import BadInput, HarnError
 from git_harn.git import Repo
 from git_harn.integrate.land import integrate_target
 from git_harn.integrate.report import IntegrationReport
 from git_harn.integrate.target import Request, Target, resolve_target, slug
+from git_harn.results import Result
 from git_harn.text import jsonable
 
 SCHEMA = "integration-batch"
@@ -39,7 +40,9 @@ class BatchError:
 
 
 @dataclass
-class BatchResult:
+class BatchResult(Result):
+    SCHEMA: ClassVar[str] = "integration-batch"
+
     reports: list[IntegrationReport] = field(default_factory=list)
     notAttempted: list[str] = field(default_factory=list)
     error: BatchError | None = None
@@ -54,7 +57,7 @@ class BatchResult:
 
     def document(self) -> dict[str, Any]:
         """The ``--json`` document (``schemas/integration-batch.schema.json``)."""
-        doc: dict[str, Any] = {"schemaVersion": SCHEMA_VERSION, "reports": jsonable(self.reports),
+        doc: dict[str, Any] = {"schemaVersion": SCHEMA_VERSION, "reports": [r.document() for r in self.reports],
                                "notAttempted": list(self.notAttempted)}
         if self.error is not None:
             doc["error"] = jsonable(self.error)
@@ -97,3 +100,10 @@ def integrate_batch(repo: Repo, requests: Sequence[Request]) -> BatchResult:
             result.notAttempted = [later.branch for later in targets[index + 1:]]
             break
     return result
+
+
+def integrate_branches(repo: Repo, requests: Sequence[Request]) -> IntegrationReport | BatchResult:
+    """``git harn integrate``: one branch gives its report, several a batch."""
+    if len(requests) == 1:
+        return integrate_target(repo, resolve_batch(repo, requests)[0], requests[0].resume_after_crash)
+    return integrate_batch(repo, requests)

@@ -14,6 +14,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from git_harn.clock import now_iso
+from git_harn.files import atomic_write
 from git_harn.git import Repo
 from git_harn.integrate.report import NEEDS_OPERATOR, IntegrationReport, new_report
 from git_harn.integrate.target import Target, slug
@@ -28,11 +29,9 @@ def marker_path(repo: Repo, target: Target) -> Path:
 def crash_marker(repo: Repo, target: Target) -> Iterator[None]:
     path = marker_path(repo, target)
     path.parent.mkdir(parents=True, exist_ok=True)
-    scratch = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    scratch.write_text(json.dumps({"taskId": target.task_id, "branch": target.branch,
+    atomic_write(path, json.dumps({"taskId": target.task_id, "branch": target.branch,
                                    "remote": target.remote, "base": target.base,
-                                   "pid": os.getpid(), "startedAt": now_iso()}))
-    os.replace(scratch, path)
+                                   "pid": os.getpid(), "startedAt": now_iso()}).encode())
     try:
         yield
     finally:

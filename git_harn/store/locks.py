@@ -15,6 +15,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from git_harn.errors import Busy
+from git_harn.files import atomic_write
 from git_harn.git import Repo
 from git_harn.notices import warn
 
@@ -95,7 +96,12 @@ def _try_create(path: Path, purpose: str) -> bool:
     except FileExistsError:
         return False
     except FileNotFoundError:
-            return _try_create(path, purpose)
+        # The folder vanished (a repository cleaned by hand): make it once more and retry, bounded.
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            return False
     with os.fdopen(fd, "w") as handle:
         json.dump(owner, handle)
     return True
@@ -148,9 +154,7 @@ def note_agent(path: Path, pid: int) -> None:
     if not owner or owner.get("pid") != os.getpid():
         return
     owner["agent"] = {"pid": pid, "start": _process_start(pid)}
-    scratch = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    scratch.write_text(json.dumps(owner))
-    os.replace(scratch, path)
+    atomic_write(path, json.dumps(owner).encode())
 
 
 @contextmanager

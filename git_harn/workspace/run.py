@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from git_harn.git import Repo
 from git_harn.git.env import child_env
@@ -29,6 +29,11 @@ class RunResult(Result):
     path: str
     commandExit: int
     cleanup: CleanupResult | None
+
+    def document(self) -> dict[str, Any]:
+        body = super().document()
+        body["cleanup"] = self.cleanup.document() if self.cleanup else None
+        return body
 
     @property
     def exit_code(self) -> int:

@@ -1,0 +1,36 @@
+"""Throwaway repositories (the demo's), made with git itself."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from git_harn.git.run import run_git
+
+
+def init_repository(path: Path, files: Mapping[str, str], config: Mapping[str, str],
+                    message: str = "initial commit", bare_remote: Path | None = None) -> Path:
+    """A repository at ``path`` on branch main with one commit of ``files``
+    (and, given ``bare_remote``, that bare repository as ``origin``, pushed)."""
+    path.mkdir(parents=True, exist_ok=True)
+    run_git(["init", "-q", "-b", "main"], path)
+    for key, value in config.items():
+        run_git(["config", key, value], path)
+    for name, text in files.items():
+        target = path / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+    run_git(["add", "-A"], path)
+    run_git(["commit", "-q", "-m", message], path)
+    if bare_remote is not None:
+        run_git(["init", "-q", "--bare", "-b", "main", str(bare_remote)], path)
+        run_git(["remote", "add", "origin", str(bare_remote)], path)
+        run_git(["push", "-q", "origin", "main"], path)
+        run_git(["fetch", "-q", "origin"], path)
+    return path
+
+
+def log_text(path: Path, rev: str) -> str:
+    """``git log <rev>`` as a person reads it (git's own error when it fails)."""
+    shown = run_git(["log", rev], path, check=False)
+    return (shown.stdout or shown.stderr).decode("utf-8", "replace").rstrip("\n")
