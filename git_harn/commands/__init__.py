@@ -1,7 +1,10 @@
-"""Click commands: one module per area, each a thin shell over the domain.
+"""Click commands: one module per area, each a thin shell over the domain:
+parse, call one domain function, render its result with ``render.show``.
 
-Commands are imported only when used, so ``git harn status`` does not pay for
-the modules of every other command.
+Layer 7: may import every layer below (the domain packages, the store, the
+git layer, the shared helpers); only this layer and the entry point import
+click. Commands are imported only when used, so ``git harn status`` does not
+pay for the modules of every other command.
 """
 
 from __future__ import annotations
