@@ -1,11 +1,19 @@
 """Hermetic test session: no real HOME, no global or system git config, no
-stray GIT_* variables, and ``git harn`` on PATH running the code under test."""
+stray GIT_* variables, and ``git harn`` on PATH running the code under test.
+
+HOME points at a folder that does not exist (as dulwich's tests do): anything
+that writes to the home folder fails loudly, and a guard after every test
+checks that nothing created it. A test that needs a home makes its own under
+tmp_path and passes it in the environment of the commands it runs.
+"""
 
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,9 +28,11 @@ def _isolate() -> None:
     for key in list(os.environ):
         if key.startswith(("GIT_", "HARN_", "XDG_")):
             del os.environ[key]
-    home = _SANDBOX / "home"
-    home.mkdir()
-    (home / ".gitconfig").write_text(
+    home = _SANDBOX / "no-home"  # never created
+    # The XDG place, which libgit2 reads too (it ignores GIT_CONFIG_GLOBAL).
+    gitconfig = _SANDBOX / "config" / "git" / "config"
+    gitconfig.parent.mkdir(parents=True)
+    gitconfig.write_text(
         "[user]\n\tname = Test Operator\n\temail = operator@example.com\n"
         "[init]\n\tdefaultBranch = main\n"
         "[protocol \"file\"]\n\tallow = always\n"
@@ -33,7 +43,7 @@ def _isolate() -> None:
         XDG_CONFIG_HOME=str(_SANDBOX / "config"),
         XDG_CACHE_HOME=str(_SANDBOX / "cache"),
         GIT_CONFIG_NOSYSTEM="1",
-        GIT_CONFIG_GLOBAL=str(home / ".gitconfig"),
+        GIT_CONFIG_GLOBAL=str(gitconfig),
         LC_ALL="C.UTF-8",
         TZ="UTC",
     )
@@ -53,8 +63,24 @@ def _isolate() -> None:
 _isolate()
 
 
+def _real_home_state() -> dict[str, float]:
+    """What git-harn could write in the real home: its data folder and the git config."""
+    home = Path(_REAL_HOME) if _REAL_HOME else None
+    if home is None:
+        return {}
+    watched = [home / ".gitconfig", home / ".local" / "share" / "git-harn", home / ".githooks"]
+    return {str(p): p.stat().st_mtime for p in watched if p.exists()}
+
+
+_REAL_HOME_BEFORE = _real_home_state()
+
+
 @pytest.fixture(autouse=True)
-def _no_real_home(tmp_path: Path) -> None:
-    """Every test runs with the sandboxed HOME; fail loudly if it leaks."""
-    assert os.environ["HOME"] != _REAL_HOME
-    assert os.environ["HOME"].startswith(str(_SANDBOX))
+def _no_home_writes() -> Iterator[None]:
+    """Fail the test that wrote to a home folder, the sandboxed one or the real one."""
+    yield
+    home = Path(os.environ["HOME"])
+    assert not home.exists(), f"a test wrote to the home folder {home}"
+    assert _real_home_state() == _REAL_HOME_BEFORE, "a test wrote to the real home folder"
+    if home.exists():
+        shutil.rmtree(home)

@@ -65,6 +65,9 @@ def is_python_of_git_harn(pid: int) -> bool:
         return False
 
 
+FIXED_DATES = {"GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z"}
+
+
 def git(cwd: Path, *args: str, check: bool = True, env: dict[str, str] | None = None) -> str:
     done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
                           env=dict(os.environ, **(env or {})), check=False)
@@ -82,7 +85,8 @@ def make_repo(path: Path, files: dict[str, str] | None = None) -> Path:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(content)
     git(path, "add", "-A")
-    git(path, "commit", "-q", "-m", "initial")
+    # A fixed date: the first commit, and so what is built on it, has the same id every run.
+    git(path, "commit", "-q", "-m", "initial", env=FIXED_DATES)
     return path
 
 

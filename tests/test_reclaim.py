@@ -272,7 +272,7 @@ def test_machine_identity_when_the_operator_has_none(tmp_path: Path) -> None:
     bare_config.write_text("")
     nohome = tmp_path / "nohome"
     nohome.mkdir()
-    env = {"GIT_CONFIG_GLOBAL": str(bare_config), "HOME": str(nohome)}
+    env = {"GIT_CONFIG_GLOBAL": str(bare_config), "HOME": str(nohome), "XDG_CONFIG_HOME": str(nohome)}
     reclaim_json(repo, env=env)
     assert git(repo, "log", "-1", "--format=%an <%ae>", SALVAGE) == "git-harn machine <git-harn@localhost>"
 
