@@ -16,7 +16,7 @@ import pygit2
 from git_harn.clock import now_iso
 from git_harn.errors import CorruptRecord, HarnError, RaceLost
 from git_harn.git import Repo
-from git_harn.git.identity import machine_signature
+from git_harn.git.identity import host_name, machine_signature
 from git_harn.store.record import RunRecord
 
 RUNS_PREFIX = "refs/harnery/runs/"
@@ -90,6 +90,7 @@ def write(repo: Repo, record: RunRecord, event: str, summary: str, old_tip: pygi
         f"Harnery-Run: {record.runId}\n"
         f"Harnery-Event: {event}\n"
         f"Harnery-State: {record.state}\n"
+        f"Harnery-Host: {host_name(repo)}\n"
     )
     signature = machine_signature(repo)
     parents = [old_tip] if old_tip is not None else []
@@ -131,17 +132,18 @@ def list_records(repo: Repo) -> Iterator[Stored | Unreadable]:
 
 
 def history(repo: Repo, run_id: str) -> list[Event]:
-    """The run's events, newest first (first-parent chain)."""
+    """The run's events, newest first: every parent of a merge that ``sync``
+    made, so both sides of a diverged chain are shown."""
     tip = repo.ref_oid(run_ref(run_id))
     events: list[Event] = []
-    while tip is not None:
-        commit = repo.commit(tip)
+    if tip is None:
+        return events
+    for commit in repo.pg.walk(tip, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME):
         subject = commit.message.split("\n", 1)[0]
         trailers = _trailers(commit.message)
         event, _, summary = subject.partition(": ")
-        events.append(Event(tip, commit.commit_time, trailers.get("Harnery-Event", event),
+        events.append(Event(commit.id, commit.commit_time, trailers.get("Harnery-Event", event),
                             summary, trailers.get("Harnery-State", "?")))
-        tip = commit.parent_ids[0] if commit.parent_ids else None
     return events
 
 
