@@ -59,6 +59,8 @@ def _show_status(report: StatusReport) -> None:
             click.echo(f"    … and {ws.dirtyMore} more")
         if ws.error:
             click.echo(f"    error: {ws.error}")
+        if ws.diverged:
+            click.echo(f"    {diverged_line(ws.diverged)}")
         if ws.next and ws.state != "active":
             click.echo(f"    resolve: {'  or  '.join(ws.next)}")
 
@@ -73,14 +75,29 @@ def log(run_id: str, as_json: bool) -> int:
     if store.read(repo, run_id) is None:
         raise BadInput(f"unknown run id: {run_id}")
     events = store.history(repo, run_id)
+    stored = store.read(repo, run_id)
+    diverged = stored.record.extra.get("diverged") if stored else None
     if as_json:
-        emit_json({"schemaVersion": 1, "runId": run_id, "events": [
+        document: dict[str, Any] = {"schemaVersion": 1, "runId": run_id, "events": [
             {"commit": str(e.oid), "time": e.time, "event": e.event,
-             "summary": e.summary, "state": e.state} for e in events]})
+             "summary": e.summary, "state": e.state} for e in events]}
+        if diverged:
+            document["diverged"] = diverged
+        emit_json(document)
         return 0
+    if diverged:
+        click.echo(diverged_line(diverged))
     rows = [[str(e.oid)[:12], time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e.time)),
              e.state, f"{e.event}: {e.summary}"] for e in events]
     click.echo(table(["COMMIT", "TIME", "STATE", "EVENT"], rows))
     return 0
 
 
+def diverged_line(diverged: Any) -> str:
+    """One line on a chain that sync merged after it diverged."""
+    if not isinstance(diverged, dict):
+        return "diverged: the chain was merged by sync"
+    hosts = ", ".join(str(h) for h in diverged.get("hosts") or []) or "?"
+    fields = ", ".join(str(f) for f in diverged.get("fields") or []) or "none"
+    return (f"diverged: written on {hosts}, merged by sync from {str(diverged.get('base', '?'))[:12]}; "
+            f"conflicting fields ({fields}) decided by {diverged.get('decidedBy', '?')}")
