@@ -258,3 +258,66 @@ def test_another_hosts_workspace_is_refused_and_seen_released_after_its_sync(wor
         sync(clone)
         assert record(clone, "r1")["state"] == "released"
         assert harn(clone, "status", "--all", "--json").json()["workspaces"][0]["state"] == "released"
+
+
+def test_dry_run_fetches_and_tells_but_changes_no_record(world: World) -> None:
+    add_record(world.a, "mine")
+    add_record(world.b, "theirs")
+    sync(world.b)
+    before = harnery_refs(world.a)
+    done = sync(world.a, "--dry-run")
+    assert done["outcome"] == "dry_run" and done["pushedCount"] == 0
+    assert actions(done) == {"refs/harnery/runs/mine": "ahead", "refs/harnery/runs/theirs": "new"}
+    assert harnery_refs(world.a) == before
+    assert "refs/harnery/runs/mine" not in harnery_refs(world.remote)
+
+
+def test_salvage_branches_are_shared_fast_forward_only(world: World) -> None:
+    git(world.a, "branch", "harnery/salvage/r1")
+    git(world.b, "branch", "harnery/salvage/r2")
+    assert "refs/heads/harnery/salvage/r1" not in actions(sync(world.a))
+    assert actions(sync(world.a, "--salvage"))["refs/heads/harnery/salvage/r1"] == "ahead"
+    (world.b / "b.txt").write_text("beta\n")
+    git(world.b, "add", "b.txt")
+    git(world.b, "commit", "-q", "-m", "beta work")
+    git(world.b, "branch", "-f", "harnery/salvage/r2")
+    done = sync(world.b, "--salvage")
+    assert actions(done)["refs/heads/harnery/salvage/r1"] == "new"
+    assert git(world.b, "rev-parse", "refs/remotes/origin/harnery/salvage/r1")
+    git(world.a, "commit", "-q", "--allow-empty", "-m", "alpha work")
+    git(world.a, "branch", "-f", "harnery/salvage/r2", "HEAD")  # diverges from beta's r2
+    sync(world.a, "--salvage", expect=3)
+    assert git(world.a, "rev-parse", "harnery/salvage/r2") == git(world.a, "rev-parse", "HEAD")
+    assert git(world.remote, "rev-parse", "refs/heads/harnery/salvage/r2") == \
+        git(world.b, "rev-parse", "harnery/salvage/r2")
+
+
+def _workflow_commit(repo: Path, content: dict[str, object], parent: str | None) -> str:
+    blob = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=repo, input=json.dumps(content),
+                          capture_output=True, text=True, check=True).stdout.strip()
+    tree = subprocess.run(["git", "mktree"], cwd=repo, input=f"100644 blob {blob}\tworkflow.json\n",
+                          capture_output=True, text=True, check=True).stdout.strip()
+    return git(repo, "commit-tree", tree, "-m", "event", *(["-p", parent] if parent else []))
+
+
+def test_workflow_chains_sync_like_run_records(world: World) -> None:
+    ref = "refs/harnery/workflows/w1"
+    root = _workflow_commit(world.a, {"workflowId": "w1", "host": "alpha", "stage": "plan"}, None)
+    git(world.a, "update-ref", ref, root)
+    sync(world.a)
+    sync(world.b)
+    assert git(world.b, "rev-parse", ref) == root
+    git(world.a, "update-ref", ref, _workflow_commit(
+        world.a, {"workflowId": "w1", "host": "alpha", "stage": "review"}, root), root)
+    git(world.b, "update-ref", ref, _workflow_commit(
+        world.b, {"workflowId": "w1", "host": "alpha", "stage": "plan", "seen": "beta"}, root), root)
+    sync(world.a)
+    assert actions(sync(world.b))[ref] == "merged"
+    merged = json.loads(git(world.b, "show", f"{ref}:workflow.json"))
+    assert merged["stage"] == "review" and merged["seen"] == "beta"
+
+
+def test_sync_remote_comes_from_config(world: World) -> None:
+    git(world.a, "config", "harn.syncRemote", "elsewhere")
+    result = harn(world.a, "sync")
+    assert result.code == 2 and "elsewhere" in result.err

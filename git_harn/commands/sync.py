@@ -35,8 +35,9 @@ def _view(result: SyncResult) -> Iterator[str]:
     if changed:
         rows = []
         for entry in changed[:_SHOWN]:
-            action = entry.action + ("+pushed" if entry.pushed and entry.action != "ahead" else "")
-            action = "pushed" if entry.action == "ahead" and entry.pushed else action
+            action = entry.action
+            if entry.pushed:
+                action = "pushed" if entry.action == "ahead" else f"{entry.action}, pushed"
             detail = f"  ({entry.detail})" if entry.detail else ""
             rows.append([action, f"{entry.ref}{detail}"])
         yield from table(["ACTION", "REF"], rows).split("\n")
