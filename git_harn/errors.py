@@ -34,6 +34,12 @@ EXIT_FOR_OUTCOME: dict[str, int] = {
     "refused": EXIT_NEEDS_OPERATOR,
     "push-failed": EXIT_ERROR,
     "retries-exhausted": EXIT_ERROR,
+    # sync
+    "synced": EXIT_OK,
+    "configured": EXIT_OK,
+    "quarantined": EXIT_ERROR,
+    "push-refused": EXIT_NEEDS_OPERATOR,
+    "salvage-diverged": EXIT_NEEDS_OPERATOR,
 }
 
 

@@ -4,6 +4,7 @@ concurrency, corrupt records, and `git harn log` [W6]."""
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 from pathlib import Path
 
@@ -28,7 +29,8 @@ def test_one_commit_per_event_with_trailers(repo: Path) -> None:
     subjects = git(repo, "log", "--format=%s", "refs/harnery/runs/r1").split("\n")
     assert [s.split(":")[0] for s in subjects] == ["preserved_dirty", "freeze", "start"]
     assert git(repo, "show", "-s", "--format=%(trailers)", "refs/harnery/runs/r1").split("\n") == [
-        "Harnery-Run: r1", "Harnery-Event: preserved_dirty", "Harnery-State: preserved_dirty"]
+        "Harnery-Run: r1", "Harnery-Event: preserved_dirty", "Harnery-State: preserved_dirty",
+        f"Harnery-Host: {socket.gethostname()}"]
     for commit in git(repo, "rev-list", "refs/harnery/runs/r1").split():
         assert_valid(json.loads(git(repo, "show", f"{commit}:run.json")), "run-record")
     shown = harn(repo, "log", "r1")

@@ -23,5 +23,6 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "salvage-artefacts": ("assess", "salvage_artefacts"),
     "integrate": ("integrate", "integrate"),
     "report": ("report", "report"),
+    "sync": ("sync", "sync"),
     "demo": ("demo", "demo"),
 }

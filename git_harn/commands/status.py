@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import click
 
@@ -48,6 +49,8 @@ def _status_lines(report: StatusReport) -> Iterator[str]:
             yield f"    … and {ws.dirtyMore} more"
         if ws.error:
             yield f"    error: {ws.error}"
+        if ws.diverged:
+            yield f"    {diverged_line(ws.diverged)}"
         if ws.next and ws.state != "active":
             yield f"    resolve: {'  or  '.join(ws.next)}"
 
@@ -61,6 +64,18 @@ def log(run_id: str, as_json: bool) -> int:
 
 
 def _log_lines(result: LogResult) -> Iterator[str]:
+    if result.diverged:
+        yield diverged_line(result.diverged)
     rows = [[e.commit[:12], time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e.time)),
              e.state, f"{e.event}: {e.summary}"] for e in result.events]
     yield table(["COMMIT", "TIME", "STATE", "EVENT"], rows)
+
+
+def diverged_line(diverged: Any) -> str:
+    """One line on a chain that sync merged after it diverged."""
+    if not isinstance(diverged, dict):
+        return "diverged: the chain was merged by sync"
+    hosts = ", ".join(str(h) for h in diverged.get("hosts") or []) or "?"
+    fields = ", ".join(str(f) for f in diverged.get("fields") or []) or "none"
+    return (f"diverged: written on {hosts}, merged by sync from {str(diverged.get('base', '?'))[:12]}; "
+            f"conflicting fields ({fields}) decided by {diverged.get('decidedBy', '?')}")

@@ -175,9 +175,12 @@ class ObjectsMixin:
         ahead, behind = self._pg.ahead_behind(tip, base)
         return int(ahead), int(behind)
 
-    def walk(self, tip: Oid, hide: Oid | None = None, limit: int | None = None) -> Iterator[CommitInfo]:
-        """Commits reachable from ``tip`` and not from ``hide``, newest first."""
-        walker = self._pg.walk(tip, pygit2.enums.SortMode.TOPOLOGICAL)
+    def walk(self, tip: Oid, hide: Oid | None = None, limit: int | None = None,
+             by_time: bool = False) -> Iterator[CommitInfo]:
+        """Commits reachable from ``tip`` and not from ``hide``, newest first
+        (``by_time``: ties between branches ordered by commit time)."""
+        order = pygit2.enums.SortMode.TOPOLOGICAL | (pygit2.enums.SortMode.TIME if by_time else 0)
+        walker = self._pg.walk(tip, order)
         if hide is not None:
             walker.hide(hide)
         for count, commit in enumerate(walker):

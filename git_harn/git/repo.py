@@ -14,7 +14,8 @@ from git_harn.git.objects import ObjectsMixin, Oid
 from git_harn.git.run import error_line, run_git
 
 # Refs that hold git-harn's own bookkeeping, never workspace history.
-BOOKKEEPING_PREFIXES = ("refs/harnery/runs/", "refs/harnery/notes")
+BOOKKEEPING_PREFIXES = ("refs/harnery/runs/", "refs/harnery/notes", "refs/harnery/workflows/",
+                        "refs/harnery-remotes/")
 
 
 @dataclass

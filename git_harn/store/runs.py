@@ -15,7 +15,7 @@ from git_harn.clock import now_iso
 from git_harn.errors import CorruptRecord, HarnError
 from git_harn.git import Oid, Repo
 from git_harn.git.cas import retry_cas
-from git_harn.git.identity import machine_signature
+from git_harn.git.identity import host_name, machine_signature
 from git_harn.git.objects import BLOB_MODE
 from git_harn.store.record import RunRecord
 from git_harn.text import one_line
@@ -78,6 +78,7 @@ def write(repo: Repo, record: RunRecord, event: str, summary: str, old_tip: Oid 
         f"Harnery-Run: {record.runId}\n"
         f"Harnery-Event: {event}\n"
         f"Harnery-State: {record.state}\n"
+        f"Harnery-Host: {host_name(repo)}\n"
     )
     parents = [old_tip] if old_tip is not None else []
     commit = repo.commit_files({RECORD_FILE: (record.to_json().encode("utf-8"), BLOB_MODE)}, message,
@@ -118,17 +119,18 @@ def list_records(repo: Repo) -> Iterator[Stored | Unreadable]:
 
 
 def history(repo: Repo, run_id: str) -> list[Event]:
-    """The run's events, newest first (first-parent chain)."""
+    """The run's events, newest first: every parent of a merge that ``sync``
+    made, so both sides of a diverged chain are shown."""
     tip = repo.ref_oid(run_ref(run_id))
     events: list[Event] = []
-    while tip is not None:
-        commit = repo.commit_info(tip)
+    if tip is None:
+        return events
+    for commit in repo.walk(tip, by_time=True):
         subject = commit.message.split("\n", 1)[0]
         trailers = _trailers(commit.message)
         event, _, summary = subject.partition(": ")
-        events.append(Event(tip, commit.time, trailers.get("Harnery-Event", event),
+        events.append(Event(commit.oid, commit.time, trailers.get("Harnery-Event", event),
                             summary, trailers.get("Harnery-State", "?")))
-        tip = commit.parents[0] if commit.parents else None
     return events
 
 

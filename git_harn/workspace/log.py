@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from git_harn.errors import BadInput
 from git_harn.git import Repo
@@ -27,12 +27,14 @@ class LogResult(Result):
 
     runId: str
     events: list[LogEvent] = field(default_factory=list)
+    diverged: Any = None  # set when sync merged a chain that diverged
     outcome: str = "ok"
 
 
 def run_log(repo: Repo, run_id: str) -> LogResult:
     validate_run_id(run_id)
-    if store.read(repo, run_id) is None:
+    stored = store.read(repo, run_id)
+    if stored is None:
         raise BadInput(f"unknown run id: {run_id}")
     events = [LogEvent(str(e.oid), e.time, e.event, e.summary, e.state) for e in store.history(repo, run_id)]
-    return LogResult(run_id, events)
+    return LogResult(run_id, events, stored.record.extra.get("diverged"))

@@ -36,6 +36,7 @@ class WorkspaceStatus:
     reason: str | None = None
     error: str | None = None
     next: list[str] = field(default_factory=list)
+    diverged: dict[str, Any] | None = None  # set by a sync that merged a diverged chain
 
 
 @dataclass
@@ -107,6 +108,7 @@ def _row(repo: Repo, record: RunRecord, dirty: list[DirtyPath] | str | None,
         attempts=record.attempts, branch=record.branch, path=record.path, host=record.host,
         location=presence(repo, record) if not record.terminal else "none",
         lastOutcome=record.lastOutcome, reason=record.reason, next=next_steps(record),
+        diverged=record.extra.get("diverged"),
     )
     if isinstance(dirty, str):
         row.error = dirty

@@ -1,0 +1,356 @@
+"""One ``git harn sync``: rounds of read the remote, fetch into the tracking
+namespace, merge, push what is ahead. A push the remote moved under goes back
+to the fetch, after a jittered pause, a bounded number of rounds; a refusal
+(a hook, a permission) is reported and not retried [P3] [P4]."""
+
+from __future__ import annotations
+
+import random
+import re
+import time
+from contextlib import suppress
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from git_harn.errors import BadInput, RaceLost
+from git_harn.git import Repo
+from git_harn.git import refsync as rs
+from git_harn.notices import info, progress, warn
+from git_harn.results import Result
+from git_harn.store.locks import hold, locks_dir
+from git_harn.store.notes import NOTES_REF, show_notes_in_log
+from git_harn.sync import notes, records
+from git_harn.sync.push import push_all
+from git_harn.sync.steps import (
+    AHEAD,
+    DIVERGED,
+    FAST_FORWARD,
+    NEW,
+    QUARANTINED,
+    RANK,
+    SAME,
+    BadRemoteData,
+    Step,
+)
+
+DEFAULT_REMOTE = "origin"
+DEFAULT_ROUNDS = 5
+SALVAGE_PREFIX = "refs/heads/harnery/salvage/"
+TRACKING_ROOT = "refs/harnery-remotes/"
+HARNERY_PREFIX = "refs/harnery/"
+LOCK_WAIT_SECONDS = 60.0
+FETCH_BUDGET = 256  # fetches spent isolating refs the remote cannot send
+_REMOTE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+
+SYNCED, DRY_RUN, CONFIGURED = "synced", "dry_run", "configured"
+PUSH_REFUSED, RETRIES_EXHAUSTED = "push-refused", "retries-exhausted"
+SYNC_QUARANTINED, SYNC_DIVERGED = "quarantined", "salvage-diverged"
+
+
+@dataclass
+class RefSync:
+    ref: str
+    action: str
+    pushed: bool
+    local: str | None
+    remote: str | None
+    detail: str | None = None
+
+
+@dataclass
+class SyncResult(Result):
+    """What ``git harn sync`` did, per ref."""
+
+    SCHEMA: ClassVar[str] = "sync-result"
+
+    remote: str
+    outcome: str
+    summary: str
+    dryRun: bool = False
+    salvage: bool = False
+    rounds: int = 0
+    atomic: bool | None = None
+    counts: dict[str, int] = field(default_factory=dict)
+    pushedCount: int = 0
+    refs: list[RefSync] = field(default_factory=list)
+    refused: str | None = None
+    remoteSaid: list[str] = field(default_factory=list)
+    refspec: str | None = None
+
+
+def fetch_refspec(remote: str) -> str:
+    return f"+{HARNERY_PREFIX}*:{TRACKING_ROOT}{remote}/*"
+
+
+def tracking_name(remote: str, ref: str) -> str:
+    if ref.startswith(SALVAGE_PREFIX):
+        return f"refs/remotes/{remote}/" + ref.removeprefix("refs/heads/")
+    return f"{TRACKING_ROOT}{remote}/" + ref.removeprefix(HARNERY_PREFIX)
+
+
+def choose_remote(repo: Repo, remote: str | None) -> str:
+    name = remote or repo.config("harn.syncRemote") or DEFAULT_REMOTE
+    if not _REMOTE_NAME.fullmatch(name) or ".." in name or name.endswith(".lock"):
+        raise BadInput(f"not a remote name: {name!r}")
+    if not rs.remote_exists(repo, name):
+        raise BadInput(f"no remote named {name!r} (git remote add {name} <url>)")
+    return name
+
+
+def configure(repo: Repo, remote: str | None) -> SyncResult:
+    """Add the tracking refspec to ``remote.<r>.fetch`` (never ``remote.<r>.push``)."""
+    name = choose_remote(repo, remote)
+    spec = fetch_refspec(name)
+    already = spec in repo.config_all(f"remote.{name}.fetch")
+    repo.ensure_config_value(f"remote.{name}.fetch", spec)
+    said = "already" if already else "now"
+    return SyncResult(remote=name, outcome=CONFIGURED, refspec=spec,
+                      summary=f"git fetch {name} {said} updates {TRACKING_ROOT}{name}/*; "
+                              "git harn sync still merges and pushes")
+
+
+# --- one round --------------------------------------------------------------------
+
+
+def _patterns(salvage: bool) -> list[str]:
+    found = [f"{prefix}*" for prefix in records.PREFIXES] + [NOTES_REF]
+    return found + ([f"{SALVAGE_PREFIX}*"] if salvage else [])
+
+
+def _ours(ref: str, salvage: bool) -> bool:
+    return (records.kind_of(ref) is not None or ref == NOTES_REF
+            or (salvage and ref.startswith(SALVAGE_PREFIX)))
+
+
+def _fetch(repo: Repo, remote: str, wanted: list[str]) -> dict[str, str]:
+    """Fetch ``wanted`` remote refs into their tracking refs. A set that fails
+    is split in halves until the refs the remote cannot send stand alone:
+    those are returned (ref -> git's error) and the rest is fetched."""
+    failed: dict[str, str] = {}
+    budget = [FETCH_BUDGET]
+
+    def attempt(refs: list[str]) -> None:
+        budget[0] -= 1
+        error = rs.fetch(repo, remote, [f"+{ref}:{tracking_name(remote, ref)}" for ref in refs])
+        if error is None:
+            return
+        if len(refs) == 1 or budget[0] <= 0:
+            for ref in refs:
+                failed[ref] = f"cannot be fetched: {error}"
+            return
+        middle = len(refs) // 2
+        attempt(refs[:middle])
+        attempt(refs[middle:])
+
+    if wanted:
+        attempt(wanted)
+    return failed
+
+
+def _plan(repo: Repo, ref: str, local: str | None, remote: str | None, dry_run: bool,
+          checked_out: set[str]) -> Step:
+    kind = records.kind_of(ref)
+    if kind is not None:
+        return records.plan(repo, kind, ref, local, remote, dry_run)
+    if ref == NOTES_REF:
+        return notes.plan(repo, local, remote, dry_run)
+    return _plan_branch(repo, ref, local, remote, checked_out)
+
+
+def _plan_branch(repo: Repo, ref: str, local: str | None, remote: str | None,
+                 checked_out: set[str]) -> Step:
+    """A salvage branch: fast-forward only."""
+    step = Step(ref, SAME, local, remote)
+    if remote is None:
+        step.action, step.push = AHEAD, local
+        return step
+    if not rs.is_commit(repo, remote):
+        raise BadRemoteData(f"points at {remote[:12]}, which is not a commit")
+    if local is None:
+        step.action, step.local = NEW, remote
+    elif local == remote:
+        pass
+    elif rs.descends(repo, local, remote):
+        step.action, step.push = AHEAD, local
+    elif rs.descends(repo, remote, local) and ref not in checked_out:
+        step.action, step.local = FAST_FORWARD, remote
+    else:
+        step.action = DIVERGED
+        step.detail = ("checked out in a worktree; not moved" if ref in checked_out
+                       else "diverged from the remote's; both kept, nothing pushed")
+    return step
+
+
+@dataclass
+class _Round:
+    steps: dict[str, Step]
+    local_updates: list[tuple[str, str, str | None]]
+    pushes: list[tuple[str, str]]
+
+
+def _one_round(repo: Repo, remote: str, salvage: bool, dry_run: bool) -> _Round:
+    progress(f"reading what {remote} holds")
+    theirs = {ref: oid for ref, oid in rs.ls_remote(repo, remote, _patterns(salvage)).items()
+              if _ours(ref, salvage)}
+    prefixes = [*records.PREFIXES, NOTES_REF] + ([SALVAGE_PREFIX] if salvage else [])
+    tracked = rs.refs_under(repo, [f"{TRACKING_ROOT}{remote}/", f"refs/remotes/{remote}/harnery/"])
+    wanted = [ref for ref, oid in sorted(theirs.items())
+              if tracked.get(tracking_name(remote, ref)) != oid or not rs.has_object(repo, oid)]
+    if wanted:
+        progress(f"fetching {len(wanted)} ref(s) from {remote}")
+    unfetchable = _fetch(repo, remote, wanted)
+    if wanted:
+        tracked = rs.refs_under(repo, [f"{TRACKING_ROOT}{remote}/", f"refs/remotes/{remote}/harnery/"])
+    ours = {ref: oid for ref, oid in rs.refs_under(repo, prefixes).items() if _ours(ref, salvage)}
+    checked_out = rs.checked_out_branches(repo) if salvage else set()
+    steps: dict[str, Step] = {}
+    updates: list[tuple[str, str, str | None]] = []
+    pushes: list[tuple[str, str]] = []
+    for ref in sorted(set(theirs) | set(ours)):
+        local = ours.get(ref)
+        remote_oid = tracked.get(tracking_name(remote, ref)) if ref in theirs else None
+        if ref in unfetchable or (ref in theirs and remote_oid is None):
+            steps[ref] = Step(ref, QUARANTINED, local, theirs[ref],
+                              detail=unfetchable.get(ref, "its tracking ref is missing after the fetch"))
+            continue
+        try:
+            step = _plan(repo, ref, local, remote_oid, dry_run, checked_out)
+        except BadRemoteData as exc:
+            step = Step(ref, QUARANTINED, local, remote_oid, detail=exc.message)
+        steps[ref] = step
+        if step.local is not None and step.local != local:
+            updates.append((ref, step.local, local))
+        if step.push is not None:
+            pushes.append((step.push, ref))
+    return _Round(steps, updates, pushes)
+
+
+def _settle_tracking(repo: Repo, remote: str, pushed: dict[str, str]) -> None:
+    """Point the tracking refs at what was pushed (git may have done so already)."""
+    tracked = rs.refs_under(repo, [f"{TRACKING_ROOT}{remote}/", f"refs/remotes/{remote}/harnery/"])
+    moves = []
+    for ref, oid in pushed.items():
+        name = tracking_name(remote, ref)
+        if tracked.get(name) != oid:
+            moves.append((name, oid, tracked.get(name)))
+    with suppress(RaceLost):  # a concurrent fetch moved them; the next sync reads them again
+        rs.update_refs(repo, moves)
+
+
+def _pause(round_number: int) -> None:
+    time.sleep(random.uniform(0.05, min(2.0, 0.1 * 2 ** round_number)))  # noqa: S311 (jitter)
+
+
+# --- the whole sync --------------------------------------------------------------
+
+
+def sync(repo: Repo, remote: str | None = None, salvage: bool = False,
+         dry_run: bool = False) -> SyncResult:
+    if rs.is_shallow(repo):
+        raise BadInput("a shallow clone cannot sync: its history is cut, so merges cannot be "
+                       "checked (git fetch --unshallow first)")
+    name = choose_remote(repo, remote)
+    rounds = max(1, repo.config_int("harn.syncRounds", DEFAULT_ROUNDS))
+    with hold(locks_dir(repo) / "sync.lock", "sync", f"sync with {name}", LOCK_WAIT_SECONDS):
+        return _sync_locked(repo, name, salvage, dry_run, rounds)
+
+
+def _sync_locked(repo: Repo, remote: str, salvage: bool, dry_run: bool, rounds: int) -> SyncResult:
+    result = SyncResult(remote=remote, outcome=SYNCED, summary="", dryRun=dry_run, salvage=salvage)
+    seen: dict[str, RefSync] = {}
+    atomic = repo.config_bool("harn.syncAtomic", True)
+    finished = False
+    for number in range(1, rounds + 1):
+        result.rounds = number
+        this = _one_round(repo, remote, salvage, dry_run)
+        _remember(seen, this.steps)
+        if dry_run:
+            finished = True
+            break
+        try:
+            rs.update_refs(repo, this.local_updates)
+        except RaceLost as exc:
+            info(f"a local ref moved while merging ({exc.message}); reading again")
+            _pause(number)
+            continue
+        if any(ref == NOTES_REF for ref, _, _ in this.local_updates):
+            show_notes_in_log(repo)
+        if not this.pushes:
+            finished = True
+            break
+        progress(f"pushing {len(this.pushes)} ref(s) to {remote}")
+        pushed = push_all(repo, remote, this.pushes, atomic)
+        atomic = pushed.atomic
+        result.atomic = atomic
+        result.remoteSaid = pushed.said
+        done = {ref: oid for oid, ref in this.pushes if ref in pushed.pushed}
+        _settle_tracking(repo, remote, done)
+        for ref in done:
+            seen[ref].pushed = True
+        if pushed.failure is not None or pushed.refused:
+            why = pushed.failure or "; ".join(f"{ref}: {text}" for ref, text in sorted(pushed.refused.items()))
+            result.refused = why
+            result.outcome = PUSH_REFUSED
+            warn(f"{remote} refused the push ({why}); not retried")
+            for line in pushed.said:
+                warn(f"{remote} said: {line}")
+            finished = True
+            break
+        if not pushed.moved:
+            finished = True
+            break
+        info(f"{remote} moved while we pushed ({len(pushed.moved)} ref(s): "
+             f"{next(iter(pushed.moved.values()))}); fetching and merging again")
+        _pause(number)
+    result.refs = [seen[ref] for ref in sorted(seen)]
+    _conclude(result, finished)
+    return result
+
+
+def _remember(seen: dict[str, RefSync], steps: dict[str, Step]) -> None:
+    for ref, step in steps.items():
+        before = seen.get(ref)
+        local = step.local or step.local_old
+        entry = RefSync(ref, step.action, False, local, step.remote, step.detail)
+        if before is not None:
+            entry.pushed = before.pushed
+            if RANK[before.action] > RANK[step.action] and step.action not in (QUARANTINED, DIVERGED):
+                entry.action = before.action
+                entry.detail = entry.detail or before.detail
+        seen[ref] = entry
+
+
+def _conclude(result: SyncResult, finished: bool) -> None:
+    counts: dict[str, int] = {}
+    for entry in result.refs:
+        counts[entry.action] = counts.get(entry.action, 0) + 1
+        if entry.action == QUARANTINED:
+            warn(f"quarantined {entry.ref} from {result.remote}: {entry.detail}; the local ref is "
+                 "untouched and nothing is pushed over it")
+    result.counts = counts
+    result.pushedCount = sum(1 for entry in result.refs if entry.pushed)
+    if result.outcome == SYNCED:
+        if not finished:
+            result.outcome = RETRIES_EXHAUSTED
+        elif counts.get(QUARANTINED):
+            result.outcome = SYNC_QUARANTINED
+        elif counts.get(DIVERGED):
+            result.outcome = SYNC_DIVERGED
+        elif result.dryRun:
+            result.outcome = DRY_RUN
+    parts = [f"{counts[action]} {action}" for action in sorted(counts, key=lambda a: RANK[a], reverse=True)
+             if action != SAME]
+    parts.append(f"{result.pushedCount} pushed")
+    parts.append(f"{counts.get(SAME, 0)} same")
+    lead = {
+        SYNCED: f"synced with {result.remote}",
+        DRY_RUN: f"dry run against {result.remote} (nothing merged or pushed)",
+        PUSH_REFUSED: f"{result.remote} refused the push",
+        RETRIES_EXHAUSTED: f"{result.remote} kept moving: gave up after {result.rounds} round(s)",
+        SYNC_QUARANTINED: f"synced with {result.remote}, but {counts.get(QUARANTINED, 0)} ref(s) quarantined",
+        SYNC_DIVERGED: f"synced with {result.remote}, but salvage branches diverged",
+    }[result.outcome]
+    result.summary = f"{lead}: {', '.join(parts)} ({result.rounds} round(s))"
+
+
+__all__ = ["FAST_FORWARD", "SyncResult", "configure", "sync"]

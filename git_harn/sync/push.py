@@ -1,0 +1,58 @@
+"""Pushing what is ahead: never forced, atomic when the server takes it, else
+one ref at a time in order (salvage branches, then records, then notes), so
+no note reaches a clone before what it annotates."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from git_harn.git import Repo
+from git_harn.git import refsync as rs
+from git_harn.notices import info
+from git_harn.store.notes import NOTES_REF
+
+
+@dataclass
+class Pushed:
+    pushed: set[str] = field(default_factory=set)
+    moved: dict[str, str] = field(default_factory=dict)
+    refused: dict[str, str] = field(default_factory=dict)
+    failure: str | None = None
+    atomic: bool = True
+    said: list[str] = field(default_factory=list)
+
+    def take(self, outcome: rs.PushOutcome) -> None:
+        self.pushed |= outcome.pushed
+        self.moved.update(outcome.moved)
+        self.refused.update(outcome.refused)
+        self.failure = self.failure or outcome.failure
+        self.said += [line for line in outcome.said if line not in self.said]
+
+
+def _order(ref: str) -> int:
+    if ref == NOTES_REF:
+        return 2
+    return 0 if ref.startswith("refs/heads/") else 1
+
+
+def push_all(repo: Repo, remote: str, updates: list[tuple[str, str]], atomic: bool) -> Pushed:
+    """Push ``(oid, ref)`` pairs; ``atomic`` False when the server is known
+    not to take ``--atomic``."""
+    result = Pushed(atomic=atomic)
+    if not updates:
+        return result
+    updates = sorted(updates, key=lambda pair: (_order(pair[1]), pair[1]))
+    if atomic:
+        outcome = rs.push(repo, remote, updates, atomic=True)
+        if not outcome.no_atomic:
+            result.take(outcome)
+            return result
+        info(f"{remote} does not take an atomic push; pushing records first, then notes")
+        result.atomic = False
+    # Records in one push (each ref on its own), then the notes after them.
+    records = [pair for pair in updates if pair[1] != NOTES_REF]
+    notes = [pair for pair in updates if pair[1] == NOTES_REF]
+    for group in (records, notes):
+        if group and result.failure is None:
+            result.take(rs.push(repo, remote, group, atomic=False))
+    return result

@@ -1,0 +1,81 @@
+"""What a sync decides for one ref, and the words for it."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+# The five cases of a mergeable ref, and what else can happen to one.
+NEW = "new"  # only the remote has it: created here
+SAME = "same"
+AHEAD = "ahead"  # only this clone has it, or this clone is ahead: pushed
+FAST_FORWARD = "fast-forward"
+MERGED = "merged"
+QUARANTINED = "quarantined"  # the remote's copy is not a valid chain: untouched, not pushed
+DIVERGED = "diverged"  # a fast-forward-only branch that diverged: left as it is
+
+# The strongest thing that happened to a ref over several rounds is reported.
+RANK = {SAME: 0, AHEAD: 1, NEW: 2, FAST_FORWARD: 3, MERGED: 4, DIVERGED: 5, QUARANTINED: 6}
+
+
+class BadRemoteData(Exception):
+    """The remote's copy of a ref cannot be taken: it is quarantined."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+@dataclass
+class Step:
+    """The decision for one ref: ``action``; ``local`` is the value the local
+    ref must get (None: leave it); ``push`` is what to push (None: nothing)."""
+
+    ref: str
+    action: str
+    local_old: str | None
+    remote: str | None
+    local: str | None = None
+    push: str | None = None
+    detail: str | None = None
+
+
+def canonical(data: Any, ascii_only: bool = True) -> bytes:
+    """JSON as git-harn writes it: sorted keys, two-space indent, newline."""
+    return (json.dumps(data, indent=2, sort_keys=True, ensure_ascii=ascii_only) + "\n").encode("utf-8")
+
+
+class Missing:
+    """A member absent on one side of a three-way merge."""
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Any = Missing()
+
+
+def three_way(base: dict[str, Any], ours: dict[str, Any], theirs: dict[str, Any],
+              ours_win: bool, skip: frozenset[str] = frozenset()) -> tuple[dict[str, Any], list[str]]:
+    """Merge members: a change on one side is taken; the same member changed
+    on both sides to different values is decided for the winning side.
+    Returns the merged object and the names decided that way."""
+    merged: dict[str, Any] = {}
+    decided: list[str] = []
+    for key in sorted(set(base) | set(ours) | set(theirs)):
+        if key in skip:
+            continue
+        b, o, t = base.get(key, MISSING), ours.get(key, MISSING), theirs.get(key, MISSING)
+        if o == t:
+            value = o
+        elif o == b:
+            value = t
+        elif t == b:
+            value = o
+        else:
+            value = o if ours_win else t
+            decided.append(key)
+        if value is not MISSING:
+            merged[key] = value
+    return merged, decided
