@@ -34,6 +34,12 @@ EXIT_FOR_OUTCOME: dict[str, int] = {
     "refused": EXIT_NEEDS_OPERATOR,
     "push-failed": EXIT_ERROR,
     "retries-exhausted": EXIT_ERROR,
+    # the workflow (SPEC §7): 0 only when every selected task landed, or none was selectable
+    "workflow-done": EXIT_OK,
+    "workflow-dry-run": EXIT_OK,
+    "workflow-incomplete": EXIT_NEEDS_OPERATOR,
+    "workflow-interrupted": EXIT_NEEDS_OPERATOR,
+    "workflow-running": EXIT_NEEDS_OPERATOR,
 }
 
 

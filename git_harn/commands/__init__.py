@@ -21,4 +21,5 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "integrate": ("integrate", "integrate"),
     "report": ("report", "report"),
     "demo": ("demo", "demo"),
+    "workflow": ("workflow", "workflow"),
 }
