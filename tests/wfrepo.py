@@ -66,6 +66,8 @@ def plan_file(status):
         f.write(f"# ExecPlan {task}\n\nStatus: {status}\n\n- [ ] step\n")
 
 note("start")
+if sys.argv[-1].endswith("-evil"):
+    open(os.path.join(here, f"evil-{task}-{stage}"), "w").close()
 if what.startswith("sleep:"):
     time.sleep(float(what.split(":", 1)[1]))
     what = "ok"
@@ -75,6 +77,7 @@ if what == "mark":
 if what == "crash":
     sys.exit(7)
 if what == "hang":
+    note("hanging")
     time.sleep(60)
 if what == "invalid-report":
     report({"ok": "yes", "summary": 3})
@@ -101,6 +104,9 @@ elif stage == "implement":
             plan_file("COMPLETE")
         git("add", "-A")
         git("commit", "-q", "-m", f"implement {task} ({attempt})")
+        if what == "commit-hang":
+            note("hanging")
+            time.sleep(60)
         if what == "dirty":
             open("stray.txt", "w").write("left behind\n")
         report({"ok": True, "summary": f"implemented {task}"})
@@ -174,7 +180,7 @@ def config_text(agents: Path, extra: str = "", workflow: str = "stageTimeout = 3
 def setup(tmp: Path, roadmap: str = ROADMAP, config: str | None = None,
           files: dict[str, str] | None = None) -> WF:
     agents = tmp / "agents"
-    agents.mkdir()
+    agents.mkdir(parents=True)
     (agents / "agent.py").write_text(AGENT)
     remote = tmp / "remote.git"
     git(tmp, "init", "-q", "--bare", "-b", "main", str(remote))
