@@ -7,7 +7,9 @@ so a rename elsewhere is one edit here.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -104,8 +106,14 @@ def run_lock_path(repo: Repo, run_id: str) -> Path:
     return _locks.run_lock_path(repo, run_id)
 
 
+_NOTE_LOCK = threading.Lock()
+
+
 def note_agent(repo: Repo, run_id: str, pid: int) -> None:
-    _locks.note_agent(_locks.run_lock_path(repo, run_id), pid)
+    """Name the agent in the run's lock, so the lock outlives a killed host
+    while the agent runs (best effort; one writer at a time in this process)."""
+    with _NOTE_LOCK, suppress(OSError):
+        _locks.note_agent(_locks.run_lock_path(repo, run_id), pid)
 
 
 def start_workspace(repo: Repo, run_id: str, base: pygit2.Oid, branch: str) -> Any:
