@@ -172,3 +172,51 @@ def test_stage_inputs_are_valid_and_name_everything(tmp_path: Path) -> None:
             assert env[name]
     review = json.loads((wf.agents / "inputs" / "9.2-review-1-2.stdin").read_text())
     assert review["earlier"]["plan"] == "plan for 9.2" and review["reviewer"] == 2
+
+
+def test_stage_timeout_kills_the_agent_group(tmp_path: Path) -> None:
+    from wfrepo import config_text as text
+
+    agents = tmp_path / "agents"
+    wf = setup(tmp_path, roadmap="# R\n\n- [ ] 13.1 Hangs\n",
+               config=text(agents, workflow="stageTimeout = 1\n"))
+    wf.script({"plan": "hang"})
+    done = wf.run("--json")
+    assert done.code == 3
+    task = done.json()["tasks"][0]
+    assert (task["status"], task["stage"], task["fault"]) == ("failed", "plan", "timeout")
+    assert "timed out after 1s" in task["detail"]
+    hanging = [e for e in wf.log() if e["event"] == "hanging"]
+    assert hanging
+    try:
+        state = Path(f"/proc/{hanging[0]['pid']}/stat").read_text().rsplit(")", 1)[-1].split()[0]
+    except OSError:
+        state = "gone"
+    assert state in ("gone", "Z", "X")  # the agent's process group was killed
+
+
+def test_prompt_on_stdin_from_the_template_at_the_base(tmp_path: Path) -> None:
+    agents = tmp_path / "agents"
+    config = config_text(agents).replace('"plan"]\n', '"plan"]\nstdin = "prompt"\n', 1)
+    wf = setup(tmp_path, roadmap="# R\n\n- [ ] 13.2 Prompted\n", config=config,
+               files={".harn/prompts/plan.md": "OUR PLAN TEMPLATE\n"})
+    (wf.work / ".harn" / "prompts").mkdir(parents=True, exist_ok=True)
+    (wf.work / ".harn" / "prompts" / "plan.md").write_text("A WORKING TREE EDIT\n")
+    done = wf.run("--json")
+    assert done.code == 0, done.err
+    stdin = (wf.agents / "inputs" / "13.2-plan-1-0.stdin").read_text()
+    assert stdin.startswith("OUR PLAN TEMPLATE")
+    assert "A WORKING TREE EDIT" not in stdin
+    assert '"title": "Prompted"' in stdin and "END UNTRUSTED TASK CONTEXT" in stdin
+    implement = json.loads((wf.agents / "inputs" / "13.2-implement-1-0.stdin").read_text())
+    assert implement["stage"] == "implement"  # the other stages still get JSON
+
+
+def test_nothing_selectable_is_done(tmp_path: Path) -> None:
+    wf = setup(tmp_path, roadmap="# R\n\n- [x] 14.1 Done\n- [ ] 14.2 Waits\n  Requires: 14.3\n- [ ] 14.3 W\n"
+               "  Requires: 14.2\n")
+    done = wf.run("--json")
+    assert done.code == 0, done.err
+    doc = done.json()
+    assert doc["tasks"] == [] and doc["summary"] == "0 tasks: nothing selectable"
+    assert {s["reason"] for s in doc["skipped"]} == {"waiting-for-requirements"}

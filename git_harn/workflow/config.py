@@ -19,6 +19,7 @@ from git_harn.tasks.config import (
     DEFAULT_REMOTE,
     DEFAULT_REVIEW_ROUNDS,
     DEFAULT_STAGE_TIMEOUT,
+    MAX_PARALLEL,
     STAGES,
     AgentSettings,
     WorkflowSettings,
@@ -68,8 +69,8 @@ class Effective:
 def _check_flags(options: Options) -> None:
     if options.max_tasks is not None and options.max_tasks < 1:
         raise BadInput("--max-tasks must be at least 1")
-    if options.parallel is not None and options.parallel < 1:
-        raise BadInput("--parallel must be at least 1")
+    if options.parallel is not None and not 1 <= options.parallel <= MAX_PARALLEL:
+        raise BadInput(f"--parallel must be between 1 and {MAX_PARALLEL}")
 
 
 def _read(repo: Repo, remote: str, base: str, dry_run: bool) -> tuple[pygit2.Oid, WorkflowSettings]:

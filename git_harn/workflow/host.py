@@ -145,14 +145,21 @@ def gate_timeout(repo: Repo) -> float:
     return _gates.gate_timeout(repo, None)
 
 
-def run_gates(repo: Repo, branch: str, tip: pygit2.Oid, base: Base, timeout: float) -> dict[str, Any]:
-    result = _gates.run_gates(repo, Branch(branch, f"refs/heads/{branch}", tip), base, timeout)
+def run_gates(repo: Repo, branch: str, tip: pygit2.Oid, base: Base, timeout: float,
+              on_start: Callable[[int], None] | None = None) -> dict[str, Any]:
+    result = _gates.run_gates(repo, Branch(branch, f"refs/heads/{branch}", tip), base, timeout, on_start)
     document: dict[str, Any] = jsonable(result)
     return document
 
 
+# This run's own integrations take turns here first, so the merge lock is
+# contended (and announced) only by other processes.
+INTEGRATIONS = threading.Lock()
+
+
 def integrate_builtin(repo: Repo, branch: str, base: str, remote: str, task_id: str) -> dict[str, Any]:
-    report = _land.integrate(repo, _land.Request(branch, base, remote, task_id))
+    with INTEGRATIONS:
+        report = _land.integrate(repo, _land.Request(branch, base, remote, task_id))
     document: dict[str, Any] = jsonable(report)
     return document
 

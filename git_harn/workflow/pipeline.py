@@ -232,7 +232,19 @@ def _gates(repo: Repo, job: Job, tip: pygit2.Oid) -> None:
     tr = job.result
     _stage(job, "gates", tr.attempts.get("implement", 1))
     base = host.Base(job.eff.upstream, job.eff.base_oid)
-    result = host.run_gates(repo, tr.branch, tip, base, host.gate_timeout(repo))
+    groups: list[int] = []
+
+    def on_start(pgid: int) -> None:
+        groups.append(pgid)
+        job.agents.started(pgid)
+
+    try:
+        result = host.run_gates(repo, tr.branch, tip, base, host.gate_timeout(repo), on_start)
+    finally:
+        for pgid in groups:
+            job.agents.ended(pgid)
+    if job.agents.stop.is_set():
+        raise Stop(HALTED, "gates", "the workflow was interrupted while the gates ran")
     failed = [c for c in result["commands"] if c["exitCode"] != 0]
     tr.gates = {"passed": result["passed"], "commit": result["commit"],
                 "commands": [{"argv": c["argv"], "exitCode": c["exitCode"], "seconds": c["seconds"]}
@@ -270,7 +282,8 @@ def _integrate(repo: Repo, job: Job, ctx: TaskContext) -> None:
         if not check.ok:
             raise Stop(HALTED, "integrate", check.detail)
     else:
-        with host.hold_merge(repo, f"workflow {job.workflow_id}: integration agent for task {ctx.task_id}"):
+        with host.INTEGRATIONS, host.hold_merge(
+                repo, f"workflow {job.workflow_id}: integration agent for task {ctx.task_id}"):
             outcome = run_stage(ctx, agent, 1, eff.timeout_of("integrate"), {"round": 1})
             _record(tr, outcome)
             tr.integration = outcome.report

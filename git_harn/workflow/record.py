@@ -9,6 +9,7 @@ the tip that was read [P3]. Like run records they travel with fetch and push.
 from __future__ import annotations
 
 import json
+import re
 import secrets
 import threading
 import time
@@ -82,7 +83,12 @@ def _body(repo: Repo, name: str, tip: pygit2.Oid) -> dict[str, Any]:
     return body
 
 
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+
+
 def read(repo: Repo, workflow_id: str) -> Stored:
+    if not _ID.fullmatch(workflow_id) or ".." in workflow_id or workflow_id.endswith((".lock", ".")):
+        raise BadInput(f"invalid workflow id {workflow_id!r}")
     name = workflow_ref(workflow_id)
     tip = repo.ref_oid(name)
     if tip is None:

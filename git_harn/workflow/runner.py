@@ -89,6 +89,7 @@ class Scheduler:
         self.queue: deque[host.Task] = deque()
         self.running: dict[Future[TaskResult], TaskResult] = {}
         self.limited = False
+        self.previous: dict[int, Any] = {}
 
     # --- the loop ---------------------------------------------------------------
 
@@ -107,7 +108,12 @@ class Scheduler:
         finally:
             pool.shutdown(wait=True)
             self.progress.close()
-        return self._finish()
+        try:
+            return self._finish()
+        finally:
+            for sig, handler in self.previous.items():
+                with suppress(ValueError, TypeError):
+                    signal.signal(sig, handler)
 
     def _loop(self, pool: ThreadPoolExecutor) -> None:
         while True:
@@ -168,10 +174,9 @@ class Scheduler:
     # --- interruption -------------------------------------------------------------
 
     def _interrupted(self, exc: BaseException) -> None:
-        previous = {}
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGTERM, signal.SIGINT):
-                previous[sig] = signal.signal(sig, signal.SIG_IGN)  # finish recording first
+                self.previous[sig] = signal.signal(sig, signal.SIG_IGN)  # finish recording first
         why = "Ctrl-C" if isinstance(exc, KeyboardInterrupt) else "a signal (SIGTERM)"
         self.result.interrupted = True
         self.result.halted = f"interrupted by {why}: agents stopped, workspaces left to cleanup"
@@ -188,9 +193,6 @@ class Scheduler:
                     self._collect(future)
         finally:
             killer.cancel()
-            for sig, handler in previous.items():
-                with suppress(ValueError, TypeError):
-                    signal.signal(sig, handler)
         for tr in self.result.tasks:
             if tr.status not in FINISHED:
                 tr.status = HALTED
