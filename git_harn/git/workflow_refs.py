@@ -17,6 +17,12 @@ from git_harn.git.run import _LOCATION_VARS, error_line, run_git
 
 FETCH_TRIES = 3
 
+Oid = pygit2.Oid  # what the layers above name a commit by, without importing pygit2
+
+
+def to_oid(text: str) -> pygit2.Oid:
+    return pygit2.Oid(hex=text)
+
 
 def tracking_ref(remote: str, branch: str) -> str:
     return f"refs/remotes/{remote}/{branch}"

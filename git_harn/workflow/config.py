@@ -11,11 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import pygit2
-
 from git_harn.errors import BadInput
 from git_harn.git import Repo
-from git_harn.tasks.config import (
+from git_harn.git.workflow_refs import Oid
+from git_harn.workflow import host
+from git_harn.workflow.host import (
     DEFAULT_REMOTE,
     DEFAULT_REVIEW_ROUNDS,
     DEFAULT_STAGE_TIMEOUT,
@@ -24,7 +24,6 @@ from git_harn.tasks.config import (
     AgentSettings,
     WorkflowSettings,
 )
-from git_harn.workflow import host
 
 DEFAULT_BASE = "main"
 
@@ -45,7 +44,7 @@ class Options:
 class Effective:
     base: str
     remote: str
-    base_oid: pygit2.Oid
+    base_oid: Oid
     maxTasks: int | None
     parallel: int
     stageTimeout: float
@@ -73,7 +72,7 @@ def _check_flags(options: Options) -> None:
         raise BadInput(f"--parallel must be between 1 and {MAX_PARALLEL}")
 
 
-def _read(repo: Repo, remote: str, base: str, dry_run: bool) -> tuple[pygit2.Oid, WorkflowSettings]:
+def _read(repo: Repo, remote: str, base: str, dry_run: bool) -> tuple[Oid, WorkflowSettings]:
     host.refs.check_remote(repo, remote)
     host.refs.check_branch_name(base, "--base")
     oid = host.refs.fetch_branch(repo, remote, base, write_ref=not dry_run)

@@ -13,11 +13,10 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
-import pygit2
-
 from git_harn.assess import gates as _gates
 from git_harn.git import Repo, open_repo
 from git_harn.git import workflow_refs as refs
+from git_harn.git.workflow_refs import Oid
 from git_harn.integrate import land as _land
 from git_harn.integrate import report as _report
 from git_harn.proc import Finished, kill_group, run_bounded, tail
@@ -28,7 +27,18 @@ from git_harn.store.notes import merge_note
 from git_harn.tasks import execplan as _execplan
 from git_harn.tasks import roadmap as _roadmap
 from git_harn.tasks.branches import Base, Branch
-from git_harn.tasks.config import WORKFLOW_FILE, WorkflowSettings, parse_toml, workflow_settings
+from git_harn.tasks.config import (
+    DEFAULT_REMOTE,
+    DEFAULT_REVIEW_ROUNDS,
+    DEFAULT_STAGE_TIMEOUT,
+    MAX_PARALLEL,
+    STAGES,
+    WORKFLOW_FILE,
+    AgentSettings,
+    WorkflowSettings,
+    parse_toml,
+    workflow_settings,
+)
 from git_harn.text import jsonable
 from git_harn.workspace.cleanup import CleanupResult, cleanup_locked
 from git_harn.workspace.paths import dirty_paths
@@ -38,7 +48,9 @@ Task = _roadmap.Task
 RunRecord = Any
 
 __all__ = [
-    "WORKFLOW_FILE", "Base", "Branch", "CheckResult", "CleanupResult", "Finished", "Task",
+    "DEFAULT_REMOTE", "DEFAULT_REVIEW_ROUNDS", "DEFAULT_STAGE_TIMEOUT", "MAX_PARALLEL", "STAGES",
+    "AgentSettings", "WorkflowSettings", "WORKFLOW_FILE", "Base", "Branch", "CheckResult", "CleanupResult",
+    "Finished", "Task",
     "kill_group", "merge_note", "refs", "run_bounded", "tail",
 ]
 
@@ -51,7 +63,7 @@ def reopen(repo: Repo) -> Repo:
 # --- configuration and roadmap, read at a commit [P5] -------------------------
 
 
-def settings_at(repo: Repo, commit: pygit2.Oid, rev: str) -> WorkflowSettings | None:
+def settings_at(repo: Repo, commit: Oid, rev: str) -> WorkflowSettings | None:
     raw = refs.file_at(repo, commit, WORKFLOW_FILE)
     if raw is None:
         return None
@@ -63,7 +75,7 @@ def roadmap_file(repo: Repo) -> str:
     return _land._roadmap_file(repo)
 
 
-def tasks_at(repo: Repo, commit: pygit2.Oid) -> list[Task] | None:
+def tasks_at(repo: Repo, commit: Oid) -> list[Task] | None:
     raw = refs.file_at(repo, commit, roadmap_file(repo))
     return None if raw is None else _roadmap.parse_roadmap(_roadmap.decode(raw))
 
@@ -83,7 +95,7 @@ def plans_dir(repo: Repo) -> str:
     return _execplan.plans_dir(repo)
 
 
-def plan_at(repo: Repo, commit: pygit2.Oid, task_id: str) -> tuple[str | None, str | None]:
+def plan_at(repo: Repo, commit: Oid, task_id: str) -> tuple[str | None, str | None]:
     """(path of the task's ExecPlan at ``commit``, its Status) — (None, None) if none."""
     folder = plans_dir(repo)
     names = [n for n in refs.names_in(repo, commit, folder) if n.endswith(".md")]
@@ -116,7 +128,7 @@ def note_agent(repo: Repo, run_id: str, pid: int) -> None:
         _locks.note_agent(_locks.run_lock_path(repo, run_id), pid)
 
 
-def start_workspace(repo: Repo, run_id: str, base: pygit2.Oid, branch: str) -> Any:
+def start_workspace(repo: Repo, run_id: str, base: Oid, branch: str) -> Any:
     """A git-harn workspace on ``branch`` at ``base``; the caller holds the run lock."""
     return start_locked(repo, run_id, str(base), branch, None, None)
 
@@ -145,7 +157,7 @@ def gate_timeout(repo: Repo) -> float:
     return _gates.gate_timeout(repo, None)
 
 
-def run_gates(repo: Repo, branch: str, tip: pygit2.Oid, base: Base, timeout: float,
+def run_gates(repo: Repo, branch: str, tip: Oid, base: Base, timeout: float,
               on_start: Callable[[int], None] | None = None) -> dict[str, Any]:
     result = _gates.run_gates(repo, Branch(branch, f"refs/heads/{branch}", tip), base, timeout, on_start)
     document: dict[str, Any] = jsonable(result)
@@ -174,7 +186,7 @@ def hold_merge(repo: Repo, purpose: str) -> Any:
     return _locks.hold_merge(repo, purpose, wait)
 
 
-def ticked_at(repo: Repo, base_oid: pygit2.Oid, task_id: str) -> bool:
+def ticked_at(repo: Repo, base_oid: Oid, task_id: str) -> bool:
     """The roadmap at ``base_oid`` has the task ticked."""
     tasks = tasks_at(repo, base_oid) or []
     task = _roadmap.find_task(tasks, task_id)

@@ -17,11 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pygit2
-
 from git_harn.clock import now_iso
 from git_harn.errors import HarnError
 from git_harn.git import Repo
+from git_harn.git.workflow_refs import Oid
 from git_harn.text import one_line
 from git_harn.workflow import host, review
 from git_harn.workflow.config import Effective
@@ -47,7 +46,7 @@ class Job:
     workflow_id: str
     task: host.Task
     result: TaskResult
-    base_oid: pygit2.Oid
+    base_oid: Oid
     scratch: Path
     agents: Agents
     progress: Progress
@@ -152,14 +151,14 @@ def _stopped(outcome: StageOutcome) -> Stop:
     return Stop(status, outcome.stage, outcome.detail, outcome.fault)
 
 
-def _tip(repo: Repo, branch: str, stage: str) -> pygit2.Oid:
+def _tip(repo: Repo, branch: str, stage: str) -> Oid:
     tip = repo.ref_oid(f"refs/heads/{branch}")
     if tip is None:
         raise Stop(FAILED, stage, f"branch {branch} was deleted during {stage}")
     return tip
 
 
-def check_worktree(repo: Repo, ctx: TaskContext, stage: str) -> pygit2.Oid:
+def check_worktree(repo: Repo, ctx: TaskContext, stage: str) -> Oid:
     """The agent's word is never evidence: the worktree is still on the task
     branch, clean, and the branch still grows from the base."""
     on = host.refs.worktree_branch(ctx.worktree)
@@ -171,7 +170,7 @@ def check_worktree(repo: Repo, ctx: TaskContext, stage: str) -> pygit2.Oid:
         shown = ", ".join(dirty[:5]) + (f" … and {len(dirty) - 5} more" if len(dirty) > 5 else "")
         raise Stop(FAILED, stage, f"after {stage} the worktree has {len(dirty)} uncommitted path(s): {shown}")
     tip = _tip(repo, ctx.branch, stage)
-    if not host.refs.descends(repo, tip, pygit2.Oid(hex=ctx.base_oid)):
+    if not host.refs.descends(repo, tip, host.refs.to_oid(ctx.base_oid)):
         raise Stop(FAILED, stage, f"after {stage} {ctx.branch} no longer contains its base {ctx.base_oid[:12]}")
     return tip
 
@@ -201,7 +200,7 @@ def _plan(repo: Repo, job: Job, ctx: TaskContext, earlier: dict[str, str]) -> No
 
 
 def _implement(repo: Repo, job: Job, ctx: TaskContext, earlier: dict[str, str], round_no: int,
-               findings: list[dict[str, Any]]) -> pygit2.Oid:
+               findings: list[dict[str, Any]]) -> Oid:
     tr = job.result
     before = _tip(repo, ctx.branch, "implement")
     _stage(job, "implement", round_no)
@@ -228,7 +227,7 @@ def _implement(repo: Repo, job: Job, ctx: TaskContext, earlier: dict[str, str], 
     return tip
 
 
-def _gates(repo: Repo, job: Job, tip: pygit2.Oid) -> None:
+def _gates(repo: Repo, job: Job, tip: Oid) -> None:
     tr = job.result
     _stage(job, "gates", tr.attempts.get("implement", 1))
     base = host.Base(job.eff.upstream, job.eff.base_oid)
@@ -256,7 +255,7 @@ def _gates(repo: Repo, job: Job, tip: pygit2.Oid) -> None:
                    f"{one_line(first.get('outputTail') or '', 300)}")
 
 
-def _check_unchanged(repo: Repo, ctx: TaskContext, tip: pygit2.Oid, stage: str) -> None:
+def _check_unchanged(repo: Repo, ctx: TaskContext, tip: Oid, stage: str) -> None:
     now = check_worktree(repo, ctx, stage)
     if now != tip:
         raise Stop(FAILED, stage, f"the {stage} changed {ctx.branch} ({str(tip)[:12]} → {str(now)[:12]}); "

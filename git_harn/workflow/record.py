@@ -17,10 +17,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import pygit2
-
 from git_harn.errors import BadInput, CorruptRecord, RaceLost
 from git_harn.git import Repo
+from git_harn.git.workflow_refs import Oid
 from git_harn.text import one_line
 from git_harn.workflow import host
 from git_harn.workflow.result import WorkflowResult
@@ -45,7 +44,7 @@ class Writer:
     def __init__(self, repo: Repo, workflow_id: str) -> None:
         self.repo = repo
         self.ref = workflow_ref(workflow_id)
-        self.tip: pygit2.Oid | None = None
+        self.tip: Oid | None = None
         self._lock = threading.Lock()
 
     def write(self, result: WorkflowResult, event: str, summary: str) -> None:
@@ -66,11 +65,11 @@ class Writer:
 class Stored:
     workflowId: str
     body: dict[str, Any]
-    tip: pygit2.Oid
+    tip: Oid
     time: int
 
 
-def _body(repo: Repo, name: str, tip: pygit2.Oid) -> dict[str, Any]:
+def _body(repo: Repo, name: str, tip: Oid) -> dict[str, Any]:
     raw = host.refs.chain_read(repo, tip, FILE)
     if raw is None:
         raise CorruptRecord(f"corrupt workflow record {name}: no {FILE} in {tip}")

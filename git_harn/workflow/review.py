@@ -10,8 +10,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from git_harn.tasks.config import AgentSettings
 from git_harn.text import one_line
+from git_harn.workflow.host import AgentSettings
 from git_harn.workflow.stages import StageOutcome, TaskContext, run_stage
 
 REVIEWERS = (1, 2)

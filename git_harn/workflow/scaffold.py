@@ -9,7 +9,7 @@ from pathlib import Path
 
 from git_harn.errors import BadInput
 from git_harn.git import Repo
-from git_harn.tasks.config import STAGES, WORKFLOW_FILE
+from git_harn.workflow.host import STAGES, WORKFLOW_FILE
 from git_harn.workflow.result import InitResult
 from git_harn.workflow.stages import BUILTIN_PROMPTS, PROMPTS_DIR
 

@@ -24,9 +24,9 @@ from typing import Any
 from git_harn.git import Repo
 from git_harn.resources import schema_path
 from git_harn.schemas import schema_errors
-from git_harn.tasks.config import AgentSettings
 from git_harn.text import one_line
 from git_harn.workflow import host
+from git_harn.workflow.host import AgentSettings
 
 MAX_REPORT_BYTES = 1 << 20
 PROMPTS_DIR = ".harn/prompts"
@@ -120,9 +120,7 @@ def template(ctx: TaskContext, stage: str) -> str:
     shipped one, else one built-in line."""
     if stage in ctx.templates:
         return ctx.templates[stage]
-    import pygit2
-
-    raw = host.refs.file_at(ctx.repo, pygit2.Oid(hex=ctx.base_oid), f"{PROMPTS_DIR}/{stage}.md")
+    raw = host.refs.file_at(ctx.repo, host.refs.to_oid(ctx.base_oid), f"{PROMPTS_DIR}/{stage}.md")
     if raw is None:
         shipped = Path(__file__).resolve().parent / "prompts" / f"{stage}.md"
         try:
