@@ -136,6 +136,7 @@ HOSTILE = "$(touch pwned-a) `touch pwned-b`; touch pwned-c | sh -c 'touch pwned-
 
 def test_hostile_titles_and_plans_are_never_executed(tmp_path: Path) -> None:
     wf = setup(tmp_path, roadmap=f"# R\n\n- [ ] 9.1 {HOSTILE}\n")
+    wf.script({"plan": "hostile-plan", "implement": "hostile-plan"})
     done = wf.run("--json")
     assert done.code == 0, done.err
     doc = done.json()
@@ -150,6 +151,7 @@ def test_hostile_titles_and_plans_are_never_executed(tmp_path: Path) -> None:
     assert "BEGIN UNTRUSTED TASK CONTEXT" in prompt and json.dumps(title, ensure_ascii=False)[1:20] in prompt
     subject = git(wf.remote, "log", "-1", "--format=%s", "main")
     assert "\x1b" not in subject
+    assert "pwned-plan" in wf.remote_file("docs/execplans/9.1.md")  # carried as data, landed as text
 
 
 def test_stage_inputs_are_valid_and_name_everything(tmp_path: Path) -> None:

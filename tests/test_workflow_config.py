@@ -74,20 +74,25 @@ def test_missing_configuration_file_and_bad_flags(tmp_path: Path) -> None:
 
 
 def test_configuration_and_roadmap_come_from_the_base_only(tmp_path: Path) -> None:
-    wf = setup(tmp_path, roadmap="# R\n\n- [ ] 11.1 Real task\n")
+    wf = setup(tmp_path, roadmap="# R\n\n- [ ] 11.1 Real task\n- [ ] 11.2 Edits the roadmap\n")
     evil = config_text(wf.agents).replace('"review"]', '"review-evil"]').replace('"plan"]', '"plan-evil"]')
     # the operator's own main: a committed but unpushed roadmap task and config change ...
-    (wf.work / "docs" / "roadmap.md").write_text("# R\n\n- [ ] 11.1 Real task\n- [ ] 11.8 Local commit only\n")
+    (wf.work / "docs" / "roadmap.md").write_text("# R\n\n- [ ] 11.1 Real task\n- [ ] 11.2 Edits the roadmap\n"
+                                                 "- [ ] 11.8 Local commit only\n")
     (wf.work / ".harn" / "workflow.toml").write_text(evil)
     git(wf.work, "commit", "-qam", "local only")
     # ... and uncommitted edits in the working tree
     (wf.work / "docs" / "roadmap.md").write_text("# R\n\n- [ ] 11.1 Real task\n- [ ] 11.9 Working tree only\n")
-    # the task's own plan agent rewrites the reviewers on its branch
-    wf.script({"plan": "edit-config"})
+    # the task's own plan agent rewrites the reviewers on its branch; another adds a task to the roadmap
+    wf.script({"11.1:plan": "edit-config", "11.2:plan": "edit-roadmap"})
     done = wf.run("--json")
-    assert done.code == 0, done.err
     doc = done.json()
-    assert doc["selected"] == ["11.1"]
+    assert doc["selected"] == ["11.1", "11.2"]
+    first, second = doc["tasks"]
+    assert first["status"] == "done", first
+    assert (second["status"], second["stage"]) == ("halted", "integrate")
+    assert "beyond the checkbox" in second["detail"]
+    assert "11.7" not in wf.remote_file("docs/roadmap.md")
     assert not list(wf.agents.glob("evil-*"))  # neither the local nor the branch's agents ran
     assert doc["agents"]["review"]["command"][-1] == "review"
 
