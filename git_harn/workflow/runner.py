@@ -12,6 +12,7 @@ workspace to cleanup, and records where each stood [P1] [P6].
 
 from __future__ import annotations
 
+import copy
 import signal
 import threading
 from collections import deque
@@ -25,7 +26,16 @@ from git_harn.text import one_line
 from git_harn.workflow import config, host, record, select
 from git_harn.workflow.pipeline import Job, run_id_for, run_task
 from git_harn.workflow.progress import Progress
-from git_harn.workflow.result import FAILED, FINISHED, HALTED, PENDING, PLANNED, TaskResult, WorkflowResult
+from git_harn.workflow.result import (
+    FAILED,
+    FINISHED,
+    HALTED,
+    PENDING,
+    PLANNED,
+    RUNNING,
+    TaskResult,
+    WorkflowResult,
+)
 from git_harn.workflow.stages import Agents
 
 STOP_GRACE = 3.0  # seconds between SIGTERM and SIGKILL of an agent's group on interruption
@@ -137,14 +147,18 @@ class Scheduler:
                 self.queue.clear()
                 return
             self.taken.add(task.id)
-            tr = _task_result(self.result.workflowId, task)
-            self.result.tasks.append(tr)
+            # The worker fills its own copy; the result shows this placeholder until
+            # the task ends, so the record is never written from half-changed data.
+            placeholder = _task_result(self.result.workflowId, task)
+            placeholder.status = RUNNING
+            self.result.tasks.append(placeholder)
             self.result.selected.append(task.id)
             base = self.repo.ref_oid(host.refs.tracking_ref(self.eff.remote, self.eff.base)) or self.eff.base_oid
-            job = Job(self.eff, self.result.workflowId, task, tr, base, self.scratch, self.agents,
-                      self.progress.stage)
-            self.running[pool.submit(run_task, self.repo, job)] = tr
-            self.writer.write(self.result, "task-start", f"task {task.id} on {tr.branch}")
+            placeholder.baseOid = str(base)
+            job = Job(self.eff, self.result.workflowId, task, copy.deepcopy(placeholder), base, self.scratch,
+                      self.agents, self.progress.stage)
+            self.running[pool.submit(run_task, self.repo, job)] = job.result
+            self.writer.write(self.result, "task-start", f"task {task.id} on {placeholder.branch}")
 
     def _collect(self, future: Future[TaskResult]) -> None:
         tr = self.running.pop(future)
@@ -153,6 +167,8 @@ class Scheduler:
         except Exception as exc:  # a bug must not take the siblings down
             tr.status = FAILED
             tr.detail = one_line(f"internal error: {type(exc).__name__}: {exc}", 500)
+        at = next(i for i, t in enumerate(self.result.tasks) if t.taskId == tr.taskId)
+        self.result.tasks[at] = tr
         self.progress.finished(tr)
         self.writer.write(self.result, f"task-{tr.status}",
                           f"task {tr.taskId} {tr.status}" + (f" at {tr.stage}" if tr.status != "done" else ""))
@@ -193,6 +209,11 @@ class Scheduler:
                     self._collect(future)
         finally:
             killer.cancel()
+        for work in list(self.running.values()):  # still running after the drain
+            at = next(i for i, t in enumerate(self.result.tasks) if t.taskId == work.taskId)
+            left = self.result.tasks[at]
+            left.stage = work.stage
+            left.detail = f"still running {work.stage or 'its start'} when the workflow stopped"
         for tr in self.result.tasks:
             if tr.status not in FINISHED:
                 tr.status = HALTED
@@ -203,8 +224,8 @@ class Scheduler:
     def _finish(self) -> WorkflowResult:
         result = self.result
         for tr in result.tasks:
-            if tr.status == PENDING:
-                tr.status, tr.detail = HALTED, "never started"
+            if tr.status in (PENDING, RUNNING):
+                tr.status, tr.detail = HALTED, tr.detail or "never finished"
         result.skipped.extend(select.left_out(self.tasks, self.taken, self.held, self.limited))
         result.finished = True
         result.finishedAt = now_iso()
