@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import all_refs, assert_valid, git
+from helpers import all_refs, assert_valid, git, harn
 from wfrepo import config_text, setup
 
 
@@ -119,3 +119,18 @@ def test_dry_run_creates_nothing_and_runs_no_agent(tmp_path: Path) -> None:
     human = wf.run("--dry-run")
     assert human.code == 0 and "agent plan: " in human.out and "roadmap-1.1" in human.out
     assert _state(wf) == before
+
+
+def test_flags_override_the_file_and_the_file_may_name_its_remote(tmp_path: Path) -> None:
+    agents = tmp_path / "agents"
+    wf = setup(tmp_path, config=config_text(agents, workflow='maxTasks = 1\nparallel = 2\nremote = "upstream"\n'))
+    git(wf.work, "remote", "add", "upstream", str(wf.remote))
+    sub = wf.work / "docs"  # any subdirectory works
+    plan = harn(sub, "workflow", "run", "--dry-run", "--json").json()
+    assert plan["remote"] == "upstream" and plan["selected"] == ["1.1"]
+    assert plan["settings"]["parallel"] == 2 and plan["settings"]["maxTasks"] == 1
+    assert ("1.3", "max-tasks") in {(s["taskId"], s["reason"]) for s in plan["skipped"]}
+    wider = harn(sub, "workflow", "run", "--dry-run", "--json", "--max-tasks", "3", "--parallel", "1",
+                 "--remote", "origin").json()
+    assert wider["remote"] == "origin" and wider["selected"] == ["1.1", "1.3", "1.4"]
+    assert wider["settings"]["parallel"] == 1
