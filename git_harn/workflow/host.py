@@ -22,7 +22,6 @@ from git_harn.integrate import report as _report
 from git_harn.proc import Finished, kill_group, run_bounded, tail
 from git_harn.results import CheckResult
 from git_harn.store import locks as _locks
-from git_harn.store import runs as _runs
 from git_harn.store.notes import merge_note
 from git_harn.tasks import execplan as _execplan
 from git_harn.tasks import roadmap as _roadmap
@@ -45,7 +44,6 @@ from git_harn.workspace.paths import dirty_paths
 from git_harn.workspace.start import start_locked
 
 Task = _roadmap.Task
-RunRecord = Any
 
 __all__ = [
     "DEFAULT_REMOTE", "DEFAULT_REVIEW_ROUNDS", "DEFAULT_STAGE_TIMEOUT", "MAX_PARALLEL", "STAGES",
@@ -138,9 +136,6 @@ def cleanup_workspace(repo: Repo, run_id: str) -> CleanupResult:
     return cleanup_locked(repo, run_id)
 
 
-def run_known(repo: Repo, run_id: str) -> bool:
-    return _runs.read(repo, run_id) is not None
-
 
 def dirty(path: Path) -> list[str]:
     return [entry.path for entry in dirty_paths(path)]
@@ -192,5 +187,3 @@ def ticked_at(repo: Repo, base_oid: Oid, task_id: str) -> bool:
     task = _roadmap.find_task(tasks, task_id)
     return task is not None and task.done
 
-
-OnStart = Callable[[int], None]

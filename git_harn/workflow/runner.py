@@ -232,7 +232,3 @@ class Scheduler:
         result.summary = result.make_summary()
         self.writer.write(result, "finish", result.summary)
         return result
-
-
-def describe_agents(eff: config.Effective) -> dict[str, Any]:
-    return {stage: agent.shown() for stage, agent in eff.agents.items()}
