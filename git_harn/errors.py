@@ -40,6 +40,12 @@ EXIT_FOR_OUTCOME: dict[str, int] = {
     "quarantined": EXIT_ERROR,
     "push-refused": EXIT_NEEDS_OPERATOR,
     "salvage-diverged": EXIT_NEEDS_OPERATOR,
+    # the workflow (SPEC §7): 0 only when every selected task landed, or none was selectable
+    "workflow-done": EXIT_OK,
+    "workflow-dry-run": EXIT_OK,
+    "workflow-incomplete": EXIT_NEEDS_OPERATOR,
+    "workflow-interrupted": EXIT_NEEDS_OPERATOR,
+    "workflow-running": EXIT_NEEDS_OPERATOR,
 }
 
 

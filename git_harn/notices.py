@@ -49,3 +49,21 @@ def configure() -> None:
     _LOG.addHandler(handler)
     _LOG.setLevel(logging.INFO if interactive() else NOTICE)
     _LOG.propagate = False
+
+
+_live_lines = 0
+
+
+def live(lines: list[str]) -> None:
+    """Redraw a block of status lines in place on a terminal (nothing otherwise);
+    ``live([])`` clears it, e.g. before a notice is said."""
+    global _live_lines
+    if not interactive():
+        return
+    out = []
+    if _live_lines:
+        out.append(f"\x1b[{_live_lines}F\x1b[J")
+    out.extend(f"{line[:200]}\x1b[K\n" for line in lines)
+    sys.stderr.write("".join(out))
+    sys.stderr.flush()
+    _live_lines = len(lines)

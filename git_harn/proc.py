@@ -77,9 +77,11 @@ def run_bounded(
     timeout: float,
     stdin: bytes = b"",
     env: Mapping[str, str] | None = None,
+    on_start: Callable[[int], None] | None = None,
 ) -> Finished:
     """Run ``argv`` in ``cwd`` for at most ``timeout`` seconds, keeping a
-    bounded amount of its output."""
+    bounded amount of its output. ``on_start`` gets the pid, which is also
+    the id of the command's process group (``kill_group`` ends it early)."""
     started = time.monotonic()
     try:
         child = subprocess.Popen(
@@ -90,6 +92,8 @@ def run_bounded(
     except OSError as exc:
         return Finished(None, b"", b"", 0.0, start_error=f"cannot run {argv[0]!r}: {exc.strerror or exc}")
     assert child.stdout is not None and child.stderr is not None
+    if on_start is not None:
+        on_start(child.pid)
     out, err = _Reader(child.stdout), _Reader(child.stderr)
     threading.Thread(target=_feed, args=(child.stdin, stdin), daemon=True).start()
     try:
@@ -107,6 +111,12 @@ def _kill_group(child: subprocess.Popen[bytes]) -> None:
         os.killpg(child.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         child.kill()
+
+
+def kill_group(pgid: int, sig: int = signal.SIGKILL) -> None:
+    """Signal the process group a ``run_bounded`` command leads (gone already: nothing)."""
+    with suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
 
 
 def tail(raw: bytes, limit: int = OUTPUT_TAIL) -> str:

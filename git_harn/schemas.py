@@ -31,11 +31,15 @@ def _registry() -> Any:
     return Registry().with_resources(resources)
 
 
-def schema_errors(document: object, name: str) -> list[str]:
-    """Every way ``document`` breaks schema ``name``, as short sentences."""
+def schema_errors(document: object, name: str, definition: str | None = None) -> list[str]:
+    """Every way ``document`` breaks schema ``name`` (or its ``$defs/<definition>``),
+    as short sentences."""
     import jsonschema
 
-    validator = jsonschema.Draft202012Validator(load_schema(name), registry=_registry())
+    schema = load_schema(name)
+    if definition is not None:
+        schema = {"$ref": f"{schema['$id']}#/$defs/{definition}"}
+    validator = jsonschema.Draft202012Validator(schema, registry=_registry())
     errors = sorted(validator.iter_errors(document), key=lambda e: list(e.path))
     return [_describe(error) for error in errors]
 

@@ -15,7 +15,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -97,8 +97,10 @@ def gates_run(repo: Repo, branch: str, base: str | None, timeout: float | None) 
     return run_gates(repo, resolve_branch(repo, branch), resolve_base(repo, base), gate_timeout(repo, timeout))
 
 
-def run_gates(repo: Repo, branch: Branch, base: Base, timeout: float) -> GatesResult:
-    """Run every gate command on the branch tip and note the outcome on it."""
+def run_gates(repo: Repo, branch: Branch, base: Base, timeout: float,
+              on_start: Callable[[int], None] | None = None) -> GatesResult:
+    """Run every gate command on the branch tip and note the outcome on it.
+    ``on_start`` gets each command's process group (so a caller can stop it)."""
     commands, source = gate_commands(repo, base)
     if not commands:
         raise BadInput(f"no gate commands configured (git config harn.gate, or [gates] commands in "
@@ -106,7 +108,7 @@ def run_gates(repo: Repo, branch: Branch, base: Base, timeout: float) -> GatesRe
     started = now_iso()
     with checkout_of(repo, branch) as (where, path):
         env = dict(os.environ, HARN_GATE_COMMIT=str(branch.tip), HARN_GATE_BRANCH=branch.name)
-        outcomes = [_run_one(argv, path, timeout, env) for argv in commands]
+        outcomes = [_run_one(argv, path, timeout, env, on_start) for argv in commands]
     result = GatesResult(
         branch=branch.name, commit=str(branch.tip), base={"rev": base.rev, "oid": str(base.oid)},
         source=source, where=where, passed=all(o.exitCode == 0 for o in outcomes),
@@ -115,8 +117,9 @@ def run_gates(repo: Repo, branch: Branch, base: Base, timeout: float) -> GatesRe
     return result
 
 
-def _run_one(argv: list[str], path: Path, timeout: float, env: dict[str, str]) -> GateOutcome:
-    done = run_bounded(argv, path, timeout=timeout, env=env)
+def _run_one(argv: list[str], path: Path, timeout: float, env: dict[str, str],
+             on_start: Callable[[int], None] | None = None) -> GateOutcome:
+    done = run_bounded(argv, path, timeout=timeout, env=env, on_start=on_start)
     output = tail(done.stdout + done.stderr)
     error = done.start_error or (f"timed out after {timeout:g}s" if done.timed_out else None)
     return GateOutcome(list(argv), done.exit_code, done.timed_out, round(done.seconds, 3), output, error)

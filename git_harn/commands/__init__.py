@@ -25,4 +25,5 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "report": ("report", "report"),
     "sync": ("sync", "sync"),
     "demo": ("demo", "demo"),
+    "workflow": ("workflow", "workflow"),
 }

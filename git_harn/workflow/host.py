@@ -1,0 +1,189 @@
+"""The one adapter between the workflow and the rest of git-harn.
+
+Every domain entry point the workflow uses (workspaces, gates, integration,
+the roadmap, ExecPlans, notes, bounded commands, locks) is called from here,
+so a rename elsewhere is one edit here.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from contextlib import suppress
+from pathlib import Path
+from typing import Any
+
+from git_harn.assess import gates as _gates
+from git_harn.git import Repo, open_repo
+from git_harn.git import workflow_refs as refs
+from git_harn.git.workflow_refs import Oid
+from git_harn.integrate import land as _land
+from git_harn.integrate import report as _report
+from git_harn.proc import Finished, kill_group, run_bounded, tail
+from git_harn.results import CheckResult
+from git_harn.store import locks as _locks
+from git_harn.store.notes import merge_note
+from git_harn.tasks import execplan as _execplan
+from git_harn.tasks import roadmap as _roadmap
+from git_harn.tasks.branches import Base, Branch
+from git_harn.tasks.config import (
+    DEFAULT_REMOTE,
+    DEFAULT_REVIEW_ROUNDS,
+    DEFAULT_STAGE_TIMEOUT,
+    MAX_PARALLEL,
+    STAGES,
+    WORKFLOW_FILE,
+    AgentSettings,
+    WorkflowSettings,
+    parse_toml,
+    workflow_settings,
+)
+from git_harn.text import jsonable
+from git_harn.workspace.cleanup import CleanupResult, cleanup_locked
+from git_harn.workspace.paths import dirty_paths
+from git_harn.workspace.start import start_locked
+
+Task = _roadmap.Task
+
+__all__ = [
+    "DEFAULT_REMOTE", "DEFAULT_REVIEW_ROUNDS", "DEFAULT_STAGE_TIMEOUT", "MAX_PARALLEL", "STAGES",
+    "AgentSettings", "WorkflowSettings", "WORKFLOW_FILE", "Base", "Branch", "CheckResult", "CleanupResult",
+    "Finished", "Task",
+    "kill_group", "merge_note", "refs", "run_bounded", "tail",
+]
+
+
+def reopen(repo: Repo) -> Repo:
+    """Another handle on the same repository, for another thread."""
+    return open_repo(repo.invoked_from)
+
+
+# --- configuration and roadmap, read at a commit [P5] -------------------------
+
+
+def settings_at(repo: Repo, commit: Oid, rev: str) -> WorkflowSettings | None:
+    raw = refs.file_at(repo, commit, WORKFLOW_FILE)
+    if raw is None:
+        return None
+    where = f"{WORKFLOW_FILE} at {rev}"
+    return workflow_settings(parse_toml(raw, where), where)
+
+
+def roadmap_file(repo: Repo) -> str:
+    return _land._roadmap_file(repo)
+
+
+def tasks_at(repo: Repo, commit: Oid) -> list[Task] | None:
+    raw = refs.file_at(repo, commit, roadmap_file(repo))
+    return None if raw is None else _roadmap.parse_roadmap(_roadmap.decode(raw))
+
+
+def unblocked(tasks: list[Task]) -> list[Task]:
+    return _roadmap.unblocked(tasks)
+
+
+def task_branch(task_id: str) -> str:
+    return _roadmap.task_branch(task_id)
+
+
+# --- ExecPlans ---------------------------------------------------------------
+
+
+def plans_dir(repo: Repo) -> str:
+    return _execplan.plans_dir(repo)
+
+
+def plan_at(repo: Repo, commit: Oid, task_id: str) -> tuple[str | None, str | None]:
+    """(path of the task's ExecPlan at ``commit``, its Status) — (None, None) if none."""
+    folder = plans_dir(repo)
+    names = [n for n in refs.names_in(repo, commit, folder) if n.endswith(".md")]
+    name = _execplan.task_plan_name(names, task_id)
+    if name is None:
+        return None, None
+    path = f"{folder}/{name}"
+    raw = refs.file_at(repo, commit, path)
+    return path, (_execplan.parse_status(raw) if raw is not None else None)
+
+
+# --- workspaces [P2] -----------------------------------------------------------
+
+
+def hold_run(repo: Repo, run_id: str, purpose: str) -> Any:
+    return _locks.hold_run(repo, run_id, purpose)
+
+
+def run_lock_path(repo: Repo, run_id: str) -> Path:
+    return _locks.run_lock_path(repo, run_id)
+
+
+_NOTE_LOCK = threading.Lock()
+
+
+def note_agent(repo: Repo, run_id: str, pid: int) -> None:
+    """Name the agent in the run's lock, so the lock outlives a killed host
+    while the agent runs (best effort; one writer at a time in this process)."""
+    with _NOTE_LOCK, suppress(OSError):
+        _locks.note_agent(_locks.run_lock_path(repo, run_id), pid)
+
+
+def start_workspace(repo: Repo, run_id: str, base: Oid, branch: str) -> Any:
+    """A git-harn workspace on ``branch`` at ``base``; the caller holds the run lock."""
+    return start_locked(repo, run_id, str(base), branch, None, None)
+
+
+def cleanup_workspace(repo: Repo, run_id: str) -> CleanupResult:
+    """The only removal path: releases a finished workspace, preserves the rest."""
+    return cleanup_locked(repo, run_id)
+
+
+
+def dirty(path: Path) -> list[str]:
+    return [entry.path for entry in dirty_paths(path)]
+
+
+# --- gates and integration ------------------------------------------------------
+
+
+def gate_commands(repo: Repo, base: Base) -> list[list[str]]:
+    return _gates.gate_commands(repo, base)[0]
+
+
+def gate_timeout(repo: Repo) -> float:
+    return _gates.gate_timeout(repo, None)
+
+
+def run_gates(repo: Repo, branch: str, tip: Oid, base: Base, timeout: float,
+              on_start: Callable[[int], None] | None = None) -> dict[str, Any]:
+    result = _gates.run_gates(repo, Branch(branch, f"refs/heads/{branch}", tip), base, timeout, on_start)
+    document: dict[str, Any] = jsonable(result)
+    return document
+
+
+# This run's own integrations take turns here first, so the merge lock is
+# contended (and announced) only by other processes.
+INTEGRATIONS = threading.Lock()
+
+
+def integrate_builtin(repo: Repo, branch: str, base: str, remote: str, task_id: str) -> dict[str, Any]:
+    with INTEGRATIONS:
+        report = _land.integrate(repo, _land.Request(branch, base, remote, task_id))
+    document: dict[str, Any] = jsonable(report)
+    return document
+
+
+def check_integration(document: Any) -> CheckResult:
+    """The I3 check: schema, then all five fields."""
+    return _report.check_integration(document)
+
+
+def hold_merge(repo: Repo, purpose: str) -> Any:
+    wait = repo.config_int("harn.mergeLockTimeout", _land.MERGE_LOCK_TIMEOUT)
+    return _locks.hold_merge(repo, purpose, wait)
+
+
+def ticked_at(repo: Repo, base_oid: Oid, task_id: str) -> bool:
+    """The roadmap at ``base_oid`` has the task ticked."""
+    tasks = tasks_at(repo, base_oid) or []
+    task = _roadmap.find_task(tasks, task_id)
+    return task is not None and task.done
+

@@ -1,0 +1,316 @@
+"""The ordinary path of one task, each step checked by the host.
+
+workspace (``roadmap-<id>`` at the base, a git-harn workspace [P2]) → plan
+(ExecPlan committed, APPROVED or IN PROGRESS) → implement (clean, new
+commits, plan COMPLETE at the tip) → gates (evidence noted on the exact tip)
+→ dual review (both approve the exact tip, up to ``reviewRounds`` rounds) →
+integrate (builtin, or an agent believed only through the I3 check) → done
+(tip kept under ``refs/harnery/integrated/<id>``, workspace released). Any
+failed step ends the task there and leaves its workspace to cleanup, which
+preserves whatever is unfinished [P1].
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from git_harn.clock import now_iso
+from git_harn.errors import HarnError
+from git_harn.git import Repo
+from git_harn.git.workflow_refs import Oid
+from git_harn.text import one_line
+from git_harn.workflow import host, review
+from git_harn.workflow.config import Effective
+from git_harn.workflow.result import BLOCKED, DONE, FAILED, HALTED, RUNNING, TaskResult
+from git_harn.workflow.stages import INTERRUPTED, Agents, StageOutcome, TaskContext, run_stage
+
+INTEGRATED_PREFIX = "refs/harnery/integrated/"
+
+Progress = Callable[[str, str, int], None]  # (task id, stage, attempt)
+
+
+class Stop(Exception):
+    """The task ends here: status, stage and detail say how."""
+
+    def __init__(self, status: str, stage: str, detail: str, fault: str | None = None) -> None:
+        super().__init__(detail)
+        self.status, self.stage, self.detail, self.fault = status, stage, detail, fault
+
+
+@dataclass
+class Job:
+    eff: Effective
+    workflow_id: str
+    task: host.Task
+    result: TaskResult
+    base_oid: Oid
+    scratch: Path
+    agents: Agents
+    progress: Progress
+
+
+def run_id_for(workflow_id: str, task_id: str) -> str:
+    return f"{workflow_id}-{task_id}"
+
+
+def run_task(main_repo: Repo, job: Job) -> TaskResult:
+    """Drive one task to done, or to where it stopped; never raises for the task's own trouble."""
+    repo = host.reopen(main_repo)
+    tr = job.result
+    tr.status, tr.startedAt, tr.baseOid = RUNNING, now_iso(), str(job.base_oid)
+    assert tr.runId is not None
+    started = False
+    try:
+        with host.hold_run(repo, tr.runId, f"workflow {job.workflow_id} task {tr.taskId}"):
+            try:
+                _stage(job, "workspace", 1)
+                record = host.start_workspace(repo, tr.runId, job.base_oid, tr.branch)
+                started = True
+                _pipeline(repo, job, Path(record.path))
+            except Stop as stop:
+                tr.status, tr.stage, tr.detail, tr.fault = stop.status, stop.stage, stop.detail, stop.fault
+            except HarnError as exc:
+                tr.status, tr.detail = FAILED, one_line(exc.message, 500)
+            finally:
+                if started:
+                    _cleanup(repo, tr)
+    except HarnError as exc:  # the run lock itself
+        tr.status, tr.detail = FAILED, one_line(exc.message, 500)
+    live = repo.ref_oid(f"refs/heads/{tr.branch}")
+    if live is not None:
+        tr.tip = str(live)
+    tr.finishedAt = now_iso()
+    return tr
+
+
+def _stage(job: Job, stage: str, attempt: int) -> None:
+    if job.agents.stop.is_set():
+        raise Stop(HALTED, stage, f"the workflow was interrupted before {stage}")
+    job.result.stage = stage
+    job.result.attempts[stage] = job.result.attempts.get(stage, 0) + (1 if stage != "review" else 0)
+    job.progress(job.result.taskId, stage, attempt)
+
+
+def _context(repo: Repo, job: Job, worktree: Path) -> TaskContext:
+    task = job.task
+    plan_path = f"{host.plans_dir(repo)}/{task.id}.md"
+
+    def on_agent(pid: int) -> None:
+        assert job.result.runId is not None
+        host.note_agent(repo, job.result.runId, pid)
+
+    return TaskContext(repo=repo, workflow_id=job.workflow_id, task_id=task.id, title=task.title,
+                       requires=list(task.requires), branch=job.result.branch,
+                       run_id=job.result.runId or "", worktree=worktree, remote=job.eff.remote,
+                       base=job.eff.base, base_oid=str(job.base_oid), plan_path=plan_path,
+                       scratch=job.scratch, agents=job.agents, on_agent=on_agent)
+
+
+def _pipeline(repo: Repo, job: Job, worktree: Path) -> None:
+    ctx = _context(repo, job, worktree)
+    tr = job.result
+    eff = job.eff
+    earlier: dict[str, str] = {}
+    _plan(repo, job, ctx, earlier)
+    findings: list[dict[str, Any]] = []
+    tr.review = {"rounds": 0, "approved": False, "reviews": []}
+    for round_no in range(1, eff.reviewRounds + 1):
+        tip = _implement(repo, job, ctx, earlier, round_no, findings)
+        _gates(repo, job, tip)
+        _stage(job, "review", round_no)
+        verdict = review.dual_review(ctx, eff.agents["review"], round_no, eff.timeout_of("review"),
+                                     {"round": round_no, "earlier": dict(earlier)})
+        tr.review["rounds"] = round_no
+        tr.review["reviews"].extend(verdict.entries())
+        tr.attempts["review"] = round_no
+        _check_unchanged(repo, ctx, tip, "review")
+        if verdict.fault is not None:
+            raise Stop(HALTED if verdict.fault == INTERRUPTED else FAILED, "review", verdict.detail,
+                       verdict.fault)
+        if verdict.approved:
+            tr.review["approved"] = True
+            tr.review["tip"] = str(tip)
+            earlier["review"] = verdict.summary()
+            break
+        findings = verdict.findings()
+        if round_no == eff.reviewRounds:
+            raise Stop(FAILED, "review", f"changes requested after {round_no} review round(s): "
+                       f"{verdict.summary()}")
+    _integrate(repo, job, ctx)
+
+
+def _record(tr: TaskResult, outcome: StageOutcome) -> None:
+    tr.stages[outcome.stage] = outcome.summary_entry()
+
+
+def _stopped(outcome: StageOutcome) -> Stop:
+    status = HALTED if outcome.fault == INTERRUPTED else FAILED
+    return Stop(status, outcome.stage, outcome.detail, outcome.fault)
+
+
+def _tip(repo: Repo, branch: str, stage: str) -> Oid:
+    tip = repo.ref_oid(f"refs/heads/{branch}")
+    if tip is None:
+        raise Stop(FAILED, stage, f"branch {branch} was deleted during {stage}")
+    return tip
+
+
+def check_worktree(repo: Repo, ctx: TaskContext, stage: str) -> Oid:
+    """The agent's word is never evidence: the worktree is still on the task
+    branch, clean, and the branch still grows from the base."""
+    on = host.refs.worktree_branch(ctx.worktree)
+    if on != f"refs/heads/{ctx.branch}":
+        raise Stop(FAILED, stage, f"after {stage} the worktree is not on {ctx.branch} "
+                   f"(HEAD: {on or 'detached'})")
+    dirty = host.dirty(ctx.worktree)
+    if dirty:
+        shown = ", ".join(dirty[:5]) + (f" … and {len(dirty) - 5} more" if len(dirty) > 5 else "")
+        raise Stop(FAILED, stage, f"after {stage} the worktree has {len(dirty)} uncommitted path(s): {shown}")
+    tip = _tip(repo, ctx.branch, stage)
+    if not host.refs.descends(repo, tip, host.refs.to_oid(ctx.base_oid)):
+        raise Stop(FAILED, stage, f"after {stage} {ctx.branch} no longer contains its base {ctx.base_oid[:12]}")
+    return tip
+
+
+def _plan(repo: Repo, job: Job, ctx: TaskContext, earlier: dict[str, str]) -> None:
+    tr = job.result
+    _stage(job, "plan", 1)
+    outcome = run_stage(ctx, job.eff.agents["plan"], tr.attempts["plan"], job.eff.timeout_of("plan"),
+                        {"round": 1, "earlier": dict(earlier)})
+    _record(tr, outcome)
+    if outcome.fault is not None:
+        raise _stopped(outcome)
+    tip = check_worktree(repo, ctx, "plan")
+    path, status = host.plan_at(repo, tip, ctx.task_id)
+    if status == "BLOCKED":
+        raise Stop(BLOCKED, "plan", f"the ExecPlan {path} says Status: BLOCKED: {outcome.summary}")
+    if not outcome.ok:
+        raise Stop(FAILED, "plan", outcome.detail)
+    if path is None:
+        raise Stop(FAILED, "plan", f"the plan agent reported ok but no ExecPlan {ctx.plan_path} is committed "
+                   f"on {ctx.branch}")
+    if status not in ("APPROVED", "IN PROGRESS"):
+        raise Stop(FAILED, "plan", f"the committed ExecPlan {path} has Status: {status or '(none)'}; "
+                   "the plan stage needs APPROVED or IN PROGRESS")
+    ctx.plan_path = path
+    earlier["plan"] = outcome.summary
+
+
+def _implement(repo: Repo, job: Job, ctx: TaskContext, earlier: dict[str, str], round_no: int,
+               findings: list[dict[str, Any]]) -> Oid:
+    tr = job.result
+    before = _tip(repo, ctx.branch, "implement")
+    _stage(job, "implement", round_no)
+    outcome = run_stage(ctx, job.eff.agents["implement"], tr.attempts["implement"],
+                        job.eff.timeout_of("implement"),
+                        {"round": round_no, "earlier": dict(earlier), "findings": findings})
+    _record(tr, outcome)
+    if outcome.fault is not None:
+        raise _stopped(outcome)
+    tip = check_worktree(repo, ctx, "implement")
+    path, status = host.plan_at(repo, tip, ctx.task_id)
+    if status == "BLOCKED":
+        raise Stop(BLOCKED, "implement", f"the ExecPlan {path} says Status: BLOCKED: {outcome.summary}")
+    if not outcome.ok:
+        raise Stop(FAILED, "implement", outcome.detail)
+    if tip == before or not host.refs.descends(repo, tip, before):
+        raise Stop(FAILED, "implement", f"the implement agent reported ok but committed nothing on "
+                   f"{ctx.branch} (tip still {str(before)[:12]})" if tip == before else
+                   f"the implement agent rewrote {ctx.branch}: {str(before)[:12]} is no longer in it")
+    if status != "COMPLETE":
+        raise Stop(FAILED, "implement", f"the ExecPlan {path or ctx.plan_path} at the tip has Status: "
+                   f"{status or '(none)'}, not COMPLETE")
+    earlier["implement"] = outcome.summary
+    return tip
+
+
+def _gates(repo: Repo, job: Job, tip: Oid) -> None:
+    tr = job.result
+    _stage(job, "gates", tr.attempts.get("implement", 1))
+    base = host.Base(job.eff.upstream, job.eff.base_oid)
+    groups: list[int] = []
+
+    def on_start(pgid: int) -> None:
+        groups.append(pgid)
+        job.agents.started(pgid)
+
+    try:
+        result = host.run_gates(repo, tr.branch, tip, base, host.gate_timeout(repo), on_start)
+    finally:
+        for pgid in groups:
+            job.agents.ended(pgid)
+    if job.agents.stop.is_set():
+        raise Stop(HALTED, "gates", "the workflow was interrupted while the gates ran")
+    failed = [c for c in result["commands"] if c["exitCode"] != 0]
+    tr.gates = {"passed": result["passed"], "commit": result["commit"],
+                "commands": [{"argv": c["argv"], "exitCode": c["exitCode"], "seconds": c["seconds"]}
+                             for c in result["commands"]]}
+    if not result["passed"]:
+        first = failed[0]
+        why = first.get("error") or f"exited with {first['exitCode']}"
+        raise Stop(FAILED, "gates", f"gate {' '.join(first['argv'])} {why} on {str(tip)[:12]}: "
+                   f"{one_line(first.get('outputTail') or '', 300)}")
+
+
+def _check_unchanged(repo: Repo, ctx: TaskContext, tip: Oid, stage: str) -> None:
+    now = check_worktree(repo, ctx, stage)
+    if now != tip:
+        raise Stop(FAILED, stage, f"the {stage} changed {ctx.branch} ({str(tip)[:12]} → {str(now)[:12]}); "
+                   "reviewers judge the exact tip and may not commit")
+
+
+def _integrate(repo: Repo, job: Job, ctx: TaskContext) -> None:
+    tr = job.result
+    eff = job.eff
+    _stage(job, "integrate", 1)
+    agent = eff.agents["integrate"]
+    if agent.builtin:
+        host.refs.detach(ctx.worktree)  # integrate may need to move the branch
+        try:
+            report = host.integrate_builtin(repo, ctx.branch, eff.base, eff.remote, ctx.task_id)
+        finally:
+            if repo.ref_oid(f"refs/heads/{ctx.branch}") is not None:
+                host.refs.attach(ctx.worktree, ctx.branch)
+        tr.integration = report
+        tr.stages["integrate"] = {"attempt": 1, "ok": bool(report.get("ok")),
+                                  "summary": one_line(str(report.get("summary") or ""), 500), "fault": None}
+        check = host.check_integration(report)
+        if not check.ok:
+            raise Stop(HALTED, "integrate", check.detail)
+    else:
+        with host.INTEGRATIONS, host.hold_merge(
+                repo, f"workflow {job.workflow_id}: integration agent for task {ctx.task_id}"):
+            outcome = run_stage(ctx, agent, 1, eff.timeout_of("integrate"), {"round": 1})
+            _record(tr, outcome)
+            tr.integration = outcome.report
+            if outcome.fault is not None:
+                # never retried: a hidden success may already have pushed [I4]
+                raise Stop(HALTED, "integrate", outcome.detail + f"; inspect {eff.upstream} and the "
+                           "roadmap there before relaunching", outcome.fault)
+            check = host.check_integration(outcome.report)
+            if not check.ok:
+                raise Stop(HALTED, "integrate", check.detail)
+            landed = host.refs.fetch_branch(repo, eff.remote, eff.base)
+            if not host.ticked_at(repo, landed, ctx.task_id):
+                raise Stop(HALTED, "integrate", f"the integration report passed the check but {eff.upstream} "
+                           f"({str(landed)[:12]}) does not have task {ctx.task_id} ticked")
+    tip = _tip(repo, ctx.branch, "integrate")
+    tr.tip = str(tip)
+    tr.integratedRef = host.refs.keep_ref(repo, INTEGRATED_PREFIX + ctx.task_id, tip,
+                                          f"git-harn: workflow {job.workflow_id}: task {ctx.task_id} landed")
+    tr.status, tr.stage, tr.detail = DONE, "done", one_line(str((tr.integration or {}).get("summary") or ""), 500)
+
+
+def _cleanup(repo: Repo, tr: TaskResult) -> None:
+    """Leave the workspace to cleanup: released when done, preserved when not [P2]."""
+    assert tr.runId is not None
+    try:
+        done = host.cleanup_workspace(repo, tr.runId)
+    except HarnError as exc:
+        tr.workspace = {"state": "unknown", "reason": one_line(exc.message, 300)}
+        return
+    tr.workspace = {"state": done.state, "outcome": done.outcome, "reason": one_line(done.reason, 300),
+                    "path": done.path}

@@ -1,0 +1,67 @@
+"""Progress of a run: one live line per running task on a terminal (stage,
+attempt, elapsed time), plain event lines when piped, nothing with --json."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from git_harn import notices
+from git_harn.text import one_line
+from git_harn.workflow.result import TaskResult
+
+OFF, LIVE, PLAIN = "off", "live", "plain"
+
+
+class Progress:
+    def __init__(self, quiet: bool) -> None:
+        self.mode = OFF if quiet else (LIVE if notices.interactive() else PLAIN)
+        self._lock = threading.Lock()
+        self._running: dict[str, tuple[str, int, float, float]] = {}  # id -> stage, attempt, since, task start
+        self._stop = threading.Event()
+        self._ticker: threading.Thread | None = None
+        if self.mode == LIVE:
+            self._ticker = threading.Thread(target=self._tick, daemon=True)
+            self._ticker.start()
+
+    def say(self, text: str) -> None:
+        if self.mode == OFF:
+            return
+        with self._lock:
+            if self.mode == LIVE:
+                notices.live([])
+            notices.info(text)
+            self._draw()
+
+    def stage(self, task_id: str, stage: str, attempt: int) -> None:
+        with self._lock:
+            began = self._running.get(task_id, ("", 0, 0.0, time.monotonic()))[3]
+            self._running[task_id] = (stage, attempt, time.monotonic(), began)
+            if self.mode == PLAIN:
+                notices.info(f"task {task_id}: {stage} (attempt {attempt})")
+            self._draw()
+
+    def finished(self, task: TaskResult) -> None:
+        with self._lock:
+            self._running.pop(task.taskId, None)
+        where = f" at {task.stage}" if task.stage and task.status != "done" else ""
+        detail = f": {one_line(task.detail, 160)}" if task.detail else ""
+        self.say(f"task {task.taskId}: {task.status}{where}{detail}")
+
+    def close(self) -> None:
+        self._stop.set()
+        with self._lock:
+            if self.mode == LIVE:
+                notices.live([])
+
+    def _draw(self) -> None:
+        if self.mode != LIVE:
+            return
+        now = time.monotonic()
+        notices.live([f"  {tid:<12} {stage:<10} attempt {attempt}  {now - since:5.0f}s  (task {now - began:.0f}s)"
+                      for tid, (stage, attempt, since, began) in self._running.items()])
+
+    def _tick(self) -> None:
+        while not self._stop.wait(1.0):
+            with self._lock:
+                self._draw()

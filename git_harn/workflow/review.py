@@ -1,0 +1,73 @@
+"""Dual review: the review agent run twice, in parallel, on the exact tip.
+
+Both must approve. An ``approve`` that carries a blocking finding is not an
+approval. The findings of a round go back to the implement agent.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from git_harn.text import one_line
+from git_harn.workflow.host import AgentSettings
+from git_harn.workflow.stages import StageOutcome, TaskContext, run_stage
+
+REVIEWERS = (1, 2)
+
+
+@dataclass
+class Verdict:
+    round: int
+    outcomes: list[StageOutcome]
+
+    @property
+    def fault(self) -> str | None:
+        return next((o.fault for o in self.outcomes if o.fault is not None), None)
+
+    @property
+    def detail(self) -> str:
+        return next((o.detail for o in self.outcomes if o.fault is not None), "")
+
+    @staticmethod
+    def approves(outcome: StageOutcome) -> bool:
+        report = outcome.report or {}
+        blocking = [f for f in report.get("findings", []) if f.get("severity") == "blocking"]
+        return outcome.ok and outcome.exitCode == 0 and not blocking
+
+    @property
+    def approved(self) -> bool:
+        return all(self.approves(o) for o in self.outcomes)
+
+    def findings(self) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = []
+        for outcome in self.outcomes:
+            for finding in (outcome.report or {}).get("findings", []):
+                found.append({**finding, "reviewer": outcome.reviewer, "round": self.round})
+            if not self.approves(outcome) and not (outcome.report or {}).get("findings"):
+                found.append({"severity": "blocking", "text": outcome.summary or outcome.detail,
+                              "reviewer": outcome.reviewer, "round": self.round})
+        return found
+
+    def summary(self) -> str:
+        parts = []
+        for o in self.outcomes:
+            verdict = (o.report or {}).get("verdict", o.fault or "?")
+            parts.append(f"reviewer {o.reviewer}: {verdict}" + (f" ({one_line(o.summary, 160)})" if o.summary else ""))
+        return "; ".join(parts)
+
+    def entries(self) -> list[dict[str, Any]]:
+        return [{"round": self.round, "reviewer": o.reviewer,
+                 "verdict": (o.report or {}).get("verdict"), "approved": self.approves(o),
+                 "summary": o.summary, "findings": list((o.report or {}).get("findings", [])),
+                 "fault": o.fault, "detail": o.detail, "seconds": round(o.seconds, 3)}
+                for o in self.outcomes]
+
+
+def dual_review(ctx: TaskContext, agent: AgentSettings, round_no: int, timeout: float,
+                extra: dict[str, Any]) -> Verdict:
+    with ThreadPoolExecutor(max_workers=len(REVIEWERS)) as pool:
+        futures = [pool.submit(run_stage, ctx, agent, round_no, timeout, extra, reviewer)
+                   for reviewer in REVIEWERS]
+        return Verdict(round_no, [f.result() for f in futures])

@@ -1,0 +1,234 @@
+"""``git harn workflow run``: select, schedule, record.
+
+``<remote>/<base>`` is the source of truth: the configuration and roadmap
+are read there; after each integration the base is fetched again and what
+became unblocked is selected, until nothing is left or ``maxTasks`` is
+reached. Up to ``parallel`` tasks run at once; their integrations serialise
+on the merge lock. The result is recorded under
+``refs/harnery/workflows/<id>`` as it changes. An interruption (SIGTERM,
+Ctrl-C) stops the agents' process groups, lets every task leave its
+workspace to cleanup, and records where each stood [P1] [P6].
+"""
+
+from __future__ import annotations
+
+import copy
+import signal
+import threading
+from collections import deque
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import suppress
+from typing import Any
+
+from git_harn.clock import now_iso
+from git_harn.git import Repo
+from git_harn.text import one_line
+from git_harn.workflow import config, host, record, select
+from git_harn.workflow.pipeline import Job, run_id_for, run_task
+from git_harn.workflow.progress import Progress
+from git_harn.workflow.result import (
+    FAILED,
+    FINISHED,
+    HALTED,
+    PENDING,
+    PLANNED,
+    RUNNING,
+    TaskResult,
+    WorkflowResult,
+)
+from git_harn.workflow.stages import Agents
+
+STOP_GRACE = 3.0  # seconds between SIGTERM and SIGKILL of an agent's group on interruption
+DRAIN_SECONDS = 120.0
+
+
+def _result(eff: config.Effective, workflow_id: str, dry_run: bool) -> WorkflowResult:
+    return WorkflowResult(
+        workflowId=workflow_id, base=eff.base, remote=eff.remote, baseOid=str(eff.base_oid),
+        dryRun=dry_run, startedAt=now_iso(),
+        agents={stage: agent.shown() for stage, agent in eff.agents.items()}, settings=eff.shown())
+
+
+def _task_result(workflow_id: str, task: host.Task) -> TaskResult:
+    return TaskResult(taskId=task.id, title=task.title, branch=host.task_branch(task.id),
+                      runId=run_id_for(workflow_id, task.id))
+
+
+def run_workflow(repo: Repo, options: config.Options) -> WorkflowResult:
+    eff = config.load(repo, options)  # every check before anything is created [P7]
+    workflow_id = record.new_workflow_id()
+    result = _result(eff, workflow_id, options.dry_run)
+    tasks = host.tasks_at(repo, eff.base_oid) or []
+    held = select.survivors(repo, tasks)
+    result.skipped.extend(held)
+    held_ids = {s.taskId for s in held}
+    if options.dry_run:
+        return _dry_run(result, eff, tasks, held_ids)
+    return Scheduler(repo, eff, result, tasks, held_ids, Progress(options.quiet)).run()
+
+
+def _dry_run(result: WorkflowResult, eff: config.Effective, tasks: list[host.Task],
+             held: set[str]) -> WorkflowResult:
+    """What a run would start now; creates no ref, branch, worktree or record, runs no agent."""
+    chosen = select.selectable(tasks, set(), held)
+    if eff.maxTasks is not None:
+        chosen = chosen[: eff.maxTasks]
+    for task in chosen:
+        planned = _task_result(result.workflowId, task)
+        planned.status = PLANNED
+        planned.detail = f"would start {planned.branch} at {eff.upstream} ({str(eff.base_oid)[:12]})"
+        result.tasks.append(planned)
+        result.selected.append(task.id)
+    limited = eff.maxTasks is not None and len(select.selectable(tasks, set(), held)) > len(chosen)
+    result.skipped.extend(select.left_out(tasks, set(result.selected), held, limited))
+    result.finished = True
+    result.finishedAt = now_iso()
+    result.summary = result.make_summary() + " (dry run)"
+    return result
+
+
+class Scheduler:
+    def __init__(self, repo: Repo, eff: config.Effective, result: WorkflowResult, tasks: list[host.Task],
+                 held: set[str], progress: Progress) -> None:
+        self.repo, self.eff, self.result, self.tasks, self.held = repo, eff, result, tasks, held
+        self.progress = progress
+        self.agents = Agents()
+        self.writer = record.Writer(repo, result.workflowId)
+        self.scratch = repo.common_dir / "harnery" / "workflow" / result.workflowId
+        self.taken: set[str] = set()
+        self.queue: deque[host.Task] = deque()
+        self.running: dict[Future[TaskResult], TaskResult] = {}
+        self.limited = False
+        self.previous: dict[int, Any] = {}
+
+    # --- the loop ---------------------------------------------------------------
+
+    def run(self) -> WorkflowResult:
+        self.scratch.mkdir(parents=True, exist_ok=True)
+        self.queue.extend(select.selectable(self.tasks, self.taken, self.held))
+        self.result.summary = "running"
+        self.writer.write(self.result, "start", f"workflow on {self.eff.upstream} at {str(self.eff.base_oid)[:12]}")
+        self.progress.say(f"workflow {self.result.workflowId} on {self.eff.upstream}: "
+                          f"{len(self.queue)} task(s) selectable")
+        pool = ThreadPoolExecutor(max_workers=self.eff.parallel, thread_name_prefix="harn-task")
+        try:
+            self._loop(pool)
+        except (KeyboardInterrupt, SystemExit) as exc:
+            self._interrupted(exc)
+        finally:
+            pool.shutdown(wait=True)
+            self.progress.close()
+        try:
+            return self._finish()
+        finally:
+            for sig, handler in self.previous.items():
+                with suppress(ValueError, TypeError):
+                    signal.signal(sig, handler)
+
+    def _loop(self, pool: ThreadPoolExecutor) -> None:
+        while True:
+            self._submit(pool)
+            if not self.running:
+                return
+            finished, _ = wait(list(self.running), timeout=0.5, return_when=FIRST_COMPLETED)
+            for future in finished:
+                self._collect(future)
+
+    def _room(self) -> bool:
+        return self.eff.maxTasks is None or len(self.taken) < self.eff.maxTasks
+
+    def _submit(self, pool: ThreadPoolExecutor) -> None:
+        while self.queue and len(self.running) < self.eff.parallel:
+            task = self.queue.popleft()
+            if task.id in self.taken:
+                continue
+            if not self._room():
+                self.limited = True
+                self.queue.clear()
+                return
+            self.taken.add(task.id)
+            # The worker fills its own copy; the result shows this placeholder until
+            # the task ends, so the record is never written from half-changed data.
+            placeholder = _task_result(self.result.workflowId, task)
+            placeholder.status = RUNNING
+            self.result.tasks.append(placeholder)
+            self.result.selected.append(task.id)
+            base = self.repo.ref_oid(host.refs.tracking_ref(self.eff.remote, self.eff.base)) or self.eff.base_oid
+            placeholder.baseOid = str(base)
+            job = Job(self.eff, self.result.workflowId, task, copy.deepcopy(placeholder), base, self.scratch,
+                      self.agents, self.progress.stage)
+            self.running[pool.submit(run_task, self.repo, job)] = job.result
+            self.writer.write(self.result, "task-start", f"task {task.id} on {placeholder.branch}")
+
+    def _collect(self, future: Future[TaskResult]) -> None:
+        tr = self.running.pop(future)
+        try:
+            future.result()
+        except Exception as exc:  # a bug must not take the siblings down
+            tr.status = FAILED
+            tr.detail = one_line(f"internal error: {type(exc).__name__}: {exc}", 500)
+        at = next(i for i, t in enumerate(self.result.tasks) if t.taskId == tr.taskId)
+        self.result.tasks[at] = tr
+        self.progress.finished(tr)
+        self.writer.write(self.result, f"task-{tr.status}",
+                          f"task {tr.taskId} {tr.status}" + (f" at {tr.stage}" if tr.status != "done" else ""))
+        if tr.status == "done" and not self.agents.stop.is_set():
+            self._reselect()
+
+    def _reselect(self) -> None:
+        """Fetch the base again and queue what became unblocked."""
+        oid = host.refs.fetch_branch(self.repo, self.eff.remote, self.eff.base)
+        tasks = host.tasks_at(self.repo, oid)
+        if tasks is None:
+            return
+        self.tasks = tasks
+        queued = {t.id for t in self.queue}
+        for task in select.selectable(tasks, self.taken, self.held):
+            if task.id not in queued:
+                self.queue.append(task)
+
+    # --- interruption -------------------------------------------------------------
+
+    def _interrupted(self, exc: BaseException) -> None:
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                self.previous[sig] = signal.signal(sig, signal.SIG_IGN)  # finish recording first
+        why = "Ctrl-C" if isinstance(exc, KeyboardInterrupt) else "a signal (SIGTERM)"
+        self.result.interrupted = True
+        self.result.halted = f"interrupted by {why}: agents stopped, workspaces left to cleanup"
+        self.queue.clear()
+        self.agents.stop_all(signal.SIGTERM)
+        killer = threading.Timer(STOP_GRACE, self.agents.stop_all, args=(signal.SIGKILL,))
+        killer.daemon = True
+        killer.start()
+        try:
+            pending = list(self.running)
+            wait(pending, timeout=DRAIN_SECONDS)
+            for future in pending:
+                if future.done():
+                    self._collect(future)
+        finally:
+            killer.cancel()
+        for work in list(self.running.values()):  # still running after the drain
+            at = next(i for i, t in enumerate(self.result.tasks) if t.taskId == work.taskId)
+            left = self.result.tasks[at]
+            left.stage = work.stage
+            left.detail = f"still running {work.stage or 'its start'} when the workflow stopped"
+        for tr in self.result.tasks:
+            if tr.status not in FINISHED:
+                tr.status = HALTED
+                tr.detail = tr.detail or f"interrupted during {tr.stage or 'start'}"
+
+    # --- the end ----------------------------------------------------------------
+
+    def _finish(self) -> WorkflowResult:
+        result = self.result
+        for tr in result.tasks:
+            if tr.status in (PENDING, RUNNING):
+                tr.status, tr.detail = HALTED, tr.detail or "never finished"
+        result.skipped.extend(select.left_out(self.tasks, self.taken, self.held, self.limited))
+        result.finished = True
+        result.finishedAt = now_iso()
+        result.summary = result.make_summary()
+        self.writer.write(result, "finish", result.summary)
+        return result

@@ -1,0 +1,38 @@
+"""Which roadmap tasks a run takes: unblocked (unchecked, every ``Requires:``
+id checked), in roadmap order, minus those already taken and survivors of
+earlier runs (an existing ``roadmap-<id>`` branch), which are held out."""
+
+from __future__ import annotations
+
+from git_harn.git import Repo
+from git_harn.workflow import host
+from git_harn.workflow.result import MAX_TASKS, SURVIVING_BRANCH, WAITING, Skipped
+
+
+def survivors(repo: Repo, tasks: list[host.Task]) -> list[Skipped]:
+    held = []
+    for task in tasks:
+        branch = host.task_branch(task.id)
+        if not task.done and repo.ref_oid(f"refs/heads/{branch}") is not None:
+            held.append(Skipped(task.id, SURVIVING_BRANCH, f"{branch} exists (left by an earlier run); "
+                                "assess, resume or remove it before this task is selected again"))
+    return held
+
+
+def selectable(tasks: list[host.Task], taken: set[str], held: set[str]) -> list[host.Task]:
+    return [t for t in host.unblocked(tasks) if t.id not in taken and t.id not in held]
+
+
+def left_out(tasks: list[host.Task], taken: set[str], held: set[str], limited: bool) -> list[Skipped]:
+    """Unchecked tasks the run did not take, and why."""
+    done = {t.id for t in tasks if t.done}
+    out = []
+    for task in tasks:
+        if task.done or task.id in taken or task.id in held:
+            continue
+        missing = [r for r in task.requires if r not in done]
+        if missing:
+            out.append(Skipped(task.id, WAITING, "requires " + ", ".join(missing)))
+        elif limited:
+            out.append(Skipped(task.id, MAX_TASKS, "the run reached --max-tasks"))
+    return out
