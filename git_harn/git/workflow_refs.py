@@ -3,25 +3,21 @@ commit, commit chains of one JSON file, and the state of a task worktree."""
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import pygit2
-
 from git_harn.errors import BadInput, GitFailure, RaceLost
+from git_harn.git.env import child_env
 from git_harn.git.identity import machine_signature
+from git_harn.git.objects import BLOB_MODE, REGULAR_MODES, Oid, to_oid
+from git_harn.git.refnames import branch_name
 from git_harn.git.repo import Repo
-from git_harn.git.run import _LOCATION_VARS, error_line, run_git
+from git_harn.git.run import error_line, run_git
 
 FETCH_TRIES = 3
 
-Oid = pygit2.Oid  # what the layers above name a commit by, without importing pygit2
-
-
-def to_oid(text: str) -> pygit2.Oid:
-    return pygit2.Oid(hex=text)
+__all__ = ["Oid", "to_oid"]
 
 
 def tracking_ref(remote: str, branch: str) -> str:
@@ -31,19 +27,18 @@ def tracking_ref(remote: str, branch: str) -> str:
 def check_remote(repo: Repo, remote: str) -> None:
     if remote.startswith("-"):
         raise BadInput(f"invalid remote name: {remote!r}")
-    try:
-        repo.pg.remotes[remote]
-    except (KeyError, ValueError, pygit2.GitError) as exc:
-        raise BadInput(f"unknown remote: {remote}") from exc
+    if not repo.has_remote(remote):
+        raise BadInput(f"unknown remote: {remote}")
 
 
 def check_branch_name(name: str, what: str) -> str:
-    if not name or name.startswith("-") or not pygit2.reference_is_valid_name(f"refs/heads/{name}"):
-        raise BadInput(f"{what}: invalid branch name {name!r}")
-    return name
+    try:
+        return branch_name(name)
+    except BadInput:
+        raise BadInput(f"{what}: invalid branch name {name!r}") from None
 
 
-def fetch_branch(repo: Repo, remote: str, branch: str, write_ref: bool = True) -> pygit2.Oid:
+def fetch_branch(repo: Repo, remote: str, branch: str, write_ref: bool = True) -> Oid:
     """Fetch ``<remote>/<branch>`` and return its commit. With ``write_ref``
     False no ref changes at all (the objects arrive, FETCH_HEAD names the tip)."""
     if write_ref:
@@ -70,41 +65,26 @@ def fetch_branch(repo: Repo, remote: str, branch: str, write_ref: bool = True) -
     out = run_git(["rev-parse", "--verify", "-q", "FETCH_HEAD^{commit}"], repo.cli_cwd, check=False)
     if out.returncode != 0:
         raise GitFailure(f"cannot read what was fetched from {remote}/{branch}")
-    return pygit2.Oid(hex=out.stdout.decode().strip())
+    return to_oid(out.stdout.decode().strip())
 
 
-def file_at(repo: Repo, commit: pygit2.Oid, path: str, limit: int = 1 << 20) -> bytes | None:
+def file_at(repo: Repo, commit: Oid, path: str, limit: int = 1 << 20) -> bytes | None:
     """At most ``limit`` bytes of the regular file ``path`` in ``commit`` (None: absent)."""
-    try:
-        entry = repo.commit(commit).tree[path]
-    except (KeyError, ValueError):
-        return None
-    if entry.filemode not in (pygit2.enums.FileMode.BLOB, pygit2.enums.FileMode.BLOB_EXECUTABLE):
-        return None
-    blob = repo.pg.get(entry.id)
-    return blob.data[:limit] if isinstance(blob, pygit2.Blob) else None
+    return repo.read_file(commit, path, limit=limit, regular_only=True)
 
 
-def names_in(repo: Repo, commit: pygit2.Oid, folder: str) -> list[str]:
+def names_in(repo: Repo, commit: Oid, folder: str) -> list[str]:
     """Names of the regular files directly inside ``folder`` at ``commit``."""
-    try:
-        entry = repo.commit(commit).tree[folder]
-    except (KeyError, ValueError):
-        return []
-    sub = repo.pg.get(entry.id)
-    if not isinstance(sub, pygit2.Tree):
-        return []
-    return sorted(e.name for e in sub if e.name and e.filemode in (
-        pygit2.enums.FileMode.BLOB, pygit2.enums.FileMode.BLOB_EXECUTABLE))
+    return [name for name, mode in repo.list_folder(commit, folder) if mode in REGULAR_MODES]
 
 
-def descends(repo: Repo, tip: pygit2.Oid, ancestor: pygit2.Oid) -> bool:
+def descends(repo: Repo, tip: Oid, ancestor: Oid) -> bool:
     """``tip`` is ``ancestor`` or has it in its history."""
-    return tip == ancestor or bool(repo.pg.descendant_of(tip, ancestor))
+    return repo.contains(tip, ancestor)
 
 
-def ahead(repo: Repo, tip: pygit2.Oid, base: pygit2.Oid) -> int:
-    return int(repo.pg.ahead_behind(tip, base)[0])
+def ahead(repo: Repo, tip: Oid, base: Oid) -> int:
+    return repo.ahead_behind(tip, base)[0]
 
 
 # --- commit chains of one JSON file (workflow records) ----------------------
@@ -112,26 +92,22 @@ def ahead(repo: Repo, tip: pygit2.Oid, base: pygit2.Oid) -> int:
 
 @dataclass
 class ChainEvent:
-    oid: pygit2.Oid
+    oid: Oid
     time: int
     subject: str
     trailers: dict[str, str]
 
 
 def chain_write(repo: Repo, ref: str, filename: str, content: bytes, message: str,
-                old_tip: pygit2.Oid | None) -> pygit2.Oid:
+                old_tip: Oid | None) -> Oid:
     """Append a commit holding ``filename`` to the chain at ``ref`` with CAS [P3]."""
-    blob = repo.pg.create_blob(content)
-    builder = repo.pg.TreeBuilder()
-    builder.insert(filename, blob, pygit2.enums.FileMode.BLOB)
-    signature = machine_signature(repo)
     parents = [old_tip] if old_tip is not None else []
-    commit = repo.pg.create_commit(None, signature, signature, message, builder.write(), parents)
+    commit = repo.commit_files({filename: (content, BLOB_MODE)}, message, parents, machine_signature(repo))
     repo.move_ref(ref, commit, old_tip, f"git-harn: {message.splitlines()[0][:80]}")
     return commit
 
 
-def chain_read(repo: Repo, tip: pygit2.Oid, filename: str) -> bytes | None:
+def chain_read(repo: Repo, tip: Oid, filename: str) -> bytes | None:
     return file_at(repo, tip, filename, limit=64 << 20)
 
 
@@ -140,23 +116,23 @@ def chain_history(repo: Repo, ref: str) -> list[ChainEvent]:
     tip = repo.ref_oid(ref)
     events = []
     while tip is not None:
-        commit = repo.commit(tip)
+        commit = repo.commit_info(tip)
         subject = commit.message.split("\n", 1)[0]
         trailers = {}
         for line in commit.message.splitlines():
             key, sep, value = line.partition(": ")
             if sep and key.startswith("Harnery-"):
                 trailers[key] = value.strip()
-        events.append(ChainEvent(tip, commit.commit_time, subject, trailers))
-        tip = commit.parent_ids[0] if commit.parent_ids else None
+        events.append(ChainEvent(tip, commit.time, subject, trailers))
+        tip = commit.parents[0] if commit.parents else None
     return events
 
 
-def commit_time(repo: Repo, oid: pygit2.Oid) -> int:
-    return int(repo.commit(oid).commit_time)
+def commit_time(repo: Repo, oid: Oid) -> int:
+    return repo.commit_info(oid).time
 
 
-def keep_ref(repo: Repo, name: str, oid: pygit2.Oid, message: str) -> str:
+def keep_ref(repo: Repo, name: str, oid: Oid, message: str) -> str:
     """Point ``name`` at ``oid``: created, or left if already there; a ref
     that holds something else is never moved, ``name-<n>`` is made instead [P1]."""
     for n in range(0, 100):
@@ -196,6 +172,4 @@ def attach(worktree: Path, branch: str) -> None:
 def agent_env(extra: dict[str, str]) -> dict[str, str]:
     """The operator's environment without git location variables (which
     would point an agent's git at another repository), plus ``extra``."""
-    env = {k: v for k, v in os.environ.items() if k not in _LOCATION_VARS}
-    env.update(extra)
-    return env
+    return child_env(extra)

@@ -81,10 +81,10 @@ def resolve_target(repo: Repo, request: Request) -> Target:
     addendum = parsed[1] if parsed is not None and parsed[0] == task_id else None
     if request.max_attempts < 1:
         raise BadInput("--max-attempts must be at least 1")
-    return Target(branch, base, request.remote, task_id, addendum, _roadmap_file(repo), request.max_attempts)
+    return Target(branch, base, request.remote, task_id, addendum, roadmap_file(repo), request.max_attempts)
 
 
-def _roadmap_file(repo: Repo) -> str:
+def roadmap_file(repo: Repo) -> str:
     path = PurePosixPath(roadmap_path(repo.config("harn.roadmap")))
     if path.is_absolute() or ".." in path.parts or not path.parts:
         raise BadInput(f"harn.roadmap must be a path inside the repository, not {str(path)!r}")

@@ -16,9 +16,11 @@ from typing import Any
 from git_harn.assess import gates as _gates
 from git_harn.git import Repo, open_repo
 from git_harn.git import workflow_refs as refs
+from git_harn.git.workdir import dirty_paths
 from git_harn.git.workflow_refs import Oid
 from git_harn.integrate import land as _land
 from git_harn.integrate import report as _report
+from git_harn.integrate import target as _target
 from git_harn.proc import Finished, kill_group, run_bounded, tail
 from git_harn.results import CheckResult
 from git_harn.store import locks as _locks
@@ -40,7 +42,6 @@ from git_harn.tasks.config import (
 )
 from git_harn.text import jsonable
 from git_harn.workspace.cleanup import CleanupResult, cleanup_locked
-from git_harn.workspace.paths import dirty_paths
 from git_harn.workspace.start import start_locked
 
 Task = _roadmap.Task
@@ -70,7 +71,7 @@ def settings_at(repo: Repo, commit: Oid, rev: str) -> WorkflowSettings | None:
 
 
 def roadmap_file(repo: Repo) -> str:
-    return _land._roadmap_file(repo)
+    return _target.roadmap_file(repo)
 
 
 def tasks_at(repo: Repo, commit: Oid) -> list[Task] | None:
@@ -166,7 +167,7 @@ INTEGRATIONS = threading.Lock()
 
 def integrate_builtin(repo: Repo, branch: str, base: str, remote: str, task_id: str) -> dict[str, Any]:
     with INTEGRATIONS:
-        report = _land.integrate(repo, _land.Request(branch, base, remote, task_id))
+        report = _land.integrate(repo, _target.Request(branch, base, remote, task_id))
     document: dict[str, Any] = jsonable(report)
     return document
 

@@ -60,7 +60,7 @@ def _shipped_prompt(stage: str) -> str:
 
 
 def init(repo: Repo) -> InitResult:
-    if repo.pg.is_bare or repo.workdir is None:
+    if repo.is_bare or repo.workdir is None:
         raise BadInput("workflow init writes into a working tree; run it in a checkout")
     root = repo.workdir
     files = {WORKFLOW_FILE: STARTER}
