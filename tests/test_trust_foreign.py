@@ -38,9 +38,6 @@ def branch_refs(repo: Path) -> dict[str, str]:
 # --- 10.1 ----------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="issue 10.1: records fetched into another clone on this host are "
-                          "taken for its own; reclaim there wipes or crashes")
 def test_a_workspace_fetched_from_another_clone_is_foreign_there_and_never_touched(tmp_path: Path) -> None:
     clones = two_clones(tmp_path)
     wt = start_in(clones.a, "x")

@@ -42,9 +42,6 @@ def said(row: dict) -> str:  # type: ignore[type-arg]
 # --- 10.4 ----------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="issue 10.4: a locked worktree whose folder is briefly absent is "
-                          "marked already_gone and its branch deleted")
 def test_a_locked_worktree_whose_folder_is_away_is_unavailable_not_gone(tmp_path: Path) -> None:
     repo, wt = started(tmp_path, "x")
     git(repo, "worktree", "lock", "--reason", "on a removable disk", str(wt))
@@ -68,9 +65,6 @@ def test_a_locked_worktree_whose_folder_is_away_is_unavailable_not_gone(tmp_path
 # --- 10.5 ----------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="issue 10.5: a preserved workspace moved with mv is settled by the next "
-                          "status: registration pruned, branch deleted, repair impossible")
 def test_a_preserved_workspace_moved_by_hand_stays_repairable(tmp_path: Path) -> None:
     repo, wt = started(tmp_path, "x")
     (wt / "README.md").write_text("uncommitted work\n")

@@ -32,8 +32,8 @@ from git_harn.store import runs as store
 from git_harn.store.locks import hold_run
 from git_harn.store.record import ALREADY_GONE, RunRecord
 from git_harn.text import printable_path
-from git_harn.workspace.cleanup import CleanupResult, cleanup_locked, freeze_intent, read_known, refuse_remote
-from git_harn.workspace.reconcile import GONE, presence, settle_vanished
+from git_harn.workspace.cleanup import CleanupResult, cleanup_locked, freeze_intent, read_known
+from git_harn.workspace.reconcile import GONE, MISSING, presence, refuse_out_of_reach, settle_vanished
 from git_harn.workspace.salvage import Salvaged, capture, contains, save
 
 SALVAGE = "salvage"
@@ -64,8 +64,8 @@ def reclaim_locked(repo: Repo, run_id: str, mode: str) -> ReclaimResult:
         # The seed: reclaiming a released workspace is already_gone, not an error.
         _clear_mark(repo, run_id)
         return _ended(record, mode, ALREADY_GONE, f"workspace is already {record.state}; nothing to reclaim")
-    refuse_remote(repo, record)
-    if presence(repo, record) == GONE:
+    refuse_out_of_reach(repo, record)
+    if presence(repo, record) in (GONE, MISSING):  # MISSING: settled only when asked, as here
         record = settle_vanished(repo, stored)
         if not record.terminal:  # moved by hand: reclaim it where it is now
             return reclaim_locked(repo, run_id, mode)
