@@ -87,9 +87,6 @@ def test_a_preserved_workspace_moved_by_hand_stays_repairable(tmp_path: Path) ->
 # --- 10.6 ----------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="issue 10.6: a branch named with --branch that existed before is "
-                          "deleted on release and by reclaim")
 def test_a_branch_git_harn_did_not_create_is_never_deleted(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo")
     git(repo, "config", "harn.worktreeRoot", str(tmp_path / "worktrees"))

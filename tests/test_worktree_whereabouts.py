@@ -1,14 +1,16 @@
-"""Where a workspace is: a locked worktree that is away, and a preserved
-one moved by hand [P1] [W3] [W7]."""
+"""Where a workspace is, and whose its branch is: a locked worktree that is
+away, a preserved one moved by hand, and the operator's own branch
+[P1] [W3] [W5] [W7]."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
-from helpers import all_refs, assert_valid, git, harn, record, ref
-from hooktools import install_hooks
+from helpers import all_refs, assert_valid, git, harn, make_repo, record, ref
+from hooktools import commit_in, install_hooks
 from salvage_helpers import started
-from trust_helpers import admin_of
+from trust_helpers import admin_of, start_in
 
 
 def ws(run_id: str) -> str:
@@ -88,3 +90,66 @@ def test_a_moved_workspace_without_preserved_changes_is_settled_as_before(tmp_pa
     away(tmp_path, wt)
     assert harn(repo, "status").code == 0
     assert record(repo, "x")["state"] == "already_gone" and ref(repo, ws("x")) is None
+
+
+# --- the operator's own branch ------------------------------------------------------
+
+
+def operator_repo(tmp_path: Path) -> tuple[Path, str]:
+    """A repository with the operator's branch ``mine``, one commit unique to it."""
+    repo = make_repo(tmp_path / "repo")
+    git(repo, "config", "harn.worktreeRoot", str(tmp_path / "worktrees"))
+    git(repo, "switch", "-q", "-c", "mine")
+    tip = commit_in(repo, "mine.txt", "the operator's own commit\n")
+    git(repo, "switch", "-q", "main")
+    return repo, tip
+
+
+def test_records_say_whether_git_harn_created_the_branch(tmp_path: Path) -> None:
+    repo, _ = operator_repo(tmp_path)
+    start_in(repo, "x")
+    start_in(repo, "y", "--branch", "mine")
+    start_in(repo, "z", "--branch", "new-one")
+    assert [record(repo, r)["branchCreated"] for r in ("x", "y", "z")] == [True, False, True]
+    for run_id in ("x", "y", "z"):
+        assert_valid(record(repo, run_id), "run-record")
+
+
+def test_a_branch_kept_by_an_earlier_workspace_of_the_run_stays_git_harns(tmp_path: Path) -> None:
+    repo, wt = started(tmp_path, "x")
+    commit_in(wt, "work.txt", "work\n")
+    shutil.rmtree(wt)
+    assert harn(repo, "status").code == 0 and ref(repo, ws("x")) is not None  # already_gone, branch kept
+    start_in(repo, "x", "--branch", "harnery/ws/x")  # carry on where it stopped
+    assert record(repo, "x")["branchCreated"] is True
+
+
+def test_a_clean_workspace_on_the_operators_branch_is_released_and_the_branch_stays(tmp_path: Path) -> None:
+    repo, tip = operator_repo(tmp_path)
+    start_in(repo, "y", "--branch", "mine")
+    released = harn(repo, "cleanup", "y", "--yes", "--json")
+    assert released.code == 0, released.err  # its commits stay on mine: nothing is lost
+    assert released.json()["state"] == "released" and "did not create" in released.json()["reason"]
+    assert ref(repo, "refs/heads/mine") == tip and ref(repo, "refs/heads/harnery/salvage/y") is None
+
+
+def test_a_vanished_workspace_on_the_operators_branch_keeps_the_branch(tmp_path: Path) -> None:
+    repo, tip = operator_repo(tmp_path)
+    git(repo, "branch", "merged", "main")
+    shutil.rmtree(start_in(repo, "y", "--branch", "merged"))
+    assert harn(repo, "status").code == 0
+    assert record(repo, "y")["state"] == "already_gone"
+    assert ref(repo, "refs/heads/merged") == ref(repo, "refs/heads/main")
+
+
+def test_reclaim_never_moves_the_operators_branch_back(tmp_path: Path) -> None:
+    repo, tip = operator_repo(tmp_path)
+    wt = start_in(repo, "y", "--branch", "mine")
+    (wt / "dirt.txt").write_text("uncommitted\n")
+    assert harn(repo, "cleanup", "y", "--yes").code == 3  # freezes the intent at tip
+    newer = commit_in(wt, "more.txt", "a commit after the freeze\n")
+    refs = all_refs(repo)
+    refused = harn(repo, "reclaim", "y")
+    assert refused.code == 3 and "did not create" in refused.err, refused.err
+    assert all_refs(repo) == refs and ref(repo, "refs/heads/mine") == newer
+    assert (wt / "dirt.txt").read_text() == "uncommitted\n"

@@ -38,6 +38,7 @@ _REQUIRED: dict[str, tuple[type, ...]] = {
 # Fields records written by earlier versions lack, with the JSON types allowed.
 _OPTIONAL: dict[str, tuple[type, ...]] = {
     "clone": (dict, type(None)),
+    "branchCreated": (bool, type(None)),
 }
 
 
@@ -64,6 +65,9 @@ class RunRecord:
     # Which clone made the workspace ({"id", "commonDir"}); None in records
     # written before records named their clone.
     clone: dict[str, str] | None = None
+    # Whether git-harn created the branch (else the caller named an existing
+    # one, which git-harn never deletes); None in older records: created.
+    branchCreated: bool | None = None
     schemaVersion: int = SCHEMA_VERSION
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -74,6 +78,11 @@ class RunRecord:
     @property
     def preserved(self) -> bool:
         return self.state in PRESERVED
+
+    @property
+    def owns_branch(self) -> bool:
+        """Whether git-harn created the branch, so may delete it."""
+        return self.branchCreated is not False
 
     @property
     def branch_ref(self) -> str:

@@ -25,7 +25,7 @@ from git_harn.text import printable_path
 from git_harn.workspace.reconcile import (
     GONE,
     MISSING,
-    delete_branch_if_safe,
+    let_go_of_branch,
     presence,
     refuse_out_of_reach,
     settle_vanished,
@@ -92,7 +92,8 @@ def judge(repo: Repo, record: RunRecord, frozen_oid: str) -> Verdict:
             f"unmerged workspace was preserved: its detached HEAD {str(head)[:12]} holds "
             "commits reachable from no ref"
         ))
-    unique = repo.unique_commits(now, {record.branch_ref})
+    # A branch git-harn did not create outlives the workspace: its commits stay reachable.
+    unique = repo.unique_commits(now, {record.branch_ref}) if record.owns_branch else []
     if unique:
         return Verdict(PRESERVED_UNMERGED, (
             f"unmerged workspace was preserved: {len(unique)} commit(s) on {record.branch} "
@@ -235,7 +236,7 @@ def _release(repo: Repo, stored: store.Stored) -> CleanupResult:
     with hold_worktrees(repo):
         remove_worktree(repo, Path(record.path))
     failpoint("cleanup-after-remove")
-    _, branch_note = delete_branch_if_safe(repo, record.branch_ref)
+    branch_note = let_go_of_branch(repo, record)
     record.state = RELEASED
     record.lastOutcome = RELEASED
     record.releasing = None

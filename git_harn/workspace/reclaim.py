@@ -73,6 +73,7 @@ def reclaim_locked(repo: Repo, run_id: str, mode: str) -> ReclaimResult:
         return _ended(record, mode, record.state, record.reason or "")
     _recreate_missing_branch(repo, record)
     stored = freeze_intent(repo, stored)
+    _refuse_moving_callers_branch(repo, stored.record)
     before = fingerprint(Path(record.path))  # what the salvage is about to hold
     stored, salvage = _secure(repo, stored, mode)
     _restore(repo, stored.record, before)
@@ -91,6 +92,19 @@ def _recreate_missing_branch(repo: Repo, record: RunRecord) -> None:
     repo.create_ref(record.branch_ref, to_oid(where),
                     f"git-harn: reclaim {record.runId} restores the deleted workspace branch")
     info(f"workspace branch {record.branch} was missing; recreated at {where[:12]}")
+
+
+def _refuse_moving_callers_branch(repo: Repo, record: RunRecord) -> None:
+    """The restore puts the workspace branch back at the frozen intent [W8];
+    a branch git-harn did not create is never moved: refuse before anything changes."""
+    assert record.frozenIntent is not None
+    now, frozen = repo.ref_oid(record.branch_ref), record.frozenIntent["oid"]
+    if record.owns_branch or now is None or str(now) == frozen:
+        return
+    raise Refused(f"run {record.runId}: branch {record.branch}, which git-harn did not create, moved from the "
+                  f"frozen intent {frozen[:12]} to {str(now)[:12]}, and reclaim would have to move it back; "
+                  f"keep its new commits on another branch, move it back yourself, then run "
+                  f"'git harn reclaim {record.runId}' again; nothing was changed")
 
 
 def _ended(record: RunRecord, mode: str, outcome: str, reason: str) -> ReclaimResult:

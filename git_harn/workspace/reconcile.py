@@ -143,6 +143,14 @@ def delete_branch_if_safe(repo: Repo, ref: str) -> tuple[bool, str]:
     return True, f"branch {short} deleted (its tip {str(tip)[:12]} is reachable elsewhere)"
 
 
+def let_go_of_branch(repo: Repo, record: RunRecord) -> str:
+    """Delete the workspace branch if git-harn created it and its tip is
+    reachable from another ref [P1]; a sentence for the operator either way."""
+    if not record.owns_branch:
+        return f"branch {record.branch} kept: git-harn did not create it"
+    return delete_branch_if_safe(repo, record.branch_ref)[1]
+
+
 def _moved_to(repo: Repo, record: RunRecord) -> Path | None:
     """The live folder where the workspace branch is checked out, if not the recorded one."""
     for path, branch in registered_worktrees(repo).items():
@@ -165,7 +173,7 @@ def settle_vanished(repo: Repo, stored: store.Stored) -> RunRecord:
         return record
     pinned = pin_detached_head(repo, record)
     prune_registration(repo, Path(record.path))
-    _, branch_note = delete_branch_if_safe(repo, record.branch_ref)
+    branch_note = let_go_of_branch(repo, record)
     if pinned:
         branch_note += f"; {pinned}"
     finishing = record.releasing is not None
@@ -197,4 +205,4 @@ def reconcile_quietly(repo: Repo, stored: store.Stored) -> store.Stored:
 
 __all__ = ["FOREIGN", "GONE", "HERE", "MISSING", "REMOTE", "UNAVAILABLE", "presence", "foreign_home",
            "whereabouts", "refuse_out_of_reach", "settle_vanished", "reconcile_quietly",
-           "delete_branch_if_safe", "prune_registration"]
+           "delete_branch_if_safe", "let_go_of_branch", "prune_registration"]

@@ -124,7 +124,7 @@ def start_locked(repo: Repo, run_id: str, base_rev: str | None = None, branch: s
         runId=run_id, workspaceId=new_workspace_id(), state=ACTIVE, path=str(plan.where),
         branch=plan.branch_name, base={"ref": plan.base_name, "oid": str(plan.base_oid)},
         host=host_name(repo), createdAt=now_iso(), updatedAt=now_iso(), command=command,
-        clone=this_clone(repo),
+        clone=this_clone(repo), branchCreated=_creates_branch(plan, current),
     )
     old_tip = current.tip if current else None
     tip = store.write(repo, record, "start", f"workspace {record.workspaceId} at {plan.where}", old_tip)
@@ -138,6 +138,16 @@ def start_locked(repo: Repo, run_id: str, base_rev: str | None = None, branch: s
         _undo_start(repo, record, plan, tip, old_tip)
         raise
     return record
+
+
+def _creates_branch(plan: Plan, current: store.Stored | None) -> bool:
+    """Whether the branch is git-harn's to delete later: made now, or made for
+    an earlier workspace of the same run (a branch kept when it ended). A
+    branch the caller named that existed before is the caller's [P1]."""
+    if plan.existing is None:
+        return True
+    earlier = current.record if current is not None else None
+    return earlier is not None and earlier.branch == plan.branch_name and earlier.owns_branch
 
 
 def _undo_start(repo: Repo, record: RunRecord, plan: Plan, tip: Oid, old_tip: Oid | None) -> None:
