@@ -147,9 +147,6 @@ def test_cleanup_and_reclaim_from_inside_the_workspace_leave_no_half_state(tmp_p
 # --- 10.9 ----------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="issue 10.9: the branch guard sends to 'git harn reclaim', which says "
-                          "'nothing to reclaim' for an already_gone workspace's kept branch")
 def test_the_branch_guard_way_out_works_for_a_kept_branch_of_a_gone_workspace(tmp_path: Path) -> None:
     repo, wt = started(tmp_path, "x")
     install_hooks(repo)

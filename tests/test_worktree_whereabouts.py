@@ -1,6 +1,6 @@
 """Where a workspace is, and whose its branch is: a locked worktree that is
-away, a preserved one moved by hand, and the operator's own branch
-[P1] [W3] [W5] [W7]."""
+away, a preserved one moved by hand, the operator's own branch, and the kept
+branch of a workspace that ended [P1] [W3] [W5] [W7] [H1]."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 from helpers import all_refs, assert_valid, git, harn, make_repo, record, ref
 from hooktools import commit_in, install_hooks
-from salvage_helpers import started
+from salvage_helpers import started, tree_files
 from trust_helpers import admin_of, start_in
 
 
@@ -153,3 +153,34 @@ def test_reclaim_never_moves_the_operators_branch_back(tmp_path: Path) -> None:
     assert refused.code == 3 and "did not create" in refused.err, refused.err
     assert all_refs(repo) == refs and ref(repo, "refs/heads/mine") == newer
     assert (wt / "dirt.txt").read_text() == "uncommitted\n"
+
+
+# --- the kept branch of a workspace that ended ------------------------------------
+
+
+def test_reclaim_of_an_ended_workspace_lets_a_merged_kept_branch_go(tmp_path: Path) -> None:
+    repo, wt = started(tmp_path, "x")
+    tip = commit_in(wt, "work.txt", "work\n")
+    shutil.rmtree(wt)
+    assert harn(repo, "status").code == 0 and ref(repo, ws("x")) == tip  # kept: only it holds the commit
+    git(repo, "branch", "merged-elsewhere", tip)
+    reclaimed = harn(repo, "reclaim", "x", "--json")
+    assert reclaimed.code == 0 and reclaimed.json()["outcome"] == "already_gone", reclaimed.err
+    assert ref(repo, ws("x")) is None and ref(repo, "refs/heads/harnery/salvage/x") is None
+    assert harn(repo, "reclaim", "x").code == 0  # again: nothing left to do
+
+
+def test_reclaim_of_an_ended_workspace_salvages_its_kept_branch_once(tmp_path: Path) -> None:
+    repo, wt = started(tmp_path, "x")
+    install_hooks(repo)
+    tip = commit_in(wt, "work.txt", "the only copy\n")
+    shutil.rmtree(wt)
+    assert harn(repo, "status").code == 0
+    reclaimed = harn(repo, "reclaim", "x")
+    assert reclaimed.code == 0 and "harnery/salvage/x" in reclaimed.out, reclaimed.err
+    assert ref(repo, "refs/heads/harnery/salvage/x") == tip  # no new commit for commits alone
+    assert ref(repo, ws("x")) is None and record(repo, "x")["state"] == "already_gone"
+    assert record(repo, "x")["salvage"]["oid"] == tip
+    assert tree_files(repo, "refs/heads/harnery/salvage/x")[b"work.txt"][1] == b"the only copy\n"
+    refs = all_refs(repo)
+    assert harn(repo, "reclaim", "x").code == 0 and all_refs(repo) == refs

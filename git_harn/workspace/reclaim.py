@@ -33,6 +33,7 @@ from git_harn.store.locks import hold_run
 from git_harn.store.record import ALREADY_GONE, RunRecord
 from git_harn.text import printable_path
 from git_harn.workspace.cleanup import CleanupResult, cleanup_locked, freeze_intent, read_known
+from git_harn.workspace.kept import settle_kept_branch
 from git_harn.workspace.reconcile import GONE, MISSING, presence, refuse_out_of_reach, settle_vanished
 from git_harn.workspace.salvage import Salvaged, capture, contains, save
 
@@ -62,7 +63,10 @@ def reclaim_locked(repo: Repo, run_id: str, mode: str) -> ReclaimResult:
     record = stored.record
     if record.terminal:
         # The seed: reclaiming a released workspace is already_gone, not an error.
+        kept = settle_kept_branch(repo, stored)
         _clear_mark(repo, run_id)
+        if kept is not None:
+            return _ended(kept, mode, ALREADY_GONE, kept.reason or "")
         return _ended(record, mode, ALREADY_GONE, f"workspace is already {record.state}; nothing to reclaim")
     refuse_out_of_reach(repo, record)
     if presence(repo, record) in (GONE, MISSING):  # MISSING: settled only when asked, as here
