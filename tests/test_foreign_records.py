@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 from helpers import all_refs, assert_valid, git, harn, make_repo, record
-from hooktools import install_hooks
+from hooktools import git_run, install_hooks
 from salvage_helpers import worktree_files
 from trust_helpers import TwoClones, share_records, start_in, two_clones
 
@@ -120,3 +120,14 @@ def test_an_old_record_fetched_from_another_clone_is_foreign_by_its_registration
     assert refused.code == 3 and str(clones.a) in refused.err, refused.err
     assert worktree_files(wt) == work and all_refs(clones.b) == refs
     assert rows(clones.a)["x"]["location"] == "here"
+
+
+def test_the_branch_guard_does_not_send_to_a_reclaim_that_would_refuse(tmp_path: Path) -> None:
+    clones, _ = preserved_in_a(tmp_path)
+    git(clones.a, "push", "-q", "origin", "harnery/ws/x")
+    share_records(clones)
+    git(clones.b, "fetch", "-q", "origin", "harnery/ws/x:harnery/ws/x")  # merged: its tip is main's
+    install_hooks(clones.b)
+    deleted = git_run(clones.b, "branch", "-D", "harnery/ws/x")  # B's own copy; A's work is in A
+    assert deleted.returncode == 0, deleted.stderr
+    assert rows(clones.b)["x"]["location"] == "foreign"
