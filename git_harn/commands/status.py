@@ -14,6 +14,9 @@ from git_harn.text import printable_path
 from git_harn.workspace.log import LogResult, run_log
 from git_harn.workspace.status import DEFAULT_LIMIT, StatusReport, collect_status
 
+# Locations whose row says where the workspace is instead of what it holds.
+AWAY = ("foreign", "unavailable", "missing")
+
 
 @click.command()
 @click.argument("run_id", required=False)
@@ -37,7 +40,11 @@ def _status_lines(report: StatusReport) -> Iterator[str]:
     rows = []
     for ws in report.workspaces:
         dirty = "-" if ws.state in ("released", "already_gone") else str(ws.dirtyCount)
+        if ws.location not in ("here", "none"):
+            dirty = "?"  # not read: the folder is not here
         where = f"remote ({ws.host})" if ws.location == "remote" else printable_path(ws.path)
+        if ws.location in AWAY:
+            where = f"{ws.location}: {where}"
         rows.append([ws.runId, ws.workspaceId, ws.state, str(ws.attempts), ws.branch, dirty, where])
     lines = table(["RUN", "WORKSPACE", "STATE", "TRIES", "BRANCH", "DIRTY", "PATH"], rows).split("\n")
     yield lines[0]
@@ -51,6 +58,8 @@ def _status_lines(report: StatusReport) -> Iterator[str]:
             yield f"    error: {ws.error}"
         if ws.diverged:
             yield f"    {diverged_line(ws.diverged)}"
+        if ws.location in AWAY:
+            yield f"    {ws.location}: {ws.reason}"
         if ws.next and ws.state != "active":
             yield f"    resolve: {'  or  '.join(ws.next)}"
 

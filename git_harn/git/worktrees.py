@@ -61,6 +61,17 @@ def is_locked(admin: Path | None) -> bool:
     return admin is not None and (admin / "locked").exists()
 
 
+def lock_reason(admin: Path | None) -> str | None:
+    """The reason ``git worktree lock --reason`` gave (empty when none; None: not locked)."""
+    if not is_locked(admin):
+        return None
+    assert admin is not None
+    try:
+        return (admin / "locked").read_text("utf-8", "replace").strip()
+    except OSError:
+        return ""
+
+
 def detached_head(admin: Path | None) -> Oid | None:
     """The commit a worktree's HEAD holds when it is detached (None otherwise).
     A detached HEAD is not a ref: commits only it reaches die with the worktree."""
@@ -111,6 +122,25 @@ def registered_here(repo: Repo, path: Path) -> bool:
         return False
     admin = admin_dir(repo, path)
     return admin is not None and linked.is_dir() and os.path.samefile(admin, linked)
+
+
+def registered_elsewhere(repo: Repo, path: Path) -> Path | None:
+    """The common git dir of another repository whose linked worktree ``path``
+    is (its ``.git`` file names that repository's admin folder, whose ``gitdir``
+    points back at ``path``); None when it is not another repository's."""
+    try:
+        admin = linked_admin(path)
+        common = Path(os.path.normpath(admin / (admin / "commondir").read_text().strip()))
+        gitdir = admin / (admin / "gitdir").read_text().strip()  # an absolute one stays as it is
+        if os.path.samefile(common, repo.common_dir):
+            return None
+        # An admin folder copied along with its repository points at the
+        # original worktree too; only the one the folder itself names counts.
+        if not os.path.samefile(gitdir, path / ".git"):
+            return None
+    except (OSError, ValueError):
+        return None
+    return common
 
 
 def prune_registration(repo: Repo, path: Path) -> bool:

@@ -23,7 +23,7 @@ from git_harn.store import runs as store
 from git_harn.store.locks import hold_run
 from git_harn.store.record import RunRecord
 from git_harn.workspace.paths import WS_BRANCH_PREFIX
-from git_harn.workspace.reconcile import GONE, HERE, presence, reconcile_quietly, settle_vanished
+from git_harn.workspace.reconcile import GONE, HERE, foreign_home, presence, reconcile_quietly, settle_vanished
 
 REFUSED = 3
 ALLOW_DELETE_ENV = "HARN_ALLOW_DELETE"
@@ -126,6 +126,8 @@ def _current_tip(repo: Repo, update: RefUpdate) -> Oid | None:
 
 def _why_keep(repo: Repo, update: RefUpdate, tip: Oid, leaving: set[str]) -> Refusal | None:
     stored = record_for_branch(repo, update.name)
+    if stored is not None and foreign_home(repo, stored.record) is not None:
+        stored = None  # another clone's run: its work is not this branch, and reclaim here refuses
     run_id = stored.record.runId if stored else update.name.removeprefix(WS_REF_PREFIX)
     branch = update.name.removeprefix("refs/heads/")
     unique = repo.unique_commits(tip, leaving)
@@ -187,7 +189,8 @@ def guard_deletions(repo: Repo, updates: list[RefUpdate]) -> int:
 def _way_out(refusal: Refusal) -> str:
     anyway = f"to delete it anyway, set {ALLOW_DELETE_ENV}=1"
     if not refusal.known:
-        return f"  no git-harn run uses it (so 'git harn reclaim' cannot help); merge it first, or {anyway}"
+        return (f"  no git-harn run of this clone uses it (so 'git harn reclaim' cannot help); "
+                f"merge it first, or {anyway}")
     return (f"  save the work with 'git harn reclaim {refusal.run_id}' (or throw it away with "
             f"'git harn reclaim {refusal.run_id} --discard --yes'); {anyway}")
 

@@ -1,4 +1,4 @@
-"""Run ids and workspace ids (SPEC §2)."""
+"""Run ids, workspace ids and clone ids (SPEC §2)."""
 
 from __future__ import annotations
 
@@ -34,3 +34,7 @@ def new_run_id() -> str:
 
 def new_workspace_id() -> str:
     return "ws-" + secrets.token_hex(12)
+
+
+def new_clone_id() -> str:
+    return "clone-" + secrets.token_hex(12)

@@ -35,6 +35,12 @@ _REQUIRED: dict[str, tuple[type, ...]] = {
     "attempts": (int,),
 }
 
+# Fields records written by earlier versions lack, with the JSON types allowed.
+_OPTIONAL: dict[str, tuple[type, ...]] = {
+    "clone": (dict, type(None)),
+    "branchCreated": (bool, type(None)),
+}
+
 
 @dataclass
 class RunRecord:
@@ -56,6 +62,12 @@ class RunRecord:
     command: list[str] | None = None
     releasing: dict[str, str] | None = None
     reclaiming: dict[str, str] | None = None
+    # Which clone made the workspace ({"id", "commonDir"}); None in records
+    # written before records named their clone.
+    clone: dict[str, str] | None = None
+    # Whether git-harn created the branch (else the caller named an existing
+    # one, which git-harn never deletes); None in older records: created.
+    branchCreated: bool | None = None
     schemaVersion: int = SCHEMA_VERSION
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -66,6 +78,11 @@ class RunRecord:
     @property
     def preserved(self) -> bool:
         return self.state in PRESERVED
+
+    @property
+    def owns_branch(self) -> bool:
+        """Whether git-harn created the branch, so may delete it."""
+        return self.branchCreated is not False
 
     @property
     def branch_ref(self) -> str:
@@ -93,6 +110,11 @@ class RunRecord:
         for key, types in _REQUIRED.items():
             if not isinstance(data.get(key), types) or isinstance(data.get(key), bool):
                 raise CorruptRecord(f"corrupt run record {where}: field {key!r} missing or wrong type")
+        for key, types in _OPTIONAL.items():
+            if key in data and not isinstance(data[key], types):
+                raise CorruptRecord(f"corrupt run record {where}: field {key!r} has the wrong type")
+        if isinstance(data.get("clone"), dict) and not isinstance(data["clone"].get("id"), str):
+            raise CorruptRecord(f"corrupt run record {where}: field 'clone' has no id")
         if data["schemaVersion"] != SCHEMA_VERSION:
             raise CorruptRecord(
                 f"run record {where} has schemaVersion {data['schemaVersion']}, "

@@ -22,7 +22,14 @@ from git_harn.store import runs as store
 from git_harn.store.locks import hold_run, hold_worktrees
 from git_harn.store.record import PRESERVED_DIRTY, PRESERVED_UNMERGED, RELEASED, RunRecord
 from git_harn.text import printable_path
-from git_harn.workspace.reconcile import GONE, REMOTE, delete_branch_if_safe, presence, settle_vanished
+from git_harn.workspace.reconcile import (
+    GONE,
+    MISSING,
+    let_go_of_branch,
+    presence,
+    refuse_out_of_reach,
+    settle_vanished,
+)
 
 RELEASE = "released"
 ALREADY_GONE = "already_gone"
@@ -62,8 +69,14 @@ def describe_dirty(dirty: list[DirtyPath]) -> str:
 
 def judge(repo: Repo, record: RunRecord, frozen_oid: str) -> Verdict:
     """What cleanup would do to this workspace now (changes nothing)."""
-    if presence(repo, record) == GONE:
+    where = presence(repo, record)
+    if where == GONE:
         return Verdict(ALREADY_GONE, "worktree folder is missing")
+    if where == MISSING:
+        return Verdict(ALREADY_GONE, (
+            "worktree folder is missing; its registration, which 'git worktree repair <new path>' needs "
+            "to reconnect the preserved uncommitted work, goes too"
+        ))
     now = repo.ref_oid(record.branch_ref)
     if now is None or str(now) != frozen_oid:
         return Verdict(BLOCKED, (
@@ -79,7 +92,8 @@ def judge(repo: Repo, record: RunRecord, frozen_oid: str) -> Verdict:
             f"unmerged workspace was preserved: its detached HEAD {str(head)[:12]} holds "
             "commits reachable from no ref"
         ))
-    unique = repo.unique_commits(now, {record.branch_ref})
+    # A branch git-harn did not create outlives the workspace: its commits stay reachable.
+    unique = repo.unique_commits(now, {record.branch_ref}) if record.owns_branch else []
     if unique:
         return Verdict(PRESERVED_UNMERGED, (
             f"unmerged workspace was preserved: {len(unique)} commit(s) on {record.branch} "
@@ -120,20 +134,13 @@ def read_known(repo: Repo, run_id: str) -> store.Stored:
     return stored
 
 
-def refuse_remote(repo: Repo, record: RunRecord) -> None:
-    if presence(repo, record) == REMOTE:
-        raise Refused(
-            f"run {record.runId} has its workspace on host {record.host}; run this there"
-        )
-
-
 def preview(repo: Repo, run_id: str) -> CleanupResult:
     """The dry run: the verdict cleanup would reach, with nothing changed."""
     record = read_known(repo, run_id).record
     if record.terminal:
         return _result(record, DRY_RUN, f"workspace is already {record.state}; nothing to do",
                        wouldBe=record.state)
-    refuse_remote(repo, record)
+    refuse_out_of_reach(repo, record)
     frozen = record.frozenIntent["oid"] if record.frozenIntent else None
     if frozen is None:
         tip = repo.ref_oid(record.branch_ref)
@@ -155,8 +162,8 @@ def cleanup_locked(repo: Repo, run_id: str) -> CleanupResult:
     record = stored.record
     if record.terminal:
         return _result(record, record.state, f"workspace is already {record.state}")
-    refuse_remote(repo, record)
-    if presence(repo, record) == GONE:
+    refuse_out_of_reach(repo, record)
+    if presence(repo, record) in (GONE, MISSING):  # MISSING: settled only when asked, as here
         record = settle_vanished(repo, stored)
         if not record.terminal:  # moved by hand: judge it where it is now
             return cleanup_locked(repo, run_id)
@@ -229,7 +236,7 @@ def _release(repo: Repo, stored: store.Stored) -> CleanupResult:
     with hold_worktrees(repo):
         remove_worktree(repo, Path(record.path))
     failpoint("cleanup-after-remove")
-    _, branch_note = delete_branch_if_safe(repo, record.branch_ref)
+    branch_note = let_go_of_branch(repo, record)
     record.state = RELEASED
     record.lastOutcome = RELEASED
     record.releasing = None

@@ -10,10 +10,13 @@ from git_harn.git import Repo
 
 WS_BRANCH_PREFIX = "harnery/ws/"
 
-# Where a workspace is, seen from this machine.
+# Where a workspace is, seen from this clone.
 HERE = "here"
-GONE = "gone"
-REMOTE = "remote"
+GONE = "gone"  # its folder vanished: settled as already_gone [W7]
+REMOTE = "remote"  # another host's
+FOREIGN = "foreign"  # another clone's on this host [P1]
+UNAVAILABLE = "unavailable"  # folder absent, registration locked (a disk away)
+MISSING = "missing"  # folder absent, preserved work, registration kept for a repair
 
 
 def repo_key(repo: Repo) -> str:

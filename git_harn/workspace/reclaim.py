@@ -32,8 +32,9 @@ from git_harn.store import runs as store
 from git_harn.store.locks import hold_run
 from git_harn.store.record import ALREADY_GONE, RunRecord
 from git_harn.text import printable_path
-from git_harn.workspace.cleanup import CleanupResult, cleanup_locked, freeze_intent, read_known, refuse_remote
-from git_harn.workspace.reconcile import GONE, presence, settle_vanished
+from git_harn.workspace.cleanup import CleanupResult, cleanup_locked, freeze_intent, read_known
+from git_harn.workspace.kept import settle_kept_branch
+from git_harn.workspace.reconcile import GONE, MISSING, presence, refuse_out_of_reach, settle_vanished
 from git_harn.workspace.salvage import Salvaged, capture, contains, save
 
 SALVAGE = "salvage"
@@ -62,10 +63,13 @@ def reclaim_locked(repo: Repo, run_id: str, mode: str) -> ReclaimResult:
     record = stored.record
     if record.terminal:
         # The seed: reclaiming a released workspace is already_gone, not an error.
+        kept = settle_kept_branch(repo, stored)
         _clear_mark(repo, run_id)
+        if kept is not None:
+            return _ended(kept, mode, ALREADY_GONE, kept.reason or "")
         return _ended(record, mode, ALREADY_GONE, f"workspace is already {record.state}; nothing to reclaim")
-    refuse_remote(repo, record)
-    if presence(repo, record) == GONE:
+    refuse_out_of_reach(repo, record)
+    if presence(repo, record) in (GONE, MISSING):  # MISSING: settled only when asked, as here
         record = settle_vanished(repo, stored)
         if not record.terminal:  # moved by hand: reclaim it where it is now
             return reclaim_locked(repo, run_id, mode)
@@ -73,6 +77,7 @@ def reclaim_locked(repo: Repo, run_id: str, mode: str) -> ReclaimResult:
         return _ended(record, mode, record.state, record.reason or "")
     _recreate_missing_branch(repo, record)
     stored = freeze_intent(repo, stored)
+    _refuse_moving_callers_branch(repo, stored.record)
     before = fingerprint(Path(record.path))  # what the salvage is about to hold
     stored, salvage = _secure(repo, stored, mode)
     _restore(repo, stored.record, before)
@@ -91,6 +96,19 @@ def _recreate_missing_branch(repo: Repo, record: RunRecord) -> None:
     repo.create_ref(record.branch_ref, to_oid(where),
                     f"git-harn: reclaim {record.runId} restores the deleted workspace branch")
     info(f"workspace branch {record.branch} was missing; recreated at {where[:12]}")
+
+
+def _refuse_moving_callers_branch(repo: Repo, record: RunRecord) -> None:
+    """The restore puts the workspace branch back at the frozen intent [W8];
+    a branch git-harn did not create is never moved: refuse before anything changes."""
+    assert record.frozenIntent is not None
+    now, frozen = repo.ref_oid(record.branch_ref), record.frozenIntent["oid"]
+    if record.owns_branch or now is None or str(now) == frozen:
+        return
+    raise Refused(f"run {record.runId}: branch {record.branch}, which git-harn did not create, moved from the "
+                  f"frozen intent {frozen[:12]} to {str(now)[:12]}, and reclaim would have to move it back; "
+                  f"keep its new commits on another branch, move it back yourself, then run "
+                  f"'git harn reclaim {record.runId}' again; nothing was changed")
 
 
 def _ended(record: RunRecord, mode: str, outcome: str, reason: str) -> ReclaimResult:

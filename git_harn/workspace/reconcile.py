@@ -1,5 +1,10 @@
 """Keep records true to the disk: a vanished workspace is already_gone [W7].
 
+Where a workspace is comes from the record and the worktree registration:
+another host's or another clone's workspace is never acted on [P1]; a
+folder that is absent is gone only when no registration says it will be
+back (locked) or can be reconnected (preserved uncommitted work).
+
 Every command that looks at a workspace calls in here, so nothing depends on
 the hooks being installed.
 """
@@ -9,21 +14,92 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from git_harn.errors import Busy
+from git_harn.errors import Busy, Refused
 from git_harn.git import Repo, worktrees
-from git_harn.git.identity import host_name
-from git_harn.git.worktrees import admin_dir, detached_head, registered_worktrees
+from git_harn.git.identity import clone_id, host_name
+from git_harn.git.worktrees import (
+    admin_dir,
+    detached_head,
+    is_locked,
+    lock_reason,
+    registered_elsewhere,
+    registered_worktrees,
+)
 from git_harn.store import runs as store
 from git_harn.store.locks import hold_run, hold_worktrees
-from git_harn.store.record import ALREADY_GONE, RELEASED, RunRecord
-from git_harn.workspace.paths import GONE, HERE, REMOTE
+from git_harn.store.record import ALREADY_GONE, PRESERVED_DIRTY, RELEASED, RunRecord
+from git_harn.text import one_line, printable_path
+from git_harn.workspace.paths import FOREIGN, GONE, HERE, MISSING, REMOTE, UNAVAILABLE
+
+
+def foreign_home(repo: Repo, record: RunRecord) -> str | None:
+    """Where the clone that made this workspace lives, when it is not this
+    one: its folder is another repository's linked worktree, or its record
+    names another clone [P1]. None for this clone's workspaces, and for a
+    record written before records named their clone (unless its folder is
+    another repository's)."""
+    other = registered_elsewhere(repo, Path(record.path))
+    if other is not None:
+        return str(other)
+    clone = record.clone
+    if clone is None or clone.get("id") == clone_id(repo):
+        return None
+    return clone.get("commonDir") or f"clone {clone.get('id')}"
 
 
 def presence(repo: Repo, record: RunRecord) -> str:
-    """HERE, GONE (its folder vanished on this host) or REMOTE (another host's)."""
+    """Where the workspace is, seen from this clone: HERE, REMOTE (another
+    host's), FOREIGN (another clone's), or, when its folder is absent,
+    UNAVAILABLE, MISSING or GONE (see ``_absence``)."""
     if record.host != host_name(repo):
         return REMOTE
-    return HERE if os.path.isdir(record.path) else GONE
+    if foreign_home(repo, record) is not None:
+        return FOREIGN
+    return HERE if os.path.isdir(record.path) else _absence(repo, record)
+
+
+def _absence(repo: Repo, record: RunRecord) -> str:
+    """Why the folder is absent, judged from the worktree registration: a
+    locked one says the folder will be back (a disk away); one that still
+    names the folder of a workspace with preserved uncommitted work is what
+    ``git worktree repair`` needs to reconnect a folder moved by hand. Only
+    what is left is gone."""
+    admin = admin_dir(repo, Path(record.path))
+    if is_locked(admin):
+        return UNAVAILABLE
+    if admin is not None and record.state == PRESERVED_DIRTY:
+        return MISSING
+    return GONE
+
+
+def whereabouts(repo: Repo, record: RunRecord, where: str) -> str | None:
+    """A sentence on a workspace that is not here, with what to do about it."""
+    path = printable_path(record.path)
+    if where == REMOTE:
+        return f"workspace on host {record.host}; act on it there"
+    if where == FOREIGN:
+        return (f"workspace of another clone, at {path}, made by the repository at "
+                f"{printable_path(foreign_home(repo, record) or '?')}; act on it there")
+    if where == UNAVAILABLE:
+        why = one_line(lock_reason(admin_dir(repo, Path(record.path))) or "", 100) or "no reason given"
+        return (f"worktree {path} is locked ({why}) and its folder is absent: unavailable, not gone; "
+                f"bring the folder back, or run 'git worktree unlock {path}' if it is gone for good")
+    if where == MISSING:
+        return (f"worktree folder {path} is missing, and its registration is kept for the preserved "
+                "uncommitted work: if it was moved, reconnect it with 'git worktree repair <new path>'; "
+                f"if it is gone for good, 'git harn cleanup {record.runId} --yes' settles it")
+    return None
+
+
+def refuse_out_of_reach(repo: Repo, record: RunRecord) -> None:
+    """Refuse to act on a workspace this clone must not touch: another
+    host's, another clone's, or one whose locked registration says it is
+    only away. One line, naming where it lives; nothing is changed."""
+    where = presence(repo, record)
+    if where == REMOTE:
+        raise Refused(f"run {record.runId} has its workspace on host {record.host}; run this there")
+    if where in (FOREIGN, UNAVAILABLE):
+        raise Refused(f"run {record.runId}: {whereabouts(repo, record, where)}; nothing was changed")
 
 
 def prune_registration(repo: Repo, path: Path) -> bool:
@@ -67,6 +143,14 @@ def delete_branch_if_safe(repo: Repo, ref: str) -> tuple[bool, str]:
     return True, f"branch {short} deleted (its tip {str(tip)[:12]} is reachable elsewhere)"
 
 
+def let_go_of_branch(repo: Repo, record: RunRecord) -> str:
+    """Delete the workspace branch if git-harn created it and its tip is
+    reachable from another ref [P1]; a sentence for the operator either way."""
+    if not record.owns_branch:
+        return f"branch {record.branch} kept: git-harn did not create it"
+    return delete_branch_if_safe(repo, record.branch_ref)[1]
+
+
 def _moved_to(repo: Repo, record: RunRecord) -> Path | None:
     """The live folder where the workspace branch is checked out, if not the recorded one."""
     for path, branch in registered_worktrees(repo).items():
@@ -89,7 +173,7 @@ def settle_vanished(repo: Repo, stored: store.Stored) -> RunRecord:
         return record
     pinned = pin_detached_head(repo, record)
     prune_registration(repo, Path(record.path))
-    _, branch_note = delete_branch_if_safe(repo, record.branch_ref)
+    branch_note = let_go_of_branch(repo, record)
     if pinned:
         branch_note += f"; {pinned}"
     finishing = record.releasing is not None
@@ -119,5 +203,6 @@ def reconcile_quietly(repo: Repo, stored: store.Stored) -> store.Stored:
         return stored
 
 
-__all__ = ["GONE", "HERE", "REMOTE", "presence", "settle_vanished", "reconcile_quietly",
-           "delete_branch_if_safe", "prune_registration"]
+__all__ = ["FOREIGN", "GONE", "HERE", "MISSING", "REMOTE", "UNAVAILABLE", "presence", "foreign_home",
+           "whereabouts", "refuse_out_of_reach", "settle_vanished", "reconcile_quietly",
+           "delete_branch_if_safe", "let_go_of_branch", "prune_registration"]

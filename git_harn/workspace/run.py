@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from git_harn.errors import Refused
 from git_harn.git import Repo
 from git_harn.git.env import child_env
 from git_harn.notices import info
@@ -15,8 +16,8 @@ from git_harn.store import runs as store
 from git_harn.store.ids import new_run_id, validate_run_id
 from git_harn.store.locks import hold_run, note_agent, run_lock_path
 from git_harn.store.record import RunRecord
-from git_harn.workspace.cleanup import CleanupResult, cleanup_locked, refuse_remote
-from git_harn.workspace.reconcile import GONE, presence, settle_vanished
+from git_harn.workspace.cleanup import CleanupResult, cleanup_locked
+from git_harn.workspace.reconcile import GONE, MISSING, presence, refuse_out_of_reach, settle_vanished, whereabouts
 from git_harn.workspace.start import check_start, start_locked
 
 
@@ -54,8 +55,11 @@ def _workspace_for(repo: Repo, run_id: str, argv: list[str], options: RunOptions
     """Reuse the run's live workspace, or start a new one."""
     current = store.read(repo, run_id)
     if current is not None and not current.record.terminal:
-        refuse_remote(repo, current.record)
-        if presence(repo, current.record) != GONE:
+        refuse_out_of_reach(repo, current.record)
+        where = presence(repo, current.record)
+        if where == MISSING:
+            raise Refused(f"run {run_id}: {whereabouts(repo, current.record, where)}; nothing was run")
+        if where != GONE:
             return current.record
         settled = settle_vanished(repo, current)
         if not settled.terminal:  # moved by hand: run it where it is now

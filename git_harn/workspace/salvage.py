@@ -64,8 +64,9 @@ def contains(repo: Repo, tip: Oid, other: Oid) -> bool:
 
 def at_risk(repo: Repo, record: RunRecord, candidates: list[Oid | None]) -> list[Oid]:
     """Those candidates holding commits that no ref reaches but the workspace
-    branch (which cleanup deletes) and the salvage branch (being decided)."""
-    exclude = {record.branch_ref, salvage_ref(record.runId)}
+    branch (which cleanup deletes, if git-harn created it) and the salvage
+    branch (being decided)."""
+    exclude = {salvage_ref(record.runId)} | ({record.branch_ref} if record.owns_branch else set())
     found: list[Oid] = []
     for oid in candidates:
         if oid is not None and oid not in found and repo.unique_commits(oid, exclude, limit=1):

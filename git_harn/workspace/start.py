@@ -16,11 +16,12 @@ from git_harn.git.refnames import branch_name
 from git_harn.git.worktrees import add_worktree, registered_worktrees
 from git_harn.results import Result
 from git_harn.store import runs as store
+from git_harn.store.clone import this_clone
 from git_harn.store.ids import new_run_id, new_workspace_id, validate_run_id
 from git_harn.store.locks import hold_run, hold_worktrees
 from git_harn.store.record import ACTIVE, RunRecord
 from git_harn.workspace.paths import default_branch, default_path
-from git_harn.workspace.reconcile import GONE, presence, settle_vanished
+from git_harn.workspace.reconcile import GONE, MISSING, presence, refuse_out_of_reach, settle_vanished, whereabouts
 
 
 @dataclass
@@ -40,8 +41,12 @@ def _base_name(repo: Repo, base_rev: str | None) -> str:
     return repo.head_branch() or "HEAD"
 
 
-def _refuse_live(record: RunRecord) -> None:
+def _refuse_live(repo: Repo, record: RunRecord) -> None:
     run_id = record.runId
+    refuse_out_of_reach(repo, record)
+    where = presence(repo, record)
+    if where == MISSING:
+        raise BadInput(f"run {run_id} already has a workspace ({record.state}): {whereabouts(repo, record, where)}")
     raise BadInput(
         f"run {run_id} already has a workspace ({record.state}) at {record.path}; "
         f"use it, or end it with 'git harn cleanup {run_id}' or 'git harn reclaim {run_id}'"
@@ -75,7 +80,7 @@ def check_start(repo: Repo, run_id: str, base_rev: str | None, branch: str | Non
     """Check every input against the run's ``current`` record before anything is written [P7]."""
     live = current is not None and not current.record.terminal
     if current is not None and live and presence(repo, current.record) != GONE:
-        _refuse_live(current.record)
+        _refuse_live(repo, current.record)
     name = branch_name(branch or default_branch(run_id))
     existing = repo.ref_oid(f"refs/heads/{name}")
     own_vanished = live and current is not None and current.record.branch == name
@@ -119,6 +124,7 @@ def start_locked(repo: Repo, run_id: str, base_rev: str | None = None, branch: s
         runId=run_id, workspaceId=new_workspace_id(), state=ACTIVE, path=str(plan.where),
         branch=plan.branch_name, base={"ref": plan.base_name, "oid": str(plan.base_oid)},
         host=host_name(repo), createdAt=now_iso(), updatedAt=now_iso(), command=command,
+        clone=this_clone(repo), branchCreated=_creates_branch(plan, current),
     )
     old_tip = current.tip if current else None
     tip = store.write(repo, record, "start", f"workspace {record.workspaceId} at {plan.where}", old_tip)
@@ -132,6 +138,16 @@ def start_locked(repo: Repo, run_id: str, base_rev: str | None = None, branch: s
         _undo_start(repo, record, plan, tip, old_tip)
         raise
     return record
+
+
+def _creates_branch(plan: Plan, current: store.Stored | None) -> bool:
+    """Whether the branch is git-harn's to delete later: made now, or made for
+    an earlier workspace of the same run (a branch kept when it ended). A
+    branch the caller named that existed before is the caller's [P1]."""
+    if plan.existing is None:
+        return True
+    earlier = current.record if current is not None else None
+    return earlier is not None and earlier.branch == plan.branch_name and earlier.owns_branch
 
 
 def _undo_start(repo: Repo, record: RunRecord, plan: Plan, tip: Oid, old_tip: Oid | None) -> None:

@@ -14,7 +14,7 @@ from git_harn.store import runs as store
 from git_harn.store.ids import validate_run_id
 from git_harn.store.record import ACTIVE, RunRecord
 from git_harn.text import jsonable
-from git_harn.workspace.reconcile import HERE, presence, reconcile_quietly
+from git_harn.workspace.reconcile import GONE, HERE, MISSING, presence, reconcile_quietly, whereabouts
 
 DEFAULT_LIMIT = 10
 
@@ -57,8 +57,12 @@ class StatusReport(Result):
         return document
 
 
-def next_steps(record: RunRecord) -> list[str]:
-    """The commands that resolve a workspace in this state."""
+def next_steps(record: RunRecord, where: str = HERE) -> list[str]:
+    """The commands that resolve a workspace in this state, from here."""
+    if where == MISSING:
+        return ["git worktree repair <new path>", f"git harn cleanup {record.runId} --yes"]
+    if where not in (HERE, GONE):
+        return []  # another host's or clone's, or away: nothing to do from here
     # An active workspace with a frozen intent is one an interrupted cleanup
     # or reclaim left; reclaim finishes it even if its ref moved since.
     if record.preserved or (record.state == ACTIVE and record.frozenIntent is not None):
@@ -103,11 +107,13 @@ def collect_status(repo: Repo, run_id: str | None = None, include_terminal: bool
 
 def _row(repo: Repo, record: RunRecord, dirty: list[DirtyPath] | str | None,
          limit: int) -> WorkspaceStatus:
+    where = presence(repo, record) if not record.terminal else "none"
     row = WorkspaceStatus(
         runId=record.runId, workspaceId=record.workspaceId, state=record.state,
         attempts=record.attempts, branch=record.branch, path=record.path, host=record.host,
-        location=presence(repo, record) if not record.terminal else "none",
-        lastOutcome=record.lastOutcome, reason=record.reason, next=next_steps(record),
+        location=where, lastOutcome=record.lastOutcome,
+        # Where the workspace is matters more now than why it was last judged.
+        reason=whereabouts(repo, record, where) or record.reason, next=next_steps(record, where),
         diverged=record.extra.get("diverged"),
     )
     if isinstance(dirty, str):

@@ -1,0 +1,216 @@
+"""Killed together with git: the whole process group frozen, then SIGKILLed,
+while git holds its lock (issue 10, defects 2 and 3) [P1] [P6].
+
+A gate filter (see trust_helpers) stops git at a known instant inside
+``git add -A``, ``reset --hard`` or ``merge --squash``; the test then kills
+every process in the group it started, so the leftovers are exactly what an
+out-of-memory kill or a container stop leaves: git's lock files, git-harn's
+run lock of a dead process, a half-reset tree.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers import assert_valid, git, harn, make_repo, record, ref
+from salvage_helpers import lock_files, make_dirty, started, tree_files, worktree_files
+from trust_helpers import Gate, admin_of, kill_group_when_blocked, make_gate, start_in, use_gate
+
+SALVAGE = "refs/heads/harnery/salvage/r1"
+WS = "refs/heads/harnery/ws/r1"
+ATTRIBUTES = "*.gate filter=gate\n"
+
+
+def assert_released_with(repo: Path, wt: Path, expected: dict[bytes, tuple[int, bytes]]) -> None:
+    """The rerun finished the job: the work, byte for byte, on the salvage
+    branch, and the workspace released with nothing left behind."""
+    assert tree_files(repo, SALVAGE) == expected
+    rec = record(repo, "r1")
+    assert_valid(rec, "run-record")
+    assert rec["state"] == "released" and rec["salvage"]["oid"] == ref(repo, SALVAGE)
+    assert not wt.exists() and ref(repo, WS) is None
+    assert str(wt) not in git(repo, "worktree", "list")
+    assert lock_files(repo) == []
+
+
+# --- 10.2: reclaim killed together with git ----------------------------------------
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="issue 10.2: a stale harn-salvage-index.lock from a group kill "
+                          "makes every rerun of reclaim exit 3")
+def test_reclaim_killed_with_git_during_the_salvage_add_finishes_on_rerun(tmp_path: Path) -> None:
+    gate = make_gate(tmp_path / "gate")
+    repo, wt = started(tmp_path)
+    use_gate(repo, gate, "clean")
+    (wt / ".gitattributes").write_text(ATTRIBUTES)
+    (wt / "output.gate").write_text("what the agent wrote\n")  # git add -A cleans it: the gate
+    make_dirty(wt)
+    expected = worktree_files(wt)
+    assert harn(repo, "cleanup", "r1", "--yes").code == 3
+
+    killed = kill_group_when_blocked(repo, ["reclaim", "r1"], gate)
+    assert "git" in {name for _, name in killed.members}  # git died with git-harn
+    assert (admin_of(wt) / "harn-salvage-index.lock").exists()  # what that leaves
+    assert worktree_files(wt) == expected and ref(repo, SALVAGE) is None  # nothing lost yet
+
+    rerun = harn(repo, "reclaim", "r1")
+    assert rerun.code == 0, rerun.err  # today: 3, "Unable to create …/harn-salvage-index.lock"
+    again = harn(repo, "reclaim", "r1", "--json")
+    assert again.code == 0 and again.json()["outcome"] == "already_gone"
+    assert_released_with(repo, wt, expected)
+
+
+def reset_interrupted(tmp_path: Path) -> tuple[Path, Path, Gate, dict[bytes, tuple[int, bytes]], str]:
+    """A preserved workspace whose reclaim was killed, with git, in the middle
+    of ``reset --hard``: the salvage is recorded, files before ``m.gate`` in
+    index order are reset, ``m.gate`` is being written, the rest still hold
+    the work, and git's ``index.lock`` is left. Returns (repo, worktree,
+    gate, the work as it was, the salvage commit the killed run recorded)."""
+    gate = make_gate(tmp_path / "gate")
+    files = {f"a{i:02}.txt": f"a{i}\n" for i in range(20)}
+    files.update({f"z{i:02}.txt": f"z{i}\n" for i in range(20)})
+    files.update({"m.gate": "middle\n", ".gitattributes": ATTRIBUTES, ".gitignore": "*.log\n",
+                  "README.md": "hello\n", "src/app.py": "x = 1\n", "src/old.py": "old\n"})
+    repo = make_repo(tmp_path / "repo", files)
+    use_gate(repo, gate, "smudge")
+    git(repo, "config", "harn.worktreeRoot", str(tmp_path / "worktrees"))
+    wt = start_in(repo, "r1")
+    for name in files:
+        if name[0] in "amz":
+            (wt / name).write_text("the agent's " + files[name])
+    make_dirty(wt)
+    expected = worktree_files(wt)
+    assert harn(repo, "cleanup", "r1", "--yes").code == 3
+
+    killed = kill_group_when_blocked(repo, ["reclaim", "r1"], gate)
+    assert "git" in {name for _, name in killed.members}
+    salvaged = ref(repo, SALVAGE)
+    assert salvaged is not None and tree_files(repo, SALVAGE) == expected  # the killed run saved it all
+    assert record(repo, "r1")["reclaiming"]["salvageOid"] == salvaged
+    assert (admin_of(wt) / "index.lock").exists()
+    # Half reset: a* are back at the base, z* still hold the work, m.gate is mid-write.
+    assert (wt / "a00.txt").read_text() == "a0\n" and (wt / "z00.txt").read_text() == "the agent's z0\n"
+    return repo, wt, gate, expected, salvaged
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="issue 10.2: a stale index.lock from a group kill during reset --hard "
+                          "makes every rerun of reclaim exit 1, after re-salvaging the torn tree")
+def test_reclaim_killed_with_git_during_reset_hard_finishes_on_rerun(tmp_path: Path) -> None:
+    repo, wt, _, expected, salvaged = reset_interrupted(tmp_path)
+
+    rerun = harn(repo, "reclaim", "r1")
+    assert rerun.code == 0, rerun.err  # today: 1, "git reset failed: Unable to create …/index.lock"
+    assert ref(repo, SALVAGE) == salvaged  # the half-reset tree is not salvaged again
+    assert_released_with(repo, wt, expected)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="issue 10.2: a rerun after a kill during reset --hard salvages the "
+                          "half-reset tree and moves the salvage branch off the work")
+def test_rerun_after_a_kill_during_reset_hard_never_salvages_the_half_reset_tree(tmp_path: Path) -> None:
+    repo, wt, _, expected, salvaged = reset_interrupted(tmp_path)
+    # The operator follows git's advice and removes the lock: only the torn tree is left.
+    (admin_of(wt) / "index.lock").unlink()
+
+    rerun = harn(repo, "reclaim", "r1")
+    assert rerun.code == 0, rerun.err
+    # Today the rerun makes a new salvage of the torn tree (a* reset, m.gate
+    # missing) and points the branch at it; the good one is only a parent.
+    assert ref(repo, SALVAGE) == salvaged
+    assert_released_with(repo, wt, expected)
+
+
+# --- 10.3: integrate killed together with git --------------------------------------
+
+ROADMAP = "# Roadmap\n\n- [ ] 1.1 First thing\n- [ ] 1.2 Second thing\n- [ ] 1.3 Third thing\n"
+
+
+def integration_setup(tmp_path: Path) -> tuple[Path, Path]:
+    """A bare remote with a roadmap, and the operator's clone of it: (remote, work)."""
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+    seed = make_repo(tmp_path / "seed", {"README.md": "hello\n", "docs/roadmap.md": ROADMAP,
+                                         ".gitattributes": ATTRIBUTES})
+    git(seed, "remote", "add", "origin", str(remote))
+    git(seed, "push", "-q", "origin", "main")
+    work = tmp_path / "work"
+    git(tmp_path, "clone", "-q", str(remote), str(work))
+    git(work, "config", "harn.worktreeRoot", str(tmp_path / "worktrees"))
+    return remote, work
+
+
+def make_task(repo: Path, task_id: str, files: dict[str, str]) -> str:
+    branch = f"roadmap-{task_id}"
+    git(repo, "switch", "-q", "-c", branch, "origin/main")
+    for name, content in files.items():
+        (repo / name).write_text(content)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", f"work on {task_id}")
+    git(repo, "switch", "-q", "main")
+    return branch
+
+
+def squashes_of(remote: Path, task_id: str) -> int:
+    """How many commits on the remote's main land task ``task_id``."""
+    found = git(remote, "log", "--format=%H", f"--grep=^Harnery-Task: {task_id}$", "main")
+    return len(found.split())
+
+
+def integration_admin(tmp_path: Path) -> Path:
+    [worktree] = list((tmp_path / "worktrees").glob("*/.integrate"))
+    return admin_of(worktree)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="issue 10.3: integrate killed with git leaves index.lock in the "
+                          "integration worktree; git switch fails for every later task")
+def test_integrate_killed_with_git_leaves_a_worktree_the_next_tasks_can_use(tmp_path: Path) -> None:
+    gate = make_gate(tmp_path / "gate")
+    remote, work = integration_setup(tmp_path)
+    use_gate(work, gate, "smudge")
+    first = make_task(work, "1.1", {"big.gate": "one\n"})  # merge --squash writes it: the gate
+    third = make_task(work, "1.3", {"three.txt": "3\n"})
+    before = git(remote, "rev-parse", "main")
+
+    killed = kill_group_when_blocked(work, ["integrate", first, "--base", "main"], gate)
+    assert "git" in {name for _, name in killed.members}
+    assert (integration_admin(tmp_path) / "index.lock").exists()
+    assert git(remote, "rev-parse", "main") == before  # never half-integrated
+
+    other = harn(work, "integrate", third, "--base", "main", "--json")
+    assert other.code == 0, other.err  # today: 1, "git switch failed: Unable to create …/index.lock"
+    assert other.json()["outcome"] == "landed"
+    resumed = harn(work, "integrate", first, "--base", "main", "--resume-after-crash", "--json")
+    assert resumed.code == 0, resumed.err
+    assert resumed.json()["outcome"] == "landed"
+    assert (squashes_of(remote, "1.1"), squashes_of(remote, "1.3")) == (1, 1)  # each lands exactly once
+    assert git(remote, "show", "main:big.gate") == "one"
+    roadmap = git(remote, "show", "main:docs/roadmap.md")
+    assert "- [x] 1.1" in roadmap and "- [x] 1.3" in roadmap and "- [ ] 1.2" in roadmap
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="issue 10.3: an empty rebase-merge/ or a stale HEAD.lock left in the "
+                          "integration worktree makes git switch fail for every later task")
+@pytest.mark.parametrize("leftover", ["rebase-merge/", "HEAD.lock"])
+def test_an_integration_worktree_left_unusable_is_rebuilt(tmp_path: Path, leftover: str) -> None:
+    """What a group kill leaves in the integration worktree's git dir, made by
+    hand: an empty rebase-merge/ (killed as the rebase began) or HEAD.lock."""
+    remote, work = integration_setup(tmp_path)
+    first = make_task(work, "1.1", {"one.txt": "1\n"})
+    assert harn(work, "integrate", first, "--base", "main").code == 0
+    admin = integration_admin(tmp_path)
+    if leftover.endswith("/"):
+        (admin / leftover).mkdir()
+    else:
+        (admin / leftover).write_text("")
+    third = make_task(work, "1.3", {"three.txt": "3\n"})
+
+    result = harn(work, "integrate", third, "--base", "main", "--json")
+    assert result.code == 0, result.err  # today: 1, "git switch failed: …"
+    assert result.json()["outcome"] == "landed"
+    assert (squashes_of(remote, "1.1"), squashes_of(remote, "1.3")) == (1, 1)
+    assert git(remote, "show", "main:three.txt") == "3"
