@@ -29,8 +29,11 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     pytest.importorskip("hatchling")
     root = tmp_path_factory.mktemp("installed")
     wheels = root / "wheels"
+    # pip and the tools it starts keep settings in a home folder: give them their own.
+    (root / "home").mkdir()
+    tool_env = dict(os.environ, HOME=str(root / "home"))
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
-                    "-w", str(wheels), str(SOURCE)], check=True, capture_output=True, cwd=root)
+                    "-w", str(wheels), str(SOURCE)], check=True, capture_output=True, cwd=root, env=tool_env)
     wheel = next(wheels.glob("git_harn-*.whl"))
     env_dir = root / "venv"
     venv.EnvBuilder(with_pip=False).create(env_dir)
@@ -41,7 +44,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # editable git_harn among them) are not processed from a plain path line.
     Path(site, "borrowed.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps",
-                    str(wheel)], check=True, capture_output=True, cwd=root)
+                    str(wheel)], check=True, capture_output=True, cwd=root, env=tool_env)
     return env_dir / "bin"
 
 
