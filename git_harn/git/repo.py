@@ -29,8 +29,10 @@ class Repo(ObjectsMixin):
 
     @property
     def cli_cwd(self) -> Path:
-        """Where to run git for repository-wide commands."""
-        return self.workdir or self.git_dir
+        """Where to run git for repository-wide commands: the common git dir,
+        which outlives every worktree (a command run from inside a workspace
+        may remove the folder it was started in)."""
+        return self.common_dir
 
     def _git(
         self,
@@ -45,12 +47,14 @@ class Repo(ObjectsMixin):
 
     def git_path(self, name: str) -> Path:
         """Where git keeps ``name`` (``git rev-parse --git-path``: honours
-        core.hooksPath for hooks); a relative answer is taken from cli_cwd."""
-        out = self._git("rev-parse", "--git-path", name).strip()
+        core.hooksPath for hooks), asked where the command was started, as
+        the operator's own git would be; a relative answer is taken from there."""
+        where = self.workdir or self.git_dir
+        out = self._git("rev-parse", "--git-path", name, cwd=where).strip()
         if not out:
             raise GitFailure(f"git rev-parse --git-path {name} printed nothing")
         path = Path(out)
-        return Path(os.path.normpath(path if path.is_absolute() else self.cli_cwd / path))
+        return Path(os.path.normpath(path if path.is_absolute() else where / path))
 
     @property
     def is_bare(self) -> bool:
