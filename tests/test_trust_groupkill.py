@@ -164,9 +164,6 @@ def integration_admin(tmp_path: Path) -> Path:
     return admin_of(worktree)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="issue 10.3: integrate killed with git leaves index.lock in the "
-                          "integration worktree; git switch fails for every later task")
 def test_integrate_killed_with_git_leaves_a_worktree_the_next_tasks_can_use(tmp_path: Path) -> None:
     gate = make_gate(tmp_path / "gate")
     remote, work = integration_setup(tmp_path)
@@ -192,9 +189,6 @@ def test_integrate_killed_with_git_leaves_a_worktree_the_next_tasks_can_use(tmp_
     assert "- [x] 1.1" in roadmap and "- [x] 1.3" in roadmap and "- [ ] 1.2" in roadmap
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="issue 10.3: an empty rebase-merge/ or a stale HEAD.lock left in the "
-                          "integration worktree makes git switch fail for every later task")
 @pytest.mark.parametrize("leftover", ["rebase-merge/", "HEAD.lock"])
 def test_an_integration_worktree_left_unusable_is_rebuilt(tmp_path: Path, leftover: str) -> None:
     """What a group kill leaves in the integration worktree's git dir, made by

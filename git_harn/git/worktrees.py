@@ -144,6 +144,18 @@ def remove_scratch(repo: Repo, path: Path) -> None:
     run_git(["worktree", "remove", "--force", str(path)], repo.cli_cwd, check=False)
 
 
+def discard_scratch(repo: Repo, path: Path) -> None:
+    """Remove one of git-harn's own scratch checkouts and its registration
+    without running git in it (git may refuse to, with its locks left by a
+    killed process). Only for checkouts of committed content, which are
+    nobody's work. The caller holds the worktrees lock."""
+    admin = admin_dir(repo, path)
+    if os.path.lexists(path) and not path.is_symlink():
+        shutil.rmtree(path)
+    if admin is not None:
+        shutil.rmtree(admin, ignore_errors=True)
+
+
 def open_worktree(path: Path) -> pygit2.Repository:
     try:
         return pygit2.Repository(str(path))
