@@ -37,9 +37,6 @@ def assert_released_with(repo: Path, wt: Path, expected: dict[bytes, tuple[int, 
 # --- 10.2: reclaim killed together with git ----------------------------------------
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="issue 10.2: a stale harn-salvage-index.lock from a group kill "
-                          "makes every rerun of reclaim exit 3")
 def test_reclaim_killed_with_git_during_the_salvage_add_finishes_on_rerun(tmp_path: Path) -> None:
     gate = make_gate(tmp_path / "gate")
     repo, wt = started(tmp_path)
@@ -95,9 +92,6 @@ def reset_interrupted(tmp_path: Path) -> tuple[Path, Path, Gate, dict[bytes, tup
     return repo, wt, gate, expected, salvaged
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="issue 10.2: a stale index.lock from a group kill during reset --hard "
-                          "makes every rerun of reclaim exit 1, after re-salvaging the torn tree")
 def test_reclaim_killed_with_git_during_reset_hard_finishes_on_rerun(tmp_path: Path) -> None:
     repo, wt, _, expected, salvaged = reset_interrupted(tmp_path)
 
@@ -107,9 +101,6 @@ def test_reclaim_killed_with_git_during_reset_hard_finishes_on_rerun(tmp_path: P
     assert_released_with(repo, wt, expected)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="issue 10.2: a rerun after a kill during reset --hard salvages the "
-                          "half-reset tree and moves the salvage branch off the work")
 def test_rerun_after_a_kill_during_reset_hard_never_salvages_the_half_reset_tree(tmp_path: Path) -> None:
     repo, wt, _, expected, salvaged = reset_interrupted(tmp_path)
     # The operator follows git's advice and removes the lock: only the torn tree is left.

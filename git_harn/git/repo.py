@@ -213,19 +213,29 @@ class Repo(ObjectsMixin):
             if name.startswith(prefix) and isinstance(ref.target, Oid):
                 yield name, ref.target
 
-    def unique_commits(
-        self, tip: Oid, exclude: set[str], limit: int = 1000
-    ) -> list[Oid]:
-        """Commits reachable from ``tip`` and from no ref outside ``exclude`` [P1]."""
-        walker = self._pg.walk(tip, pygit2.enums.SortMode.NONE)
+    def ref_tips(self) -> dict[str, Oid]:
+        """The commit every ref (but git-harn's bookkeeping) points at, read
+        in one pass over the refs; a ref to a tree or blob is left out."""
+        tips: dict[str, Oid] = {}
         for ref in self._pg.listall_reference_objects():
             name = ref.name
-            if name in exclude or name.startswith(BOOKKEEPING_PREFIXES):
+            if name.startswith(BOOKKEEPING_PREFIXES):
                 continue
             try:
-                walker.hide(ref.peel(pygit2.Commit).id)
+                tips[name] = ref.peel(pygit2.Commit).id
             except (pygit2.GitError, ValueError, KeyError, pygit2.InvalidSpecError):
-                continue  # a ref to a tree or blob hides no commit
+                continue
+        return tips
+
+    def unique_commits(
+        self, tip: Oid, exclude: set[str], limit: int = 1000, tips: dict[str, Oid] | None = None
+    ) -> list[Oid]:
+        """Commits reachable from ``tip`` and from no ref outside ``exclude`` [P1].
+        ``tips`` (from ref_tips) saves reading every ref again."""
+        walker = self._pg.walk(tip, pygit2.enums.SortMode.NONE)
+        for name, hidden in (tips if tips is not None else self.ref_tips()).items():
+            if name not in exclude:
+                walker.hide(hidden)
         out = []
         for commit in walker:
             out.append(commit.id)
