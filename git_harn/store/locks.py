@@ -258,19 +258,34 @@ def group_members(pgid: int) -> list[int]:
     return found
 
 
-def processes_in(folder: Path) -> list[int]:
-    """Processes (other than this one) whose working folder is ``folder`` or
-    below it: a git or an agent at work there. Processes of other users,
-    which /proc does not show, are not seen."""
+def _ancestors() -> set[int]:
+    """This process and the ones that started it (a ``git`` running
+    ``git harn`` has its working folder wherever the operator is)."""
+    found, pid = set(), os.getpid()
+    while pid > 1 and pid not in found:
+        found.add(pid)
+        try:
+            pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[1])
+        except (OSError, ValueError, IndexError):
+            break
+    return found
+
+
+def git_processes_in(folder: Path) -> list[int]:
+    """git processes (but this one's own ancestors) whose working folder is
+    ``folder`` or below it: a git that may hold a lock there. Processes of
+    other users, which /proc does not show, are not seen."""
     top = os.path.realpath(folder)
+    mine = _ancestors()
     found = []
     for pid in _proc_entries():
-        if pid == os.getpid():
+        if pid in mine:
             continue
         try:
+            name = Path(f"/proc/{pid}/comm").read_text().strip()
             cwd = os.readlink(f"/proc/{pid}/cwd")
         except OSError:
             continue
-        if cwd == top or cwd.startswith(top + os.sep):
+        if name.startswith("git") and (cwd == top or cwd.startswith(top + os.sep)):
             found.append(pid)
     return found

@@ -29,7 +29,7 @@ from git_harn.git.workdir import Fingerprint, fingerprint, nested_git_paths, res
 from git_harn.git.worktrees import admin_locks, head_of, linked_problem, point_head
 from git_harn.notices import info, progress, warn
 from git_harn.store import runs as store
-from git_harn.store.locks import hold_run, holder_gone, holder_mark, processes_in
+from git_harn.store.locks import git_processes_in, hold_run, holder_gone, holder_mark
 from git_harn.store.record import ALREADY_GONE, RunRecord
 from git_harn.text import printable_path
 from git_harn.workspace.cleanup import CleanupResult, cleanup_locked, read_known, refuse_remote
@@ -114,8 +114,8 @@ def _clear_dead_locks(snap: Snapshot) -> None:
     killed together with the git-harn that ran it [P6]. git writes no pid,
     so a lock is judged by git-harn's own marks: it is stale when the run
     that was at work there (its ``reclaiming`` or ``releasing`` mark) is
-    provably dead, with its whole process group, and no process works in the
-    workspace. Otherwise nothing is touched and the reason is given."""
+    provably dead, with its whole process group, and no git process works
+    in the workspace. Otherwise nothing is touched and the reason is given."""
     if snap.admin is None:
         return
     found = admin_locks(snap.admin)
@@ -123,14 +123,14 @@ def _clear_dead_locks(snap: Snapshot) -> None:
         return
     record = snap.record
     marks = [m for m in (record.reclaiming, record.releasing) if m and m.get("pid")]
-    busy = processes_in(snap.path)
+    busy = git_processes_in(snap.path)
     if marks and all(holder_gone(m) for m in marks) and not busy:
         for lock in found:
             lock.unlink(missing_ok=True)
             warn(f"removed {lock}: left by git-harn pid {marks[0].get('pid')} (run {record.runId}), "
                  "which died together with the git it ran")
         return
-    who = f"process(es) {', '.join(map(str, busy[:5]))} work in {record.path}" if busy else (
+    who = f"git process(es) {', '.join(map(str, busy[:5]))} work in {record.path}" if busy else (
         "no dead run of git-harn left it")
     raise Refused(f"run {record.runId}: {found[0]} exists and {who}: a git may be at work in the workspace; "
                   f"nothing was changed. Once no git runs there, remove the lock and run "
