@@ -72,15 +72,14 @@ def reclaim_locked(repo: Repo, run_id: str, mode: str) -> ReclaimResult:
             return reclaim_locked(repo, run_id, mode)
         _clear_mark(repo, store.read(repo, run_id))
         return _ended(record, mode, record.state, record.reason or "")
-    path = Path(record.path)
-    problem = linked_problem(repo, path)
-    if problem is not None:
-        # Not the worktree git-harn made: no git runs in it; cleanup keeps it, with the reason [P1].
-        return _with(cleanup_locked(repo, run_id), mode, None)
     if record.releasing is not None:
         # Judged clean and merged, and killed while it was being removed: only
         # the removal is left, never a salvage of what the removal deleted.
         return _with(cleanup_locked(repo, run_id), mode, record.salvage)
+    path = Path(record.path)
+    if linked_problem(repo, path) is not None:
+        # Not the worktree git-harn made: no git runs in it; cleanup keeps it, with the reason [P1].
+        return _with(cleanup_locked(repo, run_id), mode, None)
     snap = take(repo, stored)
     _recreate_missing_branch(repo, snap)
     _clear_dead_locks(snap)
