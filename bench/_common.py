@@ -9,7 +9,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 HARN = [sys.executable, "-m", "git_harn"]
@@ -64,23 +64,34 @@ def run_quiet(argv: list[str], cwd: Path) -> None:
     subprocess.run(argv, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-def paired_medians(ours: Callable[[], object], theirs: Callable[[], object],
-                   runs: int = 7) -> tuple[float, float]:
+def paired_samples(ours: Callable[[], object], theirs: Callable[[], object],
+                   runs: int = 7) -> tuple[list[float], list[float]]:
     """Warm both, then alternate them, so load on the machine hits both alike."""
     ours()
     theirs()
-    mine, other = [], []
+    mine: list[float] = []
+    other: list[float] = []
     for _ in range(runs):
         for action, times in ((ours, mine), (theirs, other)):
             begin = time.perf_counter()
             action()
             times.append(time.perf_counter() - begin)
-    return statistics.median(mine), statistics.median(other)
+    return mine, other
 
 
-def report(name: str, ours: float, theirs: float, target: str) -> None:
-    print(f"{name}: git-harn {ours * 1000:.1f} ms, plain way {theirs * 1000:.1f} ms, "
-          f"ratio {ours / theirs:.2f} (target {target})")
+def _spread(times: Sequence[float]) -> str:
+    return (f"{statistics.median(times) * 1000:.1f} ms "
+            f"(min {min(times) * 1000:.1f}, max {max(times) * 1000:.1f})")
+
+
+def report(name: str, ours: Sequence[float], theirs: Sequence[float], target: str) -> None:
+    """One line per side: the median with the min and max of its rounds, then
+    the ratio of the medians."""
+    ratio = statistics.median(ours) / statistics.median(theirs)
+    print(f"{name}, {len(ours)} rounds each:")
+    print(f"  git-harn    {_spread(ours)}")
+    print(f"  plain way   {_spread(theirs)}")
+    print(f"  ratio       {ratio:.2f} of the medians (target {target})")
 
 
 def cleanup(root: Path) -> None:

@@ -7,13 +7,13 @@ cleanup) against what an operator would type by hand:
     git add -A; git commit --no-verify; git branch <salvage>;
     git reset --hard HEAD~1; git clean -fd; git worktree remove; git branch -D
 
-Each round gets a fresh workspace; prints the medians and the ratio.
-Run: python bench/reclaim.py [rounds]
+Each round gets a fresh workspace; the two alternate which goes first.
+Prints the median, min and max of each side and the ratio of the medians.
+Run: python bench/reclaim.py [rounds]   (default 7)
 """
 
 from __future__ import annotations
 
-import statistics
 import subprocess
 import sys
 import time
@@ -24,7 +24,7 @@ MODIFIED = 1_000
 UNTRACKED = 1_000
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import HARN, git, sandbox  # noqa: E402
+from _common import HARN, git, report, sandbox  # noqa: E402
 
 
 def fixture(root: Path) -> Path:
@@ -86,7 +86,7 @@ def plain_round(repo: Path, root: Path, n: int) -> float:
 
 
 def main() -> None:
-    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 7
     root = sandbox()
     repo = fixture(root)
     harn_times, plain_times = [], []
@@ -98,12 +98,8 @@ def main() -> None:
         else:
             plain_times.append(plain_round(repo, root, n))
             harn_times.append(harn_round(repo, n))
-    harn_s, plain_s = statistics.median(harn_times), statistics.median(plain_times)
-    print(f"reclaim: {FILES} files, {MODIFIED} modified, {UNTRACKED} untracked, {rounds} rounds")
-    print(f"  git harn reclaim   {harn_s * 1000:8.1f} ms (median)")
-    print(f"  plain git          {plain_s * 1000:8.1f} ms (median)")
-    print(f"  ratio              {harn_s / plain_s:8.2f}  (target <= 1.5, goal <= 1.0)")
-
+    report(f"reclaim: {FILES} files, {MODIFIED} modified, {UNTRACKED} untracked", harn_times,
+           plain_times, "<= 1.1, goal <= 1.0")
 
 if __name__ == "__main__":
     main()

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import HARN, cleanup, git, paired_medians, repo_with_files, report, run_quiet, sandbox  # noqa: E402
+from _common import HARN, cleanup, git, paired_samples, repo_with_files, report, run_quiet, sandbox  # noqa: E402
 
 WORKSPACES = 100
 
@@ -41,7 +41,7 @@ def main() -> None:
     root = sandbox()
     try:
         repo = build(root)
-        ours, theirs = paired_medians(lambda: run_quiet([*HARN, "status", "--json"], repo),
+        ours, theirs = paired_samples(lambda: run_quiet([*HARN, "status", "--json"], repo),
                                       lambda: shell_way(repo))
         report("status, 100 workspaces x 2,000 files", ours, theirs, "<= 1.0, goal <= 0.5")
     finally:

@@ -16,6 +16,7 @@ from git_harn.errors import Refused
 from git_harn.git import open_repo
 from git_harn.store import runs as store
 from git_harn.workspace import reclaim
+from git_harn.workspace.snapshot import take
 
 SALVAGE = "refs/heads/harnery/salvage/r1"
 WS = "refs/heads/harnery/ws/r1"
@@ -46,7 +47,7 @@ def test_restore_refuses_to_move_the_branch_over_a_commit_the_salvage_lacks(tmp_
     stored = store.read(handle, "r1")
     assert stored is not None
     with pytest.raises(Refused, match="landed in the workspace"):
-        reclaim._restore(handle, stored.record)
+        reclaim._restore(handle, take(handle, stored))
     assert ref(repo, WS) == late
     # The ordinary rerun sees the new commit and salvages it too.
     assert harn(repo, "reclaim", "r1").code == 0

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from helpers import all_refs, assert_valid, git, harn, make_repo, record, ref
 from salvage_helpers import started, tree_files, worktree_files
 from trust_helpers import share_records, start_in, two_clones
@@ -68,9 +67,6 @@ def test_a_workspace_fetched_from_another_clone_is_foreign_there_and_never_touch
 # --- 10.7 ----------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="issue 10.7: a workspace whose .git an agent replaced reads active, "
-                          "dirty 0; cleanup fails with git's message, reclaim says 'not a commit'")
 def test_a_workspace_whose_git_was_replaced_is_preserved_with_a_reason(tmp_path: Path) -> None:
     repo, wt = started(tmp_path, "x")
     tip = ref(repo, "refs/heads/harnery/ws/x")
@@ -98,9 +94,6 @@ def test_a_workspace_whose_git_was_replaced_is_preserved_with_a_reason(tmp_path:
     assert record(repo, "x")["state"] in PRESERVED
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="issue 10.7: with an in-repository root and the workspace's .git "
-                          "deleted, git-harn acts on the enclosing repository")
 def test_a_workspace_inside_the_repository_without_its_git_is_not_the_repository(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {"README.md": "hello\n", "src/a.py": "a\n", ".gitignore": ".worktrees/\n"})
     git(repo, "config", "harn.worktreeRoot", ".worktrees")

@@ -37,9 +37,6 @@ def assert_released_with(repo: Path, wt: Path, expected: dict[bytes, tuple[int, 
 # --- 10.2: reclaim killed together with git ----------------------------------------
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="issue 10.2: a stale harn-salvage-index.lock from a group kill "
-                          "makes every rerun of reclaim exit 3")
 def test_reclaim_killed_with_git_during_the_salvage_add_finishes_on_rerun(tmp_path: Path) -> None:
     gate = make_gate(tmp_path / "gate")
     repo, wt = started(tmp_path)
@@ -95,9 +92,6 @@ def reset_interrupted(tmp_path: Path) -> tuple[Path, Path, Gate, dict[bytes, tup
     return repo, wt, gate, expected, salvaged
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="issue 10.2: a stale index.lock from a group kill during reset --hard "
-                          "makes every rerun of reclaim exit 1, after re-salvaging the torn tree")
 def test_reclaim_killed_with_git_during_reset_hard_finishes_on_rerun(tmp_path: Path) -> None:
     repo, wt, _, expected, salvaged = reset_interrupted(tmp_path)
 
@@ -107,9 +101,6 @@ def test_reclaim_killed_with_git_during_reset_hard_finishes_on_rerun(tmp_path: P
     assert_released_with(repo, wt, expected)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="issue 10.2: a rerun after a kill during reset --hard salvages the "
-                          "half-reset tree and moves the salvage branch off the work")
 def test_rerun_after_a_kill_during_reset_hard_never_salvages_the_half_reset_tree(tmp_path: Path) -> None:
     repo, wt, _, expected, salvaged = reset_interrupted(tmp_path)
     # The operator follows git's advice and removes the lock: only the torn tree is left.
@@ -164,9 +155,6 @@ def integration_admin(tmp_path: Path) -> Path:
     return admin_of(worktree)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="issue 10.3: integrate killed with git leaves index.lock in the "
-                          "integration worktree; git switch fails for every later task")
 def test_integrate_killed_with_git_leaves_a_worktree_the_next_tasks_can_use(tmp_path: Path) -> None:
     gate = make_gate(tmp_path / "gate")
     remote, work = integration_setup(tmp_path)
@@ -192,9 +180,6 @@ def test_integrate_killed_with_git_leaves_a_worktree_the_next_tasks_can_use(tmp_
     assert "- [x] 1.1" in roadmap and "- [x] 1.3" in roadmap and "- [ ] 1.2" in roadmap
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="issue 10.3: an empty rebase-merge/ or a stale HEAD.lock left in the "
-                          "integration worktree makes git switch fail for every later task")
 @pytest.mark.parametrize("leftover", ["rebase-merge/", "HEAD.lock"])
 def test_an_integration_worktree_left_unusable_is_rebuilt(tmp_path: Path, leftover: str) -> None:
     """What a group kill leaves in the integration worktree's git dir, made by

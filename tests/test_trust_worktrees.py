@@ -9,7 +9,6 @@ import json
 import shutil
 from pathlib import Path
 
-import pytest
 from helpers import assert_valid, git, harn, make_repo, record, ref
 from hooktools import commit_in, git_run, install_hooks
 from salvage_helpers import started, tree_files
@@ -125,9 +124,6 @@ def assert_done_or_untouched(repo: Path, run_id: str, result_code: int, out: str
         assert rec["state"] == state_before and wt.is_dir() and ref(repo, ws(run_id)) is not None
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="issue 10.8: cleanup --yes or reclaim run from inside the workspace "
-                          "removes it, then exits 1 before recording and printing the result")
 def test_cleanup_and_reclaim_from_inside_the_workspace_leave_no_half_state(tmp_path: Path) -> None:
     repo, wt = started(tmp_path, "x")
     cleaned = harn(wt, "cleanup", "x", "--yes")  # today: 1, "cannot run git: [Errno 2] …"

@@ -50,11 +50,25 @@ def rebase_onto(worktree: Path, base: Oid) -> list[str] | None:
     return paths
 
 
-def abandon_rebase(worktree: Path) -> None:
-    """An attempt killed mid-rebase left it in progress: abort it."""
-    admin = linked_admin(worktree)
-    if (admin / "rebase-merge").exists() or (admin / "rebase-apply").exists():
-        run_git(["rebase", "--abort"], worktree, check=False)
+# What a git killed mid-operation leaves in a worktree's admin folder, besides
+# the locks it held: a rebase in progress (a switch clears a merge's state,
+# never a rebase's).
+IN_PROGRESS = ("rebase-merge", "rebase-apply", "sequencer")
+
+
+def leftovers(worktree: Path) -> list[str]:
+    """Why the checkout is not in a state the next attempt can start from:
+    lock files and operations in progress in its admin folder, or a HEAD
+    that names no commit. Empty when it is usable."""
+    try:
+        admin = linked_admin(worktree)
+        names = sorted(entry.name for entry in admin.iterdir())
+    except OSError as exc:
+        return [f"unreadable admin folder ({exc.strerror or exc})"]
+    found = [name for name in names if name.endswith(".lock") or name in IN_PROGRESS]
+    if not found and head_of(worktree) is None:
+        found.append("HEAD names no commit")
+    return found
 
 
 def merge_squash(worktree: Path, tip: Oid) -> list[str] | None:

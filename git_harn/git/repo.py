@@ -30,8 +30,10 @@ class Repo(ObjectsMixin):
 
     @property
     def cli_cwd(self) -> Path:
-        """Where to run git for repository-wide commands."""
-        return self.workdir or self.git_dir
+        """Where to run git for repository-wide commands: the common git dir,
+        which outlives every worktree (a command run from inside a workspace
+        may remove the folder it was started in)."""
+        return self.common_dir
 
     def _git(
         self,
@@ -46,12 +48,14 @@ class Repo(ObjectsMixin):
 
     def git_path(self, name: str) -> Path:
         """Where git keeps ``name`` (``git rev-parse --git-path``: honours
-        core.hooksPath for hooks); a relative answer is taken from cli_cwd."""
-        out = self._git("rev-parse", "--git-path", name).strip()
+        core.hooksPath for hooks), asked where the command was started, as
+        the operator's own git would be; a relative answer is taken from there."""
+        where = self.workdir or self.git_dir
+        out = self._git("rev-parse", "--git-path", name, cwd=where).strip()
         if not out:
             raise GitFailure(f"git rev-parse --git-path {name} printed nothing")
         path = Path(out)
-        return Path(os.path.normpath(path if path.is_absolute() else self.cli_cwd / path))
+        return Path(os.path.normpath(path if path.is_absolute() else where / path))
 
     @property
     def is_bare(self) -> bool:
@@ -210,19 +214,29 @@ class Repo(ObjectsMixin):
             if name.startswith(prefix) and isinstance(ref.target, Oid):
                 yield name, ref.target
 
-    def unique_commits(
-        self, tip: Oid, exclude: set[str], limit: int = 1000
-    ) -> list[Oid]:
-        """Commits reachable from ``tip`` and from no ref outside ``exclude`` [P1]."""
-        walker = self._pg.walk(tip, pygit2.enums.SortMode.NONE)
+    def ref_tips(self) -> dict[str, Oid]:
+        """The commit every ref (but git-harn's bookkeeping) points at, read
+        in one pass over the refs; a ref to a tree or blob is left out."""
+        tips: dict[str, Oid] = {}
         for ref in self._pg.listall_reference_objects():
             name = ref.name
-            if name in exclude or name.startswith(BOOKKEEPING_PREFIXES):
+            if name.startswith(BOOKKEEPING_PREFIXES):
                 continue
             try:
-                walker.hide(ref.peel(pygit2.Commit).id)
+                tips[name] = ref.peel(pygit2.Commit).id
             except (pygit2.GitError, ValueError, KeyError, pygit2.InvalidSpecError):
-                continue  # a ref to a tree or blob hides no commit
+                continue
+        return tips
+
+    def unique_commits(
+        self, tip: Oid, exclude: set[str], limit: int = 1000, tips: dict[str, Oid] | None = None
+    ) -> list[Oid]:
+        """Commits reachable from ``tip`` and from no ref outside ``exclude`` [P1].
+        ``tips`` (from ref_tips) saves reading every ref again."""
+        walker = self._pg.walk(tip, pygit2.enums.SortMode.NONE)
+        for name, hidden in (tips if tips is not None else self.ref_tips()).items():
+            if name not in exclude:
+                walker.hide(hidden)
         out = []
         for commit in walker:
             out.append(commit.id)

@@ -143,6 +143,52 @@ def registered_elsewhere(repo: Repo, path: Path) -> Path | None:
     return common
 
 
+def linked_problem(repo: Repo, path: Path, ask_git: bool = True) -> str | None:
+    """Why ``path`` is no longer the linked worktree of this repository that
+    was made there (None: it still is). Its ``.git`` must be a file naming an
+    admin folder of this repository whose ``gitdir`` names ``path/.git``, and
+    (``ask_git``) ``git rev-parse --git-common-dir`` run there must answer
+    this repository: else git run in it would act on another repository, or
+    on the one that encloses the folder."""
+    dot_git = path / ".git"
+    if not os.path.lexists(dot_git):
+        return "its .git file is missing"
+    if dot_git.is_dir() and not dot_git.is_symlink():
+        return "its .git is a folder: a repository of its own replaced the link to this one"
+    try:
+        linked = linked_admin(path)
+    except (OSError, UnicodeDecodeError):
+        return "its .git is not a readable 'gitdir:' file"
+    admins = repo.common_dir / "worktrees"
+    try:
+        back = (linked / "gitdir").read_text().strip()
+        ours = linked.parent.is_dir() and os.path.samefile(linked.parent, admins)
+    except OSError:
+        return f"its .git names {linked}, which is not an admin folder of this repository"
+    if not ours:
+        return f"its .git names {linked}, which is not an admin folder of this repository"
+    if os.path.normpath(os.path.realpath(back)) != os.path.normpath(os.path.realpath(dot_git)):
+        return f"its admin folder {linked} is registered for {back}, not for this folder"
+    if not ask_git:
+        return None
+    done = run_git(["rev-parse", "--path-format=absolute", "--git-common-dir"], path, check=False)
+    seen = done.stdout.decode("utf-8", "surrogateescape").strip()
+    try:
+        same = done.returncode == 0 and bool(seen) and os.path.samefile(seen, repo.common_dir)
+    except OSError:
+        same = False
+    return None if same else f"git run there sees {seen or 'no repository'}, not this repository"
+
+
+# Lock files git (and git-harn's scratch index) make in a worktree's admin folder.
+ADMIN_LOCKS = ("index.lock", "harn-salvage-index.lock", "HEAD.lock")
+
+
+def admin_locks(admin: Path) -> list[Path]:
+    """The lock files present in a worktree's admin folder."""
+    return [admin / name for name in ADMIN_LOCKS if os.path.lexists(admin / name)]
+
+
 def prune_registration(repo: Repo, path: Path) -> bool:
     """Forget the worktree registered at ``path`` if its folder is missing,
     as ``git worktree prune`` would for that one entry. A locked entry stays.
@@ -172,6 +218,18 @@ def remove_scratch(repo: Repo, path: Path) -> None:
     """Remove one of git-harn's own scratch checkouts of a committed tip,
     forced: nothing in one is anyone's only copy of anything."""
     run_git(["worktree", "remove", "--force", str(path)], repo.cli_cwd, check=False)
+
+
+def discard_scratch(repo: Repo, path: Path) -> None:
+    """Remove one of git-harn's own scratch checkouts and its registration
+    without running git in it (git may refuse to, with its locks left by a
+    killed process). Only for checkouts of committed content, which are
+    nobody's work. The caller holds the worktrees lock."""
+    admin = admin_dir(repo, path)
+    if os.path.lexists(path) and not path.is_symlink():
+        shutil.rmtree(path)
+    if admin is not None:
+        shutil.rmtree(admin, ignore_errors=True)
 
 
 def open_worktree(path: Path) -> pygit2.Repository:

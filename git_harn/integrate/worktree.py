@@ -8,8 +8,8 @@ from pathlib import Path
 
 from git_harn.errors import Refused
 from git_harn.git import Oid, Repo
-from git_harn.git.checkout import abandon_rebase
-from git_harn.git.worktrees import add_detached, prune_registration, registered_here
+from git_harn.git.checkout import leftovers
+from git_harn.git.worktrees import add_detached, discard_scratch, prune_registration, registered_here
 from git_harn.notices import info
 from git_harn.store.locks import hold_worktrees
 from git_harn.workspace.paths import repo_key, worktree_root
@@ -25,8 +25,16 @@ def ensure_worktree(repo: Repo, start: Oid) -> Path:
     while it is still this repository's [P6]."""
     path = integration_worktree(repo)
     if registered_here(repo, path):
-        abandon_rebase(path)
-        return path
+        left = leftovers(path)
+        if not left:
+            return path
+        # Killed together with git: its locks or a half-begun rebase stay and
+        # would stop every later task. The checkout only ever holds committed
+        # content, so it is made afresh rather than repaired [P6].
+        info(f"the integration worktree {path} was left mid-operation ({', '.join(left[:5])}); "
+             "making it afresh")
+        with hold_worktrees(repo):
+            discard_scratch(repo, path)
     _clear_stale_checkout(path)
     with hold_worktrees(repo):
         prune_registration(repo, path)

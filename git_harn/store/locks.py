@@ -208,3 +208,88 @@ def hold_worktrees(repo: Repo) -> Iterator[None]:
     with hold(locks_dir(repo) / "worktrees.lock", "worktrees", "worktree add/remove", 120.0,
               announce=False):
         yield
+
+
+# --- who is at work in a workspace, and whether it is provably dead ----------
+
+
+def holder_mark() -> dict[str, str]:
+    """This process, as a record's ``reclaiming`` or ``releasing`` mark names
+    who is at work on the workspace: pid, start time, host, process group.
+    git writes no pid into its lock files; this is what tells, later, that a
+    lock file in the workspace's admin folder was left by a git this process
+    ran (git runs in git-harn's process group)."""
+    owner = process_owner()
+    return {"pid": str(owner["pid"]), "start": str(owner["start"] or ""),
+            "host": str(owner["host"]), "group": str(os.getpgrp())}
+
+
+def holder_gone(mark: dict[str, str] | None) -> bool:
+    """Whether the git-harn process a mark names is provably dead, and every
+    git it ran with it: the process is gone (or its pid reused) on this host,
+    and when it led its own process group, no process of that group lives.
+    Without /proc nothing is provably dead."""
+    if not mark or not Path("/proc").is_dir() or mark.get("host") != socket.gethostname():
+        return False
+    try:
+        pid = int(mark.get("pid", ""))
+        group = int(mark.get("group") or 0)
+    except ValueError:
+        return False
+    if _pid_alive({"pid": pid, "start": mark.get("start"), "host": mark.get("host")}):
+        return False
+    return not (group == pid and group_members(group))
+
+
+def _proc_entries() -> Iterator[int]:
+    with suppress(OSError):
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                yield int(entry)
+
+
+def group_members(pgid: int) -> list[int]:
+    """Live (not zombie) processes of process group ``pgid``, from /proc."""
+    found = []
+    for pid in _proc_entries():
+        try:
+            raw = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            continue
+        fields = raw.rsplit(")", 1)[-1].split()
+        if len(fields) > 2 and fields[0] not in ("Z", "X") and fields[2] == str(pgid):
+            found.append(pid)
+    return found
+
+
+def _ancestors() -> set[int]:
+    """This process and the ones that started it (a ``git`` running
+    ``git harn`` has its working folder wherever the operator is)."""
+    found, pid = set(), os.getpid()
+    while pid > 1 and pid not in found:
+        found.add(pid)
+        try:
+            pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[1])
+        except (OSError, ValueError, IndexError):
+            break
+    return found
+
+
+def git_processes_in(folder: Path) -> list[int]:
+    """git processes (but this one's own ancestors) whose working folder is
+    ``folder`` or below it: a git that may hold a lock there. Processes of
+    other users, which /proc does not show, are not seen."""
+    top = os.path.realpath(folder)
+    mine = _ancestors()
+    found = []
+    for pid in _proc_entries():
+        if pid in mine:
+            continue
+        try:
+            name = Path(f"/proc/{pid}/comm").read_text().strip()
+            cwd = os.readlink(f"/proc/{pid}/cwd")
+        except OSError:
+            continue
+        if name.startswith("git") and (cwd == top or cwd.startswith(top + os.sep)):
+            found.append(pid)
+    return found

@@ -16,10 +16,10 @@ from git_harn.errors import BadInput, Refused
 from git_harn.failpoints import failpoint
 from git_harn.git import Repo
 from git_harn.git.workdir import DirtyPath, dirty_paths, hidden_changes, nested_git_paths, restore_deleted
-from git_harn.git.worktrees import admin_dir, detached_head, remove_worktree
+from git_harn.git.worktrees import admin_dir, detached_head, linked_problem, remove_worktree
 from git_harn.results import Result
 from git_harn.store import runs as store
-from git_harn.store.locks import hold_run, hold_worktrees
+from git_harn.store.locks import hold_run, hold_worktrees, holder_mark
 from git_harn.store.record import PRESERVED_DIRTY, PRESERVED_UNMERGED, RELEASED, RunRecord
 from git_harn.text import printable_path
 from git_harn.workspace.reconcile import (
@@ -30,6 +30,7 @@ from git_harn.workspace.reconcile import (
     refuse_out_of_reach,
     settle_vanished,
 )
+from git_harn.workspace.snapshot import Snapshot
 
 RELEASE = "released"
 ALREADY_GONE = "already_gone"
@@ -67,8 +68,19 @@ def describe_dirty(dirty: list[DirtyPath]) -> str:
     return f"{len(dirty)} dirty path(s): {shown}{more}"
 
 
-def judge(repo: Repo, record: RunRecord, frozen_oid: str) -> Verdict:
-    """What cleanup would do to this workspace now (changes nothing)."""
+def not_linked(record: RunRecord, problem: str) -> str:
+    """Why a workspace that is no longer git-harn's linked worktree is kept,
+    and the way out."""
+    return (f"workspace {record.path} is no longer the linked worktree git-harn made: {problem}; "
+            "git-harn runs no git in it and changed nothing there. Keep what you need from the "
+            f"folder (it may hold a repository of its own), remove it, then run 'git harn cleanup "
+            f"{record.runId} --yes': it records the workspace already_gone and keeps its branch "
+            "while no other ref holds its commits")
+
+
+def judge(repo: Repo, record: RunRecord, frozen_oid: str, snap: Snapshot | None = None) -> Verdict:
+    """What cleanup would do to this workspace now (changes nothing). With
+    ``snap``, what reclaim read and checked already is not read again."""
     where = presence(repo, record)
     if where == GONE:
         return Verdict(ALREADY_GONE, "worktree folder is missing")
@@ -77,7 +89,11 @@ def judge(repo: Repo, record: RunRecord, frozen_oid: str) -> Verdict:
             "worktree folder is missing; its registration, which 'git worktree repair <new path>' needs "
             "to reconnect the preserved uncommitted work, goes too"
         ))
-    now = repo.ref_oid(record.branch_ref)
+    if snap is None:
+        problem = linked_problem(repo, Path(record.path))
+        if problem is not None:  # git run there would act on another repository [P1]
+            return Verdict(PRESERVED_DIRTY, not_linked(record, problem))
+    now = snap.tip if snap is not None else repo.ref_oid(record.branch_ref)
     if now is None or str(now) != frozen_oid:
         return Verdict(BLOCKED, (
             "cleanup blocked: workspace ref changed from the frozen intent "
@@ -86,27 +102,28 @@ def judge(repo: Repo, record: RunRecord, frozen_oid: str) -> Verdict:
     dirty = dirty_paths(Path(record.path)) + hidden_changes(Path(record.path))
     if dirty:
         return Verdict(PRESERVED_DIRTY, f"dirty workspace was preserved: {describe_dirty(dirty)}", dirty)
-    head = detached_head(admin_dir(repo, Path(record.path)))
-    if head is not None and repo.has(head) and repo.unique_commits(head, set()):
+    tips = snap.tips if snap is not None else repo.ref_tips()
+    admin = snap.admin if snap is not None else admin_dir(repo, Path(record.path))
+    head = snap.detached if snap is not None else detached_head(admin)
+    if head is not None and repo.has(head) and repo.unique_commits(head, set(), tips=tips):
         return Verdict(PRESERVED_UNMERGED, (
             f"unmerged workspace was preserved: its detached HEAD {str(head)[:12]} holds "
             "commits reachable from no ref"
         ))
     # A branch git-harn did not create outlives the workspace: its commits stay reachable.
-    unique = repo.unique_commits(now, {record.branch_ref}) if record.owns_branch else []
+    unique = repo.unique_commits(now, {record.branch_ref}, tips=tips) if record.owns_branch else []
     if unique:
         return Verdict(PRESERVED_UNMERGED, (
             f"unmerged workspace was preserved: {len(unique)} commit(s) on {record.branch} "
             "are reachable from no other ref"
         ))
-    nested = nested_git_paths(Path(record.path))
+    nested = snap.nested if snap is not None and snap.nested is not None else nested_git_paths(Path(record.path))
     if nested:
         return Verdict(PRESERVED_DIRTY, (
             f"workspace holds {len(nested)} nested repository or '.git' path(s) no commit can hold "
             f"and removing it would delete: {', '.join(printable_path(p) for p in nested[:SHOWN_DIRTY])}; "
             "move them out of the workspace, then clean up again"
         ))
-    admin = admin_dir(repo, Path(record.path))
     if admin is not None and (admin / "modules").is_dir():
         # git refuses to remove such a worktree without --force, which
         # git-harn never uses: the submodules' own repositories live there.
@@ -156,9 +173,11 @@ def cleanup(repo: Repo, run_id: str) -> CleanupResult:
         return cleanup_locked(repo, run_id)
 
 
-def cleanup_locked(repo: Repo, run_id: str) -> CleanupResult:
-    """Cleanup with ``--yes``; the caller holds the run lock."""
-    stored = read_known(repo, run_id)
+def cleanup_locked(repo: Repo, run_id: str, snap: Snapshot | None = None) -> CleanupResult:
+    """Cleanup with ``--yes``; the caller holds the run lock. ``snap``: reclaim
+    hands off what it read (the record among it) and has its ``reclaiming``
+    mark cleared in cleanup's own record write."""
+    stored = snap.stored if snap is not None else read_known(repo, run_id)
     record = stored.record
     if record.terminal:
         return _result(record, record.state, f"workspace is already {record.state}")
@@ -173,12 +192,16 @@ def cleanup_locked(repo: Repo, run_id: str) -> CleanupResult:
     stored = freeze_intent(repo, stored)
     record = stored.record
     assert record.frozenIntent is not None
-    verdict = judge(repo, record, record.frozenIntent["oid"])
+    verdict = judge(repo, record, record.frozenIntent["oid"], snap)
     if verdict.outcome == BLOCKED:
         return _result(record, BLOCKED, verdict.reason)
+    event = None
+    if snap is not None:
+        record.reclaiming = None  # judged: the reclaim is over, whatever the verdict
+        event = "reclaimed"
     if verdict.outcome in (PRESERVED_DIRTY, PRESERVED_UNMERGED):
-        return _preserve(repo, stored, verdict)
-    return _release(repo, stored)
+        return _preserve(repo, stored, verdict, event)
+    return _release(repo, stored, event)
 
 
 def _undo_partial_removal(repo: Repo, record: RunRecord) -> None:
@@ -212,25 +235,26 @@ def freeze_intent(repo: Repo, stored: store.Stored) -> store.Stored:
     return store.Stored(record, new_tip)
 
 
-def _preserve(repo: Repo, stored: store.Stored, verdict: Verdict) -> CleanupResult:
+def _preserve(repo: Repo, stored: store.Stored, verdict: Verdict, event: str | None = None) -> CleanupResult:
     record = stored.record
     record.state = verdict.outcome
     record.attempts += 1
     record.lastOutcome = verdict.outcome
     record.reason = verdict.reason
     record.releasing = None
-    store.write(repo, record, verdict.outcome, verdict.reason, stored.tip)
+    store.write(repo, record, event or verdict.outcome, verdict.reason, stored.tip)
     return _result(record, verdict.outcome, verdict.reason, dirtyPaths=verdict.dirty)
 
 
-def _release(repo: Repo, stored: store.Stored) -> CleanupResult:
+def _release(repo: Repo, stored: store.Stored, event: str | None = None) -> CleanupResult:
     """Remove the worktree (never forced), then delete the branch with CAS.
 
     The ``releasing`` mark comes first, so a crash in between is finished as
     a release by the next run rather than mistaken for a vanished folder."""
     record = stored.record
     assert record.frozenIntent is not None
-    record.releasing = {"oid": record.frozenIntent["oid"], "at": now_iso()}
+    # Who removes it: a rerun tells from this whether a lock git left was a dead run's.
+    record.releasing = {"oid": record.frozenIntent["oid"], "at": now_iso(), **holder_mark()}
     tip = store.write(repo, record, "releasing", f"removing {record.path}", stored.tip)
     failpoint("cleanup-before-remove")
     with hold_worktrees(repo):
@@ -241,5 +265,5 @@ def _release(repo: Repo, stored: store.Stored) -> CleanupResult:
     record.lastOutcome = RELEASED
     record.releasing = None
     record.reason = f"worktree removed; {branch_note}"
-    store.write(repo, record, RELEASED, record.reason, tip)
+    store.write(repo, record, event or RELEASED, record.reason, tip)
     return _result(record, RELEASED, record.reason)

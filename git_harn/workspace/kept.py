@@ -16,6 +16,7 @@ from git_harn.store import runs as store
 from git_harn.store.record import RunRecord
 from git_harn.workspace.reconcile import let_go_of_branch, refuse_out_of_reach
 from git_harn.workspace.salvage import at_risk, save
+from git_harn.workspace.snapshot import Snapshot
 
 
 def settle_kept_branch(repo: Repo, stored: store.Stored) -> RunRecord | None:
@@ -30,7 +31,8 @@ def settle_kept_branch(repo: Repo, stored: store.Stored) -> RunRecord | None:
         return None
     refuse_out_of_reach(repo, record)
     # No worktree is left: only commits can be at risk, never a working tree.
-    salvaged = save(repo, record, Capture(None, None, None), tip) if at_risk(repo, record, [tip]) else None
+    snap = Snapshot(stored, None, tip, None, None, repo.ref_tips())
+    salvaged = save(repo, record, Capture(None, None, None), tip, snap) if at_risk(repo, record, [tip]) else None
     branch_note = let_go_of_branch(repo, record)
     if salvaged is not None:
         record.salvage = salvaged.as_record()

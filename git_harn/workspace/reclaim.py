@@ -26,16 +26,17 @@ from git_harn.errors import Refused
 from git_harn.failpoints import failpoint
 from git_harn.git import Oid, Repo, to_oid
 from git_harn.git.workdir import Fingerprint, fingerprint, nested_git_paths, reset_hard_and_clean
-from git_harn.git.worktrees import head_of, head_ref_of, point_head
-from git_harn.notices import info, progress
+from git_harn.git.worktrees import admin_locks, head_of, linked_problem, point_head
+from git_harn.notices import info, progress, warn
 from git_harn.store import runs as store
-from git_harn.store.locks import hold_run
+from git_harn.store.locks import git_processes_in, hold_run, holder_gone, holder_mark
 from git_harn.store.record import ALREADY_GONE, RunRecord
 from git_harn.text import printable_path
-from git_harn.workspace.cleanup import CleanupResult, cleanup_locked, freeze_intent, read_known
+from git_harn.workspace.cleanup import CleanupResult, cleanup_locked, read_known
 from git_harn.workspace.kept import settle_kept_branch
 from git_harn.workspace.reconcile import GONE, MISSING, presence, refuse_out_of_reach, settle_vanished
-from git_harn.workspace.salvage import Salvaged, capture, contains, save
+from git_harn.workspace.salvage import Salvaged, capture, contains, salvage_ref, save
+from git_harn.workspace.snapshot import Snapshot, take
 
 SALVAGE = "salvage"
 DISCARD = "discard"
@@ -64,37 +65,52 @@ def reclaim_locked(repo: Repo, run_id: str, mode: str) -> ReclaimResult:
     if record.terminal:
         # The seed: reclaiming a released workspace is already_gone, not an error.
         kept = settle_kept_branch(repo, stored)
-        _clear_mark(repo, run_id)
         if kept is not None:
+            _clear_mark(repo, store.read(repo, run_id))
             return _ended(kept, mode, ALREADY_GONE, kept.reason or "")
+        _clear_mark(repo, stored)
         return _ended(record, mode, ALREADY_GONE, f"workspace is already {record.state}; nothing to reclaim")
     refuse_out_of_reach(repo, record)
     if presence(repo, record) in (GONE, MISSING):  # MISSING: settled only when asked, as here
         record = settle_vanished(repo, stored)
         if not record.terminal:  # moved by hand: reclaim it where it is now
             return reclaim_locked(repo, run_id, mode)
-        _clear_mark(repo, run_id)
+        _clear_mark(repo, store.read(repo, run_id))
         return _ended(record, mode, record.state, record.reason or "")
-    _recreate_missing_branch(repo, record)
-    stored = freeze_intent(repo, stored)
-    _refuse_moving_callers_branch(repo, stored.record)
-    before = fingerprint(Path(record.path))  # what the salvage is about to hold
-    stored, salvage = _secure(repo, stored, mode)
-    _restore(repo, stored.record, before)
-    cleaned = cleanup_locked(repo, run_id)
-    _clear_mark(repo, run_id)
+    if record.releasing is not None:
+        # Judged clean and merged, and killed while it was being removed: only
+        # the removal is left, never a salvage of what the removal deleted.
+        return _with(cleanup_locked(repo, run_id), mode, record.salvage)
+    path = Path(record.path)
+    if linked_problem(repo, path) is not None:
+        # Not the worktree git-harn made: no git runs in it; cleanup keeps it, with the reason [P1].
+        return _with(cleanup_locked(repo, run_id), mode, None)
+    snap = take(repo, stored)
+    _recreate_missing_branch(repo, snap)
+    _clear_dead_locks(snap)
+    _refuse_nested(snap, mode)
+    _begin(repo, snap, mode)
+    _refuse_moving_callers_branch(repo, snap.record)
+    before = fingerprint(path)  # what the salvage is about to hold
+    salvage = _secure(repo, snap, mode)
+    _restore(repo, snap, before)
+    cleaned = cleanup_locked(repo, run_id, snap)
     return _with(cleaned, mode, salvage)
 
 
-def _recreate_missing_branch(repo: Repo, record: RunRecord) -> None:
+def _recreate_missing_branch(repo: Repo, snap: Snapshot) -> None:
     """A workspace branch deleted by hand while its worktree lives on: put it
     back where the intent was frozen (else at the base), so the work has a
     HEAD to be salvaged on and cleanup a ref to judge."""
-    if repo.ref_oid(record.branch_ref) is not None:
+    record = snap.record
+    if snap.tip is not None:
         return
     where = (record.frozenIntent or record.base)["oid"]
     repo.create_ref(record.branch_ref, to_oid(where),
                     f"git-harn: reclaim {record.runId} restores the deleted workspace branch")
+    snap.moved(record.branch_ref, to_oid(where))
+    if snap.head is None and snap.head_ref == record.branch_ref:
+        snap.head = to_oid(where)
     info(f"workspace branch {record.branch} was missing; recreated at {where[:12]}")
 
 
@@ -111,6 +127,62 @@ def _refuse_moving_callers_branch(repo: Repo, record: RunRecord) -> None:
                   f"'git harn reclaim {record.runId}' again; nothing was changed")
 
 
+def _clear_dead_locks(snap: Snapshot) -> None:
+    """Lock files a git left in the workspace's admin folder when it was
+    killed together with the git-harn that ran it [P6]. git writes no pid,
+    so a lock is judged by git-harn's own marks: it is stale when the run
+    that was at work there (its ``reclaiming`` or ``releasing`` mark) is
+    provably dead, with its whole process group, and no git process works
+    in the workspace. Otherwise nothing is touched and the reason is given."""
+    if snap.admin is None:
+        return
+    found = admin_locks(snap.admin)
+    if not found:
+        return
+    record = snap.record
+    marks = [m for m in (record.reclaiming, record.releasing) if m and m.get("pid")]
+    busy = git_processes_in(snap.path)
+    if marks and all(holder_gone(m) for m in marks) and not busy:
+        for lock in found:
+            lock.unlink(missing_ok=True)
+            warn(f"removed {lock}: left by git-harn pid {marks[0].get('pid')} (run {record.runId}), "
+                 "which died together with the git it ran")
+        return
+    who = f"git process(es) {', '.join(map(str, busy[:5]))} work in {record.path}" if busy else (
+        "no dead run of git-harn left it")
+    raise Refused(f"run {record.runId}: {found[0]} exists and {who}: a git may be at work in the workspace; "
+                  f"nothing was changed. Once no git runs there, remove the lock and run "
+                  f"'git harn reclaim {record.runId}' again")
+
+
+def _refuse_nested(snap: Snapshot, mode: str) -> None:
+    """Before anything is written: what no commit can hold stops a salvage."""
+    if mode != SALVAGE:
+        return
+    snap.nested = nested_git_paths(snap.path)
+    if snap.nested:
+        shown = ", ".join(printable_path(p) for p in snap.nested[:5])
+        raise Refused(f"cannot salvage {shown}: a nested repository or a path named .git cannot be held "
+                      f"by a commit; move it out of {snap.record.path}, then run 'git harn reclaim "
+                      f"{snap.record.runId}' again")
+
+
+def _begin(repo: Repo, snap: Snapshot, mode: str) -> None:
+    """One record write before anything else: the intent frozen if cleanup
+    never did [W8], and the mark that this process is at work on the
+    workspace (kept from a killed reclaim, whose salvage it may name)."""
+    record = snap.record
+    if record.frozenIntent is None:
+        if snap.tip is None:
+            raise Refused(f"workspace branch {record.branch} is missing; cannot freeze the intent")
+        record.frozenIntent = {"ref": record.branch_ref, "oid": str(snap.tip), "frozenAt": now_iso()}
+    mark = dict(record.reclaiming or {"mode": mode, "at": now_iso()})
+    mark.update(holder_mark())
+    record.reclaiming = mark
+    tip = store.write(repo, record, "reclaiming", f"{mode} of {record.path} begins", snap.stored.tip)
+    snap.stored = store.Stored(record, tip)
+
+
 def _ended(record: RunRecord, mode: str, outcome: str, reason: str) -> ReclaimResult:
     """A workspace with nothing left to reclaim; its salvage (if any) is named."""
     return ReclaimResult(
@@ -125,72 +197,84 @@ def _with(cleaned: CleanupResult, mode: str, salvage: dict[str, Any] | None) -> 
     return ReclaimResult(**fields, mode=mode, salvage=salvage)
 
 
-def _secure(repo: Repo, stored: store.Stored, mode: str) -> tuple[store.Stored, dict[str, Any] | None]:
+def _secure(repo: Repo, snap: Snapshot, mode: str) -> dict[str, Any] | None:
     """Make everything at risk safe, and record it before anything is reset."""
-    record = stored.record
+    record = snap.record
     assert record.frozenIntent is not None
-    if _salvage_interrupted(repo, record):
+    if _salvage_interrupted(repo, snap):
         # The work is safe already; never salvage a half-reset tree as if it
         # were the work. Only the restore and the cleanup are left.
         assert record.reclaiming is not None
-        return stored, record.salvage if record.reclaiming.get("salvageOid") else None
-    protected_tip = repo.ref_oid(record.branch_ref)  # read before the capture: the salvage holds it
+        return record.salvage if record.reclaiming.get("salvageOid") else None
+    protected_tip = snap.tip  # read before the capture: the salvage holds it
     progress(f"reclaim {record.runId}: reading {record.path}")
-    nested = nested_git_paths(Path(record.path)) if mode == SALVAGE else []
-    if nested:
-        shown = ", ".join(printable_path(p) for p in nested[:5])
-        raise Refused(f"cannot salvage {shown}: a nested repository or a path named .git cannot be held "
-                      f"by a commit; move it out of {record.path}, then run 'git harn reclaim "
-                      f"{record.runId}' again")
-    cap = capture(repo, Path(record.path), with_tree=mode == SALVAGE)
-    salvaged = save(repo, record, cap, to_oid(record.frozenIntent["oid"]))
-    record.reclaiming = {"mode": mode, "at": now_iso(), "salvageOid": salvaged.oid if salvaged else "",
-                         "attempts": str(record.attempts),
-                         "tip": str(protected_tip) if protected_tip else "",
-                         "head": str(cap.head) if cap.head else ""}
+    cap = capture(repo, snap.path, with_tree=mode == SALVAGE, head=snap.head)
+    salvaged = save(repo, record, cap, to_oid(record.frozenIntent["oid"]), snap)
+    assert record.reclaiming is not None
+    record.reclaiming.update({"mode": mode, "salvageOid": salvaged.oid if salvaged else "",
+                              "attempts": str(record.attempts),
+                              "tip": str(protected_tip) if protected_tip else "",
+                              "head": str(cap.head) if cap.head else ""})
     if salvaged is not None:
         record.salvage = salvaged.as_record()
-    new_tip = store.write(repo, record, mode, _summary(mode, salvaged), stored.tip)
+    new_tip = store.write(repo, record, mode, _summary(mode, salvaged), snap.stored.tip)
+    snap.stored = store.Stored(record, new_tip)
     failpoint("reclaim-after-salvage-record")
-    return store.Stored(record, new_tip), salvaged.as_record() if salvaged else None
+    return salvaged.as_record() if salvaged else None
 
 
-def _salvage_interrupted(repo: Repo, record: RunRecord) -> bool:
+def _salvage_interrupted(repo: Repo, snap: Snapshot) -> bool:
     """Whether a salvage of this workspace was recorded and its restore may
     not have finished. The mark is trusted only while nothing happened since:
-    no cleanup attempt, and no commit on the branch or HEAD that the salvage
-    does not hold (else the workspace is salvaged afresh, losing nothing)."""
+    no commit on the branch or HEAD that the salvage does not hold, and no
+    content in the tree but the salvage's, the intent's and what the reset
+    was writing (else the workspace is salvaged afresh, losing nothing)."""
+    record = snap.record
     mark = record.reclaiming
-    if mark is None or mark.get("mode") != SALVAGE or mark.get("attempts") != str(record.attempts):
+    if mark is None or mark.get("mode") != SALVAGE or "salvageOid" not in mark:
         return False
     assert record.frozenIntent is not None
-    frozen = record.frozenIntent["oid"]
-    saved = mark.get("salvageOid") or None
-    for oid in (repo.ref_oid(record.branch_ref), head_of(Path(record.path))):
-        if oid is None or str(oid) == frozen:
+    frozen = to_oid(record.frozenIntent["oid"])
+    saved = to_oid(mark["salvageOid"]) if mark["salvageOid"] else None
+    for oid in (snap.tip, snap.head):
+        if oid is None or oid == frozen:
             continue
-        if saved is None or not contains(repo, to_oid(saved), oid):
+        if saved is None or not contains(repo, saved, oid):
             return False
-    # The salvage's parents include the staged versions it kept.
-    parents = [str(p) for p in repo.commit_info(to_oid(saved)).parents] if saved else []
-    known = [saved, *parents, frozen, mark.get("tip") or None, mark.get("head") or None]
-    return _nothing_new(repo, record, [to_oid(c) for c in dict.fromkeys(known) if c])
+    current = snap.tips.get(salvage_ref(record.runId))
+    if saved is not None and (current is None or not contains(repo, current, saved)):
+        return False  # the salvage branch no longer holds it: salvage afresh
+    return _only_reset_writes(repo, snap, saved, frozen)
 
 
-def _nothing_new(repo: Repo, record: RunRecord, known: list[Oid]) -> bool:
-    """Whether every path of the working tree (and index) holds a version one
-    of the ``known`` commits has (the salvage, the frozen intent, the tip and
-    HEAD it protected): a tree half-way through the restore. Any other
-    content was written after the salvage and must be salvaged too."""
-    cap = capture(repo, Path(record.path), with_tree=True)
-    keep = [repo.flatten(repo.tree_id(commit)) for commit in known]
-    for tree in (cap.work_tree, cap.index_tree):
-        if tree is None:
+def _only_reset_writes(repo: Repo, snap: Snapshot, saved: Oid | None, frozen: Oid) -> bool:
+    """Whether the worktree holds nothing but the recorded salvage, the
+    frozen intent, and what the killed ``reset --hard`` was writing: each
+    path as the salvage's tree or the frozen tree has it, or (a path the
+    reset had to write) absent or a prefix of the frozen version. The index,
+    which git replaces whole, must be one the salvage knew. Anything else
+    was written after the salvage, and is salvaged too."""
+    cap = capture(repo, snap.path, with_tree=True, head=snap.head)
+    frozen_files = repo.flatten(repo.tree_id(frozen))
+    if saved is None:
+        # Nothing was at risk when the salvage looked: the tree must be the intent.
+        return cap.index_tree is None and cap.work_tree == repo.tree_id(frozen)
+    commit = repo.commit_info(saved)
+    saved_files = repo.flatten(commit.tree)
+    assert cap.work_tree is not None
+    found = repo.flatten(cap.work_tree)
+    for name in set(found) | set(saved_files) | set(frozen_files):
+        now, kept, want = found.get(name), saved_files.get(name), frozen_files.get(name)
+        if now in (kept, want):
             continue
-        found = repo.flatten(tree)
-        for name in set(found).union(*keep):
-            if all(found.get(name) != known.get(name) for known in keep):
-                return False
+        if kept == want or want is None:
+            return False  # the reset does not write this path: new work
+        if now is not None and not repo.read_blob(to_oid(want[0])).startswith(repo.read_blob(to_oid(now[0]))):
+            return False
+    if cap.index_tree is not None:
+        known = {repo.tree_id(p) for p in commit.parents} | {commit.tree, repo.tree_id(frozen)}
+        if cap.index_tree not in known:
+            return False
     return True
 
 
@@ -201,13 +285,14 @@ def _summary(mode: str, salvaged: Salvaged | None) -> str:
     return f"salvaged {kept}" if mode == SALVAGE else f"discarding uncommitted changes; commits kept: {kept}"
 
 
-def _restore(repo: Repo, record: RunRecord, before: Fingerprint | None = None) -> None:
+def _restore(repo: Repo, snap: Snapshot, before: Fingerprint | None = None) -> None:
     """The workspace ref back at the frozen OID [W8], checked out, clean."""
+    record = snap.record
     assert record.frozenIntent is not None
     frozen = to_oid(record.frozenIntent["oid"])
-    now = repo.ref_oid(record.branch_ref)
-    _refuse_newer_commits(repo, record, now)
-    if before is not None and fingerprint(Path(record.path)) != before:
+    now = snap.tip
+    _refuse_newer_commits(repo, snap)
+    if before is not None and fingerprint(snap.path) != before:
         # Something (an agent still running?) wrote to the workspace after the
         # salvage read it: a reset now would destroy that [P1].
         raise Refused(f"run {record.runId}: the workspace changed while it was being reclaimed "
@@ -215,21 +300,26 @@ def _restore(repo: Repo, record: RunRecord, before: Fingerprint | None = None) -
                       f"'git harn reclaim {record.runId}' again")
     if now != frozen:
         repo.move_ref(record.branch_ref, frozen, now, f"git-harn: reclaim {record.runId} restores the frozen intent")
+        snap.moved(record.branch_ref, frozen)
     failpoint("reclaim-after-ref-restored")
-    path = Path(record.path)
-    _check_out_branch(repo, record, path)
-    progress(f"reclaim {record.runId}: resetting {path} to {str(frozen)[:12]}")
+    if snap.head_ref != record.branch_ref:
+        # A detached HEAD or another branch: what it held is salvaged already.
+        point_head(snap.path, record.branch_ref)
+    progress(f"reclaim {record.runId}: resetting {snap.path} to {str(frozen)[:12]}")
     # Hidden (skip-worktree) changes are salvaged, or discarded on purpose, by now.
-    reset_hard_and_clean(path)
+    reset_hard_and_clean(snap.path)
+    snap.restored(frozen)
     failpoint("reclaim-after-clean")
 
 
-def _refuse_newer_commits(repo: Repo, record: RunRecord, now: Oid | None) -> None:
+def _refuse_newer_commits(repo: Repo, snap: Snapshot) -> None:
     """A commit made on the branch or HEAD after the salvage was taken is not
     in it: moving the branch back over it would orphan it [P1] [P3]."""
+    record = snap.record
     mark = record.reclaiming or {}
     saved = mark.get("salvageOid") or None
-    head = head_of(Path(record.path))
+    head = head_of(snap.path)  # read again: a commit since the snapshot is what this looks for
+    now = repo.ref_oid(record.branch_ref)
     for seen, current in ((mark.get("tip") or None, now), (mark.get("head") or None, head)):
         if current is None or str(current) in (seen, record.frozenIntent and record.frozenIntent["oid"]):
             continue
@@ -237,22 +327,15 @@ def _refuse_newer_commits(repo: Repo, record: RunRecord, now: Oid | None) -> Non
             continue
         raise Refused(f"run {record.runId}: a commit ({str(current)[:12]}) landed in the workspace while it "
                       f"was being reclaimed; nothing was reset; run 'git harn reclaim {record.runId}' again")
+    if now != snap.tip:
+        raise Refused(f"run {record.runId}: workspace branch {record.branch} moved while it was being "
+                      f"reclaimed; nothing was reset; run 'git harn reclaim {record.runId}' again")
 
 
-def _check_out_branch(repo: Repo, record: RunRecord, path: Path) -> None:
-    """Point the worktree's HEAD back at the workspace branch if the run moved it
-    (a detached HEAD, another branch); what HEAD held is salvaged already."""
-    if head_ref_of(path) != record.branch_ref:
-        point_head(path, record.branch_ref)
-
-
-def _clear_mark(repo: Repo, run_id: str) -> None:
-    """Cleanup has judged the restored workspace: the reclaim is over."""
-
-    def mutate(record: RunRecord | None) -> tuple[RunRecord, str, str] | None:
-        if record is None or record.reclaiming is None:
-            return None
-        record.reclaiming = None
-        return record, "reclaimed", f"reclaim finished; workspace {record.state}"
-
-    store.update(repo, run_id, mutate)
+def _clear_mark(repo: Repo, stored: store.Stored | None) -> None:
+    """A terminal workspace: whatever reclaim was under way is over."""
+    if stored is None or stored.record.reclaiming is None:
+        return
+    record = stored.record
+    record.reclaiming = None
+    store.write(repo, record, "reclaimed", f"reclaim finished; workspace {record.state}", stored.tip)

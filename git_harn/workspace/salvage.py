@@ -25,6 +25,7 @@ from git_harn.git.worktrees import head_of
 from git_harn.store.notes import merge_note
 from git_harn.store.record import RunRecord
 from git_harn.text import printable_path
+from git_harn.workspace.snapshot import Snapshot
 
 SALVAGE_PREFIX = "refs/heads/harnery/salvage/"
 MESSAGE_PATHS = 40  # paths named in a commit message; the tree holds them all
@@ -47,9 +48,10 @@ class Salvaged:
         return {"ref": self.ref, "oid": self.oid, "paths": self.paths, "pathCount": self.pathCount}
 
 
-def capture(repo: Repo, path: Path, with_tree: bool) -> Capture:
-    """Read the workspace's HEAD and (``with_tree``) its index and working tree."""
-    head = head_of(path)
+def capture(repo: Repo, path: Path, with_tree: bool, head: Oid | None = None) -> Capture:
+    """Read the workspace's HEAD (unless given) and (``with_tree``) its index
+    and working tree."""
+    head = head if head is not None else head_of(path)
     return capture_trees(path, repo.tree_id(head), with_tree, head)
 
 
@@ -62,14 +64,16 @@ def contains(repo: Repo, tip: Oid, other: Oid) -> bool:
     return repo.contains(tip, other)
 
 
-def at_risk(repo: Repo, record: RunRecord, candidates: list[Oid | None]) -> list[Oid]:
+def at_risk(repo: Repo, record: RunRecord, candidates: list[Oid | None],
+            tips: dict[str, Oid] | None = None) -> list[Oid]:
     """Those candidates holding commits that no ref reaches but the workspace
     branch (which cleanup deletes, if git-harn created it) and the salvage
     branch (being decided)."""
     exclude = {salvage_ref(record.runId)} | ({record.branch_ref} if record.owns_branch else set())
+    tips = tips if tips is not None else repo.ref_tips()
     found: list[Oid] = []
     for oid in candidates:
-        if oid is not None and oid not in found and repo.unique_commits(oid, exclude, limit=1):
+        if oid is not None and oid not in found and repo.unique_commits(oid, exclude, limit=1, tips=tips):
             found.append(oid)
     return found
 
@@ -80,14 +84,15 @@ def is_dirty(repo: Repo, cap: Capture) -> bool:
     return cap.index_tree is not None or cap.work_tree != tree_of(repo, cap.head)
 
 
-def save(repo: Repo, record: RunRecord, cap: Capture, frozen: Oid) -> Salvaged | None:
+def save(repo: Repo, record: RunRecord, cap: Capture, frozen: Oid, snap: Snapshot) -> Salvaged | None:
     """Put everything at risk on the salvage branch: the uncommitted work
     (when captured) and any commit only the workspace branch or HEAD holds.
-    None when nothing is at risk. The salvage branch only ever moves forward."""
+    None when nothing is at risk. The salvage branch only ever moves forward.
+    The refs are those of ``snap``, which learns where the salvage went."""
     ref = salvage_ref(record.runId)
-    previous = repo.ref_oid(ref)
-    tip = repo.ref_oid(record.branch_ref)
-    risky = at_risk(repo, record, [cap.head, tip, frozen])
+    previous = snap.tips.get(ref)
+    tip = snap.tip
+    risky = at_risk(repo, record, [cap.head, tip, frozen], snap.tips)
     if is_dirty(repo, cap):
         paths = repo.changed_paths(tree_of(repo, cap.head), [cap.work_tree, cap.index_tree])
         target, created = _commit_work(repo, record, cap, frozen, risky, previous, paths)
@@ -99,6 +104,7 @@ def save(repo: Repo, record: RunRecord, cap: Capture, frozen: Oid) -> Salvaged |
     failpoint("reclaim-after-salvage-commit")
     if target != previous:
         repo.move_ref(ref, target, previous, f"git-harn: salvage of run {record.runId}")
+        snap.moved(ref, target)
     failpoint("reclaim-after-salvage-ref")
     salvaged = Salvaged(ref, str(target), paths[:RECORDED_PATHS], len(paths), created)
     merge_note(repo, target, "salvage", _note(repo, record, salvaged))

@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 from git_harn.errors import BadInput
 from git_harn.git import Repo
 from git_harn.git.workdir import DirtyPath, dirty_paths_many
+from git_harn.git.worktrees import linked_problem
 from git_harn.results import Result
 from git_harn.store import runs as store
 from git_harn.store.ids import validate_run_id
@@ -100,7 +101,13 @@ def collect_status(repo: Repo, run_id: str | None = None, include_terminal: bool
     if run_id is None and not include_terminal:
         records = [r for r in records if not r.terminal]
     live = [Path(r.path) for r in records if not r.terminal and presence(repo, r) == HERE]
-    dirty = dirty_paths_many(live)
+    # A folder that is no longer the linked worktree git-harn made gets no git
+    # run in it: it would read another repository, or the enclosing one.
+    broken: dict[Path, list[DirtyPath] | str] = {
+        path: f"no longer the linked worktree git-harn made: {problem}; no git is run in it"
+        for path in live if (problem := linked_problem(repo, path, ask_git=False)) is not None}
+    dirty = dirty_paths_many([path for path in live if path not in broken])
+    dirty.update(broken)
     rows = [_row(repo, r, dirty.get(Path(r.path)), limit) for r in records]
     return StatusReport(rows, errors)
 
