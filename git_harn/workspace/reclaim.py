@@ -89,8 +89,8 @@ def reclaim_locked(repo: Repo, run_id: str, mode: str) -> ReclaimResult:
     _recreate_missing_branch(repo, snap)
     _clear_dead_locks(snap)
     _refuse_nested(snap, mode)
-    _begin(repo, snap, mode)
     _refuse_moving_callers_branch(repo, snap.record)
+    _begin(repo, snap, mode)
     before = fingerprint(path)  # what the salvage is about to hold
     salvage = _secure(repo, snap, mode)
     _restore(repo, snap, before)
@@ -116,8 +116,10 @@ def _recreate_missing_branch(repo: Repo, snap: Snapshot) -> None:
 
 def _refuse_moving_callers_branch(repo: Repo, record: RunRecord) -> None:
     """The restore puts the workspace branch back at the frozen intent [W8];
-    a branch git-harn did not create is never moved: refuse before anything changes."""
-    assert record.frozenIntent is not None
+    a branch git-harn did not create is never moved: refuse before anything changes.
+    (No intent frozen yet: it is frozen where the branch is, so nothing would move.)"""
+    if record.frozenIntent is None:
+        return
     now, frozen = repo.ref_oid(record.branch_ref), record.frozenIntent["oid"]
     if record.owns_branch or now is None or str(now) == frozen:
         return
