@@ -32,6 +32,7 @@ from git_harn.sync.steps import (
     BadRemoteData,
     Step,
 )
+from git_harn.text import one_line
 
 DEFAULT_REMOTE = "origin"
 DEFAULT_ROUNDS = 5
@@ -188,20 +189,31 @@ class _Round:
     pushes: list[tuple[str, str]]
 
 
+def _tracking_prefixes(remote: str) -> list[str]:
+    return [f"{TRACKING_ROOT}{remote}/", f"refs/remotes/{remote}/harnery/salvage/"]
+
+
 def _one_round(repo: Repo, remote: str, salvage: bool, dry_run: bool) -> _Round:
     progress(f"reading what {remote} holds")
     theirs = {ref: oid for ref, oid in rs.ls_remote(repo, remote, _patterns(salvage)).items()
               if _ours(ref, salvage)}
     prefixes = [*records.PREFIXES, NOTES_REF] + ([SALVAGE_PREFIX] if salvage else [])
-    tracked = rs.refs_under(repo, [f"{TRACKING_ROOT}{remote}/", f"refs/remotes/{remote}/harnery/"])
-    wanted = [ref for ref, oid in sorted(theirs.items())
-              if tracked.get(tracking_name(remote, ref)) != oid or not rs.has_object(repo, oid)]
+    # One pass over the refs: with thousands of records, listing them is a cost.
+    listed = rs.refs_under(repo, [*prefixes, *_tracking_prefixes(remote)])
+    ours = {ref: oid for ref, oid in listed.items() if _ours(ref, salvage)}
+    tracked = {ref: oid for ref, oid in listed.items() if ref.startswith(tuple(_tracking_prefixes(remote)))}
+    # A tracking ref already at the remote's value means its objects are here.
+    wanted = [ref for ref, oid in sorted(theirs.items()) if tracked.get(tracking_name(remote, ref)) != oid]
     if wanted:
         progress(f"fetching {len(wanted)} ref(s) from {remote}")
     unfetchable = _fetch(repo, remote, wanted)
-    if wanted:
-        tracked = rs.refs_under(repo, [f"{TRACKING_ROOT}{remote}/", f"refs/remotes/{remote}/harnery/"])
-    ours = {ref: oid for ref, oid in rs.refs_under(repo, prefixes).items() if _ours(ref, salvage)}
+    for ref in wanted:
+        name = tracking_name(remote, ref)
+        value = rs.ref_value(repo, name)
+        if value is None:
+            tracked.pop(name, None)
+        else:
+            tracked[name] = value
     checked_out = rs.checked_out_branches(repo) if salvage else set()
     steps: dict[str, Step] = {}
     updates: list[tuple[str, str, str | None]] = []
@@ -213,10 +225,15 @@ def _one_round(repo: Repo, remote: str, salvage: bool, dry_run: bool) -> _Round:
             steps[ref] = Step(ref, QUARANTINED, local, theirs[ref],
                               detail=unfetchable.get(ref, "its tracking ref is missing after the fetch"))
             continue
+        if local is not None and local == remote_oid:
+            steps[ref] = Step(ref, SAME, local, remote_oid)
+            continue
         try:
             step = _plan(repo, ref, local, remote_oid, dry_run, checked_out)
         except BadRemoteData as exc:
-            step = Step(ref, QUARANTINED, local, remote_oid, detail=exc.message)
+            step = Step(ref, QUARANTINED, local, remote_oid, detail=_shown(exc.message))
+        except rs.ObjectProblem as exc:
+            step = Step(ref, QUARANTINED, local, remote_oid, detail=_shown(str(exc)))
         steps[ref] = step
         if step.local is not None and step.local != local:
             updates.append((ref, step.local, local))
@@ -225,14 +242,19 @@ def _one_round(repo: Repo, remote: str, salvage: bool, dry_run: bool) -> _Round:
     return _Round(steps, updates, pushes)
 
 
+def _shown(text: str) -> str:
+    """Remote data in a message: printable, one bounded line [P5]."""
+    return one_line("".join(ch if ch.isprintable() else "?" for ch in text[:2000]), 300)
+
+
 def _settle_tracking(repo: Repo, remote: str, pushed: dict[str, str]) -> None:
     """Point the tracking refs at what was pushed (git may have done so already)."""
-    tracked = rs.refs_under(repo, [f"{TRACKING_ROOT}{remote}/", f"refs/remotes/{remote}/harnery/"])
     moves = []
     for ref, oid in pushed.items():
         name = tracking_name(remote, ref)
-        if tracked.get(name) != oid:
-            moves.append((name, oid, tracked.get(name)))
+        current = rs.ref_value(repo, name)
+        if current != oid:
+            moves.append((name, oid, current))
     with suppress(RaceLost):  # a concurrent fetch moved them; the next sync reads them again
         rs.update_refs(repo, moves)
 
