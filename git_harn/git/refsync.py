@@ -63,9 +63,11 @@ def ls_remote(repo: Repo, remote: str, patterns: Sequence[str]) -> dict[str, str
     return found
 
 
-def fetch(repo: Repo, remote: str, refspecs: Sequence[str]) -> str | None:
-    """Fetch ``refspecs`` (given on stdin, so any number); None when done, else
-    git's error line. No tags, no FETCH_HEAD, no prune, no configured refmap."""
+def fetch(repo: Repo, remote: str, refs: Sequence[str]) -> str | None:
+    """Fetch the objects of ``refs`` (given on stdin, so any number) and write
+    no ref: no tags, no FETCH_HEAD, no configured refmap, no prune. None when
+    done, else git's error line."""
+    refspecs = [ref for ref in refs if not ref.startswith(("+", "-", ":"))]
     if not refspecs:
         return None
     done = run_git(

@@ -124,15 +124,16 @@ def _ours(ref: str, salvage: bool) -> bool:
 
 
 def _fetch(repo: Repo, remote: str, wanted: list[str]) -> dict[str, str]:
-    """Fetch ``wanted`` remote refs into their tracking refs. A set that fails
-    is split in halves until the refs the remote cannot send stand alone:
-    those are returned (ref -> git's error) and the rest is fetched."""
+    """Fetch the objects of ``wanted`` remote refs (no ref is written by git:
+    the tracking refs move afterwards, compare-and-swap). A set that fails is
+    split in halves until the refs the remote cannot send stand alone: those
+    are returned (ref -> git's error) and the rest is fetched."""
     failed: dict[str, str] = {}
     budget = [FETCH_BUDGET]
 
     def attempt(refs: list[str]) -> None:
         budget[0] -= 1
-        error = rs.fetch(repo, remote, [f"+{ref}:{tracking_name(remote, ref)}" for ref in refs])
+        error = rs.fetch(repo, remote, refs)
         if error is None:
             return
         if len(refs) == 1 or budget[0] <= 0:
@@ -207,13 +208,16 @@ def _one_round(repo: Repo, remote: str, salvage: bool, dry_run: bool) -> _Round:
     if wanted:
         progress(f"fetching {len(wanted)} ref(s) from {remote}")
     unfetchable = _fetch(repo, remote, wanted)
+    moves = []
     for ref in wanted:
-        name = tracking_name(remote, ref)
-        value = rs.ref_value(repo, name)
-        if value is None:
-            tracked.pop(name, None)
-        else:
-            tracked[name] = value
+        name, oid = tracking_name(remote, ref), theirs[ref]
+        if ref in unfetchable:
+            continue
+        if not rs.has_object(repo, oid):
+            raise RaceLost(f"{ref} moved on {remote} since it was read")
+        moves.append((name, oid, tracked.get(name)))
+        tracked[name] = oid
+    rs.update_refs(repo, moves)  # RaceLost: another fetch moved them; the round starts again
     checked_out = rs.checked_out_branches(repo) if salvage else set()
     steps: dict[str, Step] = {}
     updates: list[tuple[str, str, str | None]] = []
@@ -284,7 +288,12 @@ def _sync_locked(repo: Repo, remote: str, salvage: bool, dry_run: bool, rounds: 
     finished = False
     for number in range(1, rounds + 1):
         result.rounds = number
-        this = _one_round(repo, remote, salvage, dry_run)
+        try:
+            this = _one_round(repo, remote, salvage, dry_run)
+        except RaceLost as exc:
+            info(f"fetching raced with another writer ({exc.message}); reading again")
+            _pause(number)
+            continue
         _remember(seen, this.steps)
         if dry_run:
             finished = True
