@@ -138,7 +138,7 @@ def _fetch(repo: Repo, remote: str, wanted: list[str]) -> dict[str, str]:
             return
         if len(refs) == 1 or budget[0] <= 0:
             for ref in refs:
-                failed[ref] = f"cannot be fetched: {error}"
+                failed[ref] = _shown(f"cannot be fetched: {error}")
             return
         middle = len(refs) // 2
         attempt(refs[:middle])
