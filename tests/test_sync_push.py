@@ -42,12 +42,12 @@ def test_push_race_is_rejected_retried_and_converges(world: World, tmp_path: Pat
     gate = tmp_path / "gate"
     gate.mkdir()
     # The first two pushes wait in pre-receive until both are there, so both
-    # read the same old values and one loses the ref update (bounded waits).
+    # read the same old values and one loses the ref update (waits bounded at 30 s).
     hook(world.remote, f"""n=0
 while ! mkdir "{gate}/slot$n" 2>/dev/null; do n=$((n+1)); done
 if [ $n -lt 2 ]; then
   i=0
-  while [ ! -d "{gate}/slot1" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done
+  while [ ! -d "{gate}/slot1" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done
   sleep 0.3
 fi
 exit 0
@@ -60,7 +60,7 @@ exit 0
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
              for clone in (world.a, world.b)]
     try:
-        outputs = [proc.communicate(timeout=60) for proc in procs]
+        outputs = [proc.communicate(timeout=120) for proc in procs]
     finally:
         for proc in procs:
             if proc.poll() is None:
@@ -71,7 +71,8 @@ exit 0
     assert sorted(doc["rounds"] for doc in documents)[-1] >= 2  # the loser went again
     assert any("moved while we pushed" in err for _, err in outputs)
     assert (gate / "slot1").is_dir()
-    sync(world.a)
+    for clone in (world.a, world.b):  # the winner has yet to see the loser's events
+        sync(clone)
     expected = harnery_refs(world.remote)
     for clone in (world.a, world.b):
         assert harnery_refs(clone) == expected

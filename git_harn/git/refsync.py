@@ -31,6 +31,8 @@ NO_ATOMIC_SIGN = "does not support --atomic"
 _HEX40 = re.compile(r"[0-9a-f]{40}")
 _REMOTE_LINES = 10
 _LINE_LIMIT = 200
+# A record or a note larger than this is not one git-harn wrote [P5].
+MAX_FILE_BYTES = 4 * 1024 * 1024
 
 
 class ObjectProblem(Exception):
@@ -61,9 +63,11 @@ def ls_remote(repo: Repo, remote: str, patterns: Sequence[str]) -> dict[str, str
     return found
 
 
-def fetch(repo: Repo, remote: str, refspecs: Sequence[str]) -> str | None:
-    """Fetch ``refspecs`` (given on stdin, so any number); None when done, else
-    git's error line. No tags, no FETCH_HEAD, no prune, no configured refmap."""
+def fetch(repo: Repo, remote: str, refs: Sequence[str]) -> str | None:
+    """Fetch the objects of ``refs`` (given on stdin, so any number) and write
+    no ref: no tags, no FETCH_HEAD, no configured refmap, no prune. None when
+    done, else git's error line."""
+    refspecs = [ref for ref in refs if not ref.startswith(("+", "-", ":"))]
     if not refspecs:
         return None
     done = run_git(
@@ -146,14 +150,28 @@ def _remote_lines(stderr: str) -> list[str]:
 
 
 def refs_under(repo: Repo, prefixes: Iterable[str]) -> dict[str, str]:
-    """name -> object id of the direct refs under any of ``prefixes``."""
-    wanted = tuple(prefixes)
+    """name -> object id of the refs under any of ``prefixes`` (folders end
+    in ``/``). ``git for-each-ref`` reads only those folders, which matters
+    with thousands of loose refs."""
+    wanted = list(prefixes)
+    if not wanted:
+        return {}
+    done = run_git(["for-each-ref", "--format=%(objectname) %(refname)", *wanted],
+                   repo.cli_cwd, check=False)
+    if done.returncode != 0:
+        raise GitFailure(f"git for-each-ref failed: {error_line(done.stderr)}")
     found: dict[str, str] = {}
-    for ref in repo._pg.listall_reference_objects():
-        name = ref.name
-        if name.startswith(wanted) and isinstance(ref.target, pygit2.Oid):
-            found[name] = str(ref.target)
+    exact = tuple(wanted)
+    for line in done.stdout.decode("utf-8", "surrogateescape").splitlines():
+        oid, _, name = line.partition(" ")
+        if _HEX40.fullmatch(oid) and name.startswith(exact):
+            found[name] = oid
     return found
+
+
+def ref_value(repo: Repo, name: str) -> str | None:
+    oid = repo.ref_oid(name)
+    return str(oid) if oid is not None else None
 
 
 def update_refs(repo: Repo, updates: Sequence[tuple[str, str, str | None]]) -> None:
@@ -259,6 +277,8 @@ def single_file(repo: Repo, oid: str) -> tuple[str, bytes]:
     blob = repo._pg.get(entry.id)
     if not isinstance(blob, pygit2.Blob) or entry.filemode != pygit2.enums.FileMode.BLOB:
         raise ObjectProblem(f"commit {oid[:12]}: {entry.name} is not a regular file")
+    if blob.size > MAX_FILE_BYTES:
+        raise ObjectProblem(f"commit {oid[:12]}: {entry.name} is {blob.size} bytes, too large for a record")
     return str(entry.name), bytes(blob.data)
 
 
@@ -287,6 +307,8 @@ def read_blob(repo: Repo, oid: str) -> bytes:
     obj = repo._pg.get(oid)
     if not isinstance(obj, pygit2.Blob):
         raise ObjectProblem(f"{oid} is not a blob")
+    if obj.size > MAX_FILE_BYTES:
+        raise ObjectProblem(f"blob {oid[:12]} is {obj.size} bytes, too large for a note")
     return bytes(obj.data)
 
 

@@ -32,6 +32,7 @@ from git_harn.sync.steps import (
     BadRemoteData,
     Step,
 )
+from git_harn.text import one_line
 
 DEFAULT_REMOTE = "origin"
 DEFAULT_ROUNDS = 5
@@ -123,20 +124,21 @@ def _ours(ref: str, salvage: bool) -> bool:
 
 
 def _fetch(repo: Repo, remote: str, wanted: list[str]) -> dict[str, str]:
-    """Fetch ``wanted`` remote refs into their tracking refs. A set that fails
-    is split in halves until the refs the remote cannot send stand alone:
-    those are returned (ref -> git's error) and the rest is fetched."""
+    """Fetch the objects of ``wanted`` remote refs (no ref is written by git:
+    the tracking refs move afterwards, compare-and-swap). A set that fails is
+    split in halves until the refs the remote cannot send stand alone: those
+    are returned (ref -> git's error) and the rest is fetched."""
     failed: dict[str, str] = {}
     budget = [FETCH_BUDGET]
 
     def attempt(refs: list[str]) -> None:
         budget[0] -= 1
-        error = rs.fetch(repo, remote, [f"+{ref}:{tracking_name(remote, ref)}" for ref in refs])
+        error = rs.fetch(repo, remote, refs)
         if error is None:
             return
         if len(refs) == 1 or budget[0] <= 0:
             for ref in refs:
-                failed[ref] = f"cannot be fetched: {error}"
+                failed[ref] = _shown(f"cannot be fetched: {error}")
             return
         middle = len(refs) // 2
         attempt(refs[:middle])
@@ -188,20 +190,34 @@ class _Round:
     pushes: list[tuple[str, str]]
 
 
+def _tracking_prefixes(remote: str) -> list[str]:
+    return [f"{TRACKING_ROOT}{remote}/", f"refs/remotes/{remote}/harnery/salvage/"]
+
+
 def _one_round(repo: Repo, remote: str, salvage: bool, dry_run: bool) -> _Round:
     progress(f"reading what {remote} holds")
     theirs = {ref: oid for ref, oid in rs.ls_remote(repo, remote, _patterns(salvage)).items()
               if _ours(ref, salvage)}
     prefixes = [*records.PREFIXES, NOTES_REF] + ([SALVAGE_PREFIX] if salvage else [])
-    tracked = rs.refs_under(repo, [f"{TRACKING_ROOT}{remote}/", f"refs/remotes/{remote}/harnery/"])
-    wanted = [ref for ref, oid in sorted(theirs.items())
-              if tracked.get(tracking_name(remote, ref)) != oid or not rs.has_object(repo, oid)]
+    # One pass over the refs: with thousands of records, listing them is a cost.
+    listed = rs.refs_under(repo, [*prefixes, *_tracking_prefixes(remote)])
+    ours = {ref: oid for ref, oid in listed.items() if _ours(ref, salvage)}
+    tracked = {ref: oid for ref, oid in listed.items() if ref.startswith(tuple(_tracking_prefixes(remote)))}
+    # A tracking ref already at the remote's value means its objects are here.
+    wanted = [ref for ref, oid in sorted(theirs.items()) if tracked.get(tracking_name(remote, ref)) != oid]
     if wanted:
         progress(f"fetching {len(wanted)} ref(s) from {remote}")
     unfetchable = _fetch(repo, remote, wanted)
-    if wanted:
-        tracked = rs.refs_under(repo, [f"{TRACKING_ROOT}{remote}/", f"refs/remotes/{remote}/harnery/"])
-    ours = {ref: oid for ref, oid in rs.refs_under(repo, prefixes).items() if _ours(ref, salvage)}
+    moves = []
+    for ref in wanted:
+        name, oid = tracking_name(remote, ref), theirs[ref]
+        if ref in unfetchable:
+            continue
+        if not rs.has_object(repo, oid):
+            raise RaceLost(f"{ref} moved on {remote} since it was read")
+        moves.append((name, oid, tracked.get(name)))
+        tracked[name] = oid
+    rs.update_refs(repo, moves)  # RaceLost: another fetch moved them; the round starts again
     checked_out = rs.checked_out_branches(repo) if salvage else set()
     steps: dict[str, Step] = {}
     updates: list[tuple[str, str, str | None]] = []
@@ -213,10 +229,15 @@ def _one_round(repo: Repo, remote: str, salvage: bool, dry_run: bool) -> _Round:
             steps[ref] = Step(ref, QUARANTINED, local, theirs[ref],
                               detail=unfetchable.get(ref, "its tracking ref is missing after the fetch"))
             continue
+        if local is not None and local == remote_oid:
+            steps[ref] = Step(ref, SAME, local, remote_oid)
+            continue
         try:
             step = _plan(repo, ref, local, remote_oid, dry_run, checked_out)
         except BadRemoteData as exc:
-            step = Step(ref, QUARANTINED, local, remote_oid, detail=exc.message)
+            step = Step(ref, QUARANTINED, local, remote_oid, detail=_shown(exc.message))
+        except rs.ObjectProblem as exc:
+            step = Step(ref, QUARANTINED, local, remote_oid, detail=_shown(str(exc)))
         steps[ref] = step
         if step.local is not None and step.local != local:
             updates.append((ref, step.local, local))
@@ -225,14 +246,19 @@ def _one_round(repo: Repo, remote: str, salvage: bool, dry_run: bool) -> _Round:
     return _Round(steps, updates, pushes)
 
 
+def _shown(text: str) -> str:
+    """Remote data in a message: printable, one bounded line [P5]."""
+    return one_line("".join(ch if ch.isprintable() else "?" for ch in text[:2000]), 300)
+
+
 def _settle_tracking(repo: Repo, remote: str, pushed: dict[str, str]) -> None:
     """Point the tracking refs at what was pushed (git may have done so already)."""
-    tracked = rs.refs_under(repo, [f"{TRACKING_ROOT}{remote}/", f"refs/remotes/{remote}/harnery/"])
     moves = []
     for ref, oid in pushed.items():
         name = tracking_name(remote, ref)
-        if tracked.get(name) != oid:
-            moves.append((name, oid, tracked.get(name)))
+        current = rs.ref_value(repo, name)
+        if current != oid:
+            moves.append((name, oid, current))
     with suppress(RaceLost):  # a concurrent fetch moved them; the next sync reads them again
         rs.update_refs(repo, moves)
 
@@ -262,7 +288,12 @@ def _sync_locked(repo: Repo, remote: str, salvage: bool, dry_run: bool, rounds: 
     finished = False
     for number in range(1, rounds + 1):
         result.rounds = number
-        this = _one_round(repo, remote, salvage, dry_run)
+        try:
+            this = _one_round(repo, remote, salvage, dry_run)
+        except RaceLost as exc:
+            info(f"fetching raced with another writer ({exc.message}); reading again")
+            _pause(number)
+            continue
         _remember(seen, this.steps)
         if dry_run:
             finished = True

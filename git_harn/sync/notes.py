@@ -81,7 +81,7 @@ def _parse(raw: bytes | None) -> dict[str, Any] | None:
         return {}
     try:
         data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         return None
     return data if isinstance(data, dict) else None
 
@@ -122,7 +122,10 @@ def _merge_note(repo: Repo, base: str | None, ours: str | None, theirs: str | No
     def read(oid: str | None) -> bytes | None:
         return rs.read_blob(repo, oid) if oid is not None else None
 
-    parsed = [_parse(read(oid)) for oid in (base, ours, theirs)]
+    try:
+        parsed = [_parse(read(oid)) for oid in (base, ours, theirs)]
+    except rs.ObjectProblem as exc:
+        raise BadRemoteData(str(exc)) from exc
     b, o, t = parsed
     if b is None or o is None or t is None:
         return ours if ours_win else theirs  # not JSON objects: one note wins whole

@@ -14,9 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from git_harn.errors import CorruptRecord
+from git_harn.errors import BadInput, CorruptRecord
 from git_harn.git import Repo
 from git_harn.git import refsync as rs
+from git_harn.store.ids import validate_run_id
 from git_harn.store.record import RunRecord
 from git_harn.store.runs import RECORD_FILE, RUNS_PREFIX
 from git_harn.sync.steps import (
@@ -40,8 +41,9 @@ def _check_run(ref: str, name: str, raw: bytes) -> dict[str, Any]:
     if name != RECORD_FILE:
         raise BadRemoteData(f"holds {name!r}, not {RECORD_FILE}")
     try:
+        validate_run_id(ref[len(RUNS_PREFIX):])
         record = RunRecord.from_json(raw, ref)
-    except CorruptRecord as exc:
+    except (CorruptRecord, BadInput) as exc:
         raise BadRemoteData(exc.message) from exc
     if record.runId != ref[len(RUNS_PREFIX):]:
         raise BadRemoteData(f"names another run ({record.runId!r})")
@@ -58,6 +60,8 @@ def _check_json(ref: str, name: str, raw: bytes) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise BadRemoteData("not a JSON object")
     own_id = ref[len(WORKFLOWS_PREFIX):]
+    if "/" in own_id:
+        raise BadRemoteData("a workflow id is one ref name component")
     if isinstance(data.get("workflowId"), str) and data["workflowId"] != own_id:
         raise BadRemoteData(f"names another workflow ({data['workflowId']!r})")
     return data
@@ -93,6 +97,8 @@ def _file(repo: Repo, kind: Kind, ref: str, oid: str) -> tuple[str, dict[str, An
         return name, kind.check(ref, name, raw)
     except BadRemoteData as exc:
         raise BadRemoteData(f"commit {oid[:12]}: {exc.message}") from exc
+    except RecursionError as exc:
+        raise BadRemoteData(f"commit {oid[:12]}: JSON nested too deeply") from exc
 
 
 def check_chain(repo: Repo, kind: Kind, ref: str, tip: str, hide: list[str]) -> None:
