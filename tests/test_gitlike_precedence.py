@@ -187,8 +187,6 @@ def test_assess_uses_the_remote_tracking_base_that_integrate_lands_on(tmp_path: 
 # --- item 7: a relative harn.worktreeRoot ------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="issue 11.7: a relative harn.worktreeRoot is resolved from the current "
-                                       "worktree, so starting inside a workspace nests the new one in it")
 def test_relative_worktree_root_is_resolved_from_the_main_worktree(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo")
     git(repo, "config", "harn.worktreeRoot", ".harn-wt")
@@ -202,7 +200,6 @@ def test_relative_worktree_root_is_resolved_from_the_main_worktree(tmp_path: Pat
     assert record(repo, "r1")["state"] == "released"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 11.7: a harn.worktreeRoot inside a workspace is not refused")
 def test_a_worktree_root_inside_a_workspace_is_refused(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo")
     git(repo, "config", "harn.worktreeRoot", str(tmp_path / "worktrees"))
@@ -216,8 +213,6 @@ def test_a_worktree_root_inside_a_workspace_is_refused(tmp_path: Path) -> None:
     assert git(first, "status", "--porcelain") == ""
 
 
-@pytest.mark.xfail(strict=True, reason="issue 11.7: a relative harn.worktreeRoot shows up as `?? .harn-wt/` "
-                                       "in the main checkout")
 def test_a_relative_worktree_root_leaves_the_main_checkout_clean(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo")
     git(repo, "config", "harn.worktreeRoot", ".harn-wt")
