@@ -148,8 +148,6 @@ def test_config_keys_are_matched_as_git_spells_them() -> None:
 ROADMAP = "# Roadmap\n\n- [ ] 1.1 First thing\n- [ ] 1.2 Second thing\n  Requires: 1.1\n"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 11.6: assess judges against local main while integrate lands on "
-                                       "origin/main, so a task cut from origin/main is not task-scoped")
 def test_assess_uses_the_remote_tracking_base_that_integrate_lands_on(tmp_path: Path) -> None:
     remote = tmp_path / "remote.git"
     git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
@@ -182,6 +180,27 @@ def test_assess_uses_the_remote_tracking_base_that_integrate_lands_on(tmp_path: 
     assert evidence["changedPaths"] == ["two.txt"]
     assert evidence["taskScoped"] is True, evidence["scopeViolations"]
     assert "behind" in result.err and "main" in result.err  # local main is behind origin/main: say so
+
+
+def test_the_base_rule_follows_harn_remote_and_takes_other_revisions_as_written(tmp_path: Path) -> None:
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+    work = make_repo(tmp_path / "work", {"README.md": "hello\n", "docs/roadmap.md": ROADMAP})
+    git(work, "remote", "add", "upstream", str(remote))
+    git(work, "push", "-q", "upstream", "main")
+    git(work, "fetch", "-q", "upstream")
+    git(work, "config", "harn.remote", "upstream")
+    git(work, "branch", "roadmap-1.1")
+    level = harn(work, "assess", "roadmap-1.1", "--json")
+    assert level.code == 0, level.err
+    assert level.json()["evidence"]["base"]["rev"] == "upstream/main"
+    assert "behind" not in level.err  # local main is where upstream/main is: nothing to say
+    oid = git(work, "rev-parse", "main")
+    literal = harn(work, "assess", "roadmap-1.1", "--base", oid, "--json")
+    assert literal.code == 0, literal.err
+    assert literal.json()["evidence"]["base"] == {"rev": oid, "oid": oid}
+    local = harn(work, "assess", "roadmap-1.1", "--base", "refs/heads/main", "--json")
+    assert local.json()["evidence"]["base"]["rev"] == "refs/heads/main"
 
 
 # --- item 7: a relative harn.worktreeRoot ------------------------------------------

@@ -69,11 +69,8 @@ class Repo(ObjectsMixin):
             raise BadInput("HEAD has no commit yet; pass --base") from None
 
     def has_remote(self, name: str) -> bool:
-        try:
-            self._pg.remotes[name]
-        except (KeyError, ValueError, pygit2.GitError):
-            return False
-        return True
+        """Whether git knows remote ``name`` (its url may come from ``git -c``)."""
+        return self.config(f"remote.{name}.url") is not None
 
     # --- config (as git reads it: git_harn.git.config) -----------------------
 
