@@ -26,7 +26,6 @@ def _strings(document: Any) -> list[str]:
     return [document] if isinstance(document, str) else []
 
 
-@pytest.mark.xfail(strict=True, reason="issue 11.2: `run --json` prints the command's stdout before the document")
 def test_run_json_prints_one_document_and_the_commands_output_elsewhere(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo")
     result = harn(repo, "run", "r1", "--json", "--", "sh", "-c", "echo from-the-command; echo to-stderr >&2")
