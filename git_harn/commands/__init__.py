@@ -24,4 +24,5 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "integrate": ("integrate", "integrate"),
     "report": ("report", "report"),
     "demo": ("demo", "demo"),
+    "completion": ("completion", "completion"),
 }
