@@ -34,6 +34,14 @@ class _LazyGroup(click.Group):
         command: click.Command = getattr(loaded, attribute)
         return command
 
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None,
+                                                                          list[str]]:
+        # click suggests from self.commands, which a lazy group leaves empty.
+        name = args[0]
+        if name not in COMMANDS and not name.startswith("-") and not ctx.resilient_parsing:
+            raise click.exceptions.NoSuchCommand(name, possibilities=list(COMMANDS), ctx=ctx)
+        return super().resolve_command(ctx, args)
+
 
 @click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="git-harn")
@@ -62,6 +70,15 @@ def _fail(message: str, code: int) -> None:
     sys.exit(code)
 
 
+def _usage(exc: click.exceptions.NoArgsIsHelpError) -> None:
+    """A group without its subcommand: the usage and the list of commands,
+    as many lines as click wrote (exit 2, as click does)."""
+    click.echo(exc.format_message(), err=True)
+    if _JSON_ERRORS:
+        _fail(f"missing command (see '{exc.ctx.command_path} --help')", EXIT_USAGE)
+    sys.exit(EXIT_USAGE)
+
+
 def _exit_on_sigterm(signum: int, _frame: object) -> None:
     # As an exception, so that cleanups run: locks released, scratch checkouts removed.
     raise SystemExit(128 + signum)
@@ -76,6 +93,8 @@ def main(argv: list[str] | None = None) -> None:
         code = cli.main(args=argv, prog_name="git harn", standalone_mode=False)
     except click.exceptions.Abort:
         _fail("aborted", 130)
+    except click.exceptions.NoArgsIsHelpError as exc:
+        _usage(exc)
     except click.exceptions.ClickException as exc:
         ctx = getattr(exc, "ctx", None)
         name = ctx.command_path if ctx is not None else "git harn"

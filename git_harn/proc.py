@@ -10,6 +10,7 @@ import os
 import shlex
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -137,13 +138,15 @@ def split_command(line: str, what: str) -> list[str]:
 
 
 def run_foreground(argv: Sequence[str], cwd: Path, env: Mapping[str, str],
-                   on_start: Callable[[int], None]) -> tuple[int, str | None]:
+                   on_start: Callable[[int], None], stdout_to_stderr: bool = False) -> tuple[int, str | None]:
     """Run ``argv`` in this process group (it keeps the terminal: Ctrl-C
     reaches it directly) and wait, passing SIGTERM and SIGHUP on; git-harn
-    only outlasts it. Returns (exit code as a shell reports it, why it could
-    not start)."""
+    only outlasts it. ``stdout_to_stderr`` keeps git-harn's stdout for its
+    own document (``run --json``). Returns (exit code as a shell reports it,
+    why it could not start)."""
     try:
-        child = subprocess.Popen(list(argv), cwd=cwd, env=dict(env))
+        child = subprocess.Popen(list(argv), cwd=cwd, env=dict(env),
+                                 stdout=sys.stderr.fileno() if stdout_to_stderr else None)
     except FileNotFoundError:
         return 127, f"command not found: {argv[0]}"
     except PermissionError:

@@ -26,4 +26,5 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sync": ("sync", "sync"),
     "demo": ("demo", "demo"),
     "workflow": ("workflow", "workflow"),
+    "completion": ("completion", "completion"),
 }

@@ -10,7 +10,7 @@ from git_harn.commands.common import json_option, repository
 from git_harn.commands.render import show
 from git_harn.integrate.batch import BatchResult, integrate_branches
 from git_harn.integrate.report import IntegrationReport
-from git_harn.integrate.target import DEFAULT_MAX_ATTEMPTS, DEFAULT_REMOTE, Request
+from git_harn.integrate.target import DEFAULT_MAX_ATTEMPTS, Request
 from git_harn.text import printable_path
 
 
@@ -18,15 +18,15 @@ from git_harn.text import printable_path
 @click.argument("task_branches", nargs=-1, required=True, metavar="TASK_BRANCH...")
 @click.option("--base", metavar="BRANCH",
               help="Branch on the remote to land on (default: harn.base, else main).")
-@click.option("--remote", default=DEFAULT_REMOTE, show_default=True, metavar="NAME",
-              help="Remote to fetch from and push to.")
+@click.option("--remote", metavar="NAME",
+              help="Remote to fetch from and push to (default: harn.remote, else origin).")
 @click.option("--task", "task_id", metavar="ID", help="Roadmap task id (default: from roadmap-<id>).")
 @click.option("--max-attempts", default=DEFAULT_MAX_ATTEMPTS, show_default=True, type=int,
               help="Pushes to try while the base keeps moving.")
 @click.option("--resume-after-crash", is_flag=True,
               help="Go on after an interrupted integrate of this task, once you have inspected the base.")
 @json_option
-def integrate(task_branches: tuple[str, ...], base: str | None, remote: str, task_id: str | None,
+def integrate(task_branches: tuple[str, ...], base: str | None, remote: str | None, task_id: str | None,
               max_attempts: int, resume_after_crash: bool, as_json: bool) -> int:
     """Squash each TASK_BRANCH onto REMOTE/BASE in turn, tick its roadmap task, push.
 

@@ -61,11 +61,15 @@ def run(ctx: click.Context, run_id: str | None, base: str | None, branch: str | 
     """Run a command in a workspace, record its exit code, then clean up.
 
     Usage: git harn run [RUN_ID] [OPTIONS] -- COMMAND [ARGS]...
+
+    With --json, stdout holds only the result document; the command's
+    stdout goes to stderr, with its stderr.
     """
     argv: list[str] = ctx.meta["harn_command"]
     if not argv:
         raise BadInput("no command after '--'")
-    result = run_in_workspace(repository(), run_id, argv, RunOptions(base, branch, path, keep))
+    options = RunOptions(base, branch, path, keep, stdout_to_stderr=as_json)
+    result = run_in_workspace(repository(), run_id, argv, options)
     return show(result, as_json, _run_lines)
 
 

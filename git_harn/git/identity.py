@@ -1,20 +1,25 @@
 """Who git-harn acts as: the host, the clone, the operator and the machine identity.
 
-Signatures follow git's precedence: ``GIT_AUTHOR_*`` / ``GIT_COMMITTER_*``
-from the environment, then the configured identity, then git-harn's default.
+The operator's signatures follow git's precedence (git-commit-tree(1)):
+``GIT_AUTHOR_*`` / ``GIT_COMMITTER_*`` from the environment, then
+``author.*`` / ``committer.*``, then ``user.*`` (and ``EMAIL``), all as git
+reads its config; the machine identity when no name and email are found.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import socket
 import time
+from dataclasses import dataclass
 
 import pygit2
 
 from git_harn.errors import BadInput
 from git_harn.git.objects import Signature
 from git_harn.git.repo import Repo
+from git_harn.git.run import error_line, run_git
 
 DEFAULT_MACHINE_NAME = "git-harn machine"
 DEFAULT_MACHINE_EMAIL = "git-harn@localhost"
@@ -61,12 +66,48 @@ def machine_signature(repo: Repo) -> Signature:
     return signature(match["name"], match["email"])
 
 
+@dataclass(frozen=True)
+class Identity:
+    author: Signature
+    committer: Signature
+
+
+def operator_identity(repo: Repo) -> Identity:
+    """Author and committer of a commit git-harn makes for the operator (salvage)."""
+    return Identity(_operator(repo, "author"), _operator(repo, "committer"))
+
+
 def operator_signature(repo: Repo) -> Signature:
-    """The operator's git identity, or the machine identity when none is set."""
-    name, email = repo.config("user.name"), repo.config("user.email")
-    if name and email:
+    """The operator as committer: who a note says acted."""
+    return _operator(repo, "committer")
+
+
+def _operator(repo: Repo, role: str) -> Signature:
+    upper = role.upper()
+    name = os.environ.get(f"GIT_{upper}_NAME") or repo.config(f"{role}.name") or repo.config("user.name")
+    email = (os.environ.get(f"GIT_{upper}_EMAIL") or repo.config(f"{role}.email")
+             or repo.config("user.email") or os.environ.get("EMAIL"))
+    if not (name and email):
+        machine = machine_signature(repo)
+        name, email = machine.name, machine.email
+    date = os.environ.get(f"GIT_{upper}_DATE")
+    if not date:
         return signature(name, email)
-    return machine_signature(repo)
+    when, offset = _git_date(repo, upper, name, email, date)
+    return Signature(name, email, when, offset)
+
+
+def _git_date(repo: Repo, upper: str, name: str, email: str, date: str) -> tuple[int, int]:
+    """``GIT_<ROLE>_DATE`` parsed by git itself, which accepts many formats."""
+    env = {f"GIT_{upper}_NAME": name, f"GIT_{upper}_EMAIL": email, f"GIT_{upper}_DATE": date}
+    done = run_git(["var", f"GIT_{upper}_IDENT"], repo.cli_cwd, check=False, env=env)
+    fields = done.stdout.decode("utf-8", "replace").split()
+    if done.returncode != 0 or len(fields) < 2 or not fields[-2].isdigit():
+        raise BadInput(f"GIT_{upper}_DATE is not a date git understands: {date!r} "
+                       f"({error_line(done.stderr)})")
+    zone = fields[-1]
+    minutes = int(zone[1:3]) * 60 + int(zone[3:5])
+    return int(fields[-2]), -minutes if zone.startswith("-") else minutes
 
 
 def signature(name: str, email: str, when: float | None = None) -> Signature:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pygit2
 
 from git_harn.errors import BadInput, GitFailure, RaceLost
+from git_harn.git.config import GitConfig
 from git_harn.git.objects import ObjectsMixin, Oid
 from git_harn.git.run import error_line, run_git
 
@@ -25,6 +26,9 @@ class Repo(ObjectsMixin):
     common_dir: Path
     workdir: Path | None
     invoked_from: Path
+    # False when GIT_WORK_TREE names a folder from which git would not find this repository.
+    own_workdir: bool = True
+    _config_cache: GitConfig | None = field(default=None, repr=False, compare=False)
 
     # --- the git CLI -------------------------------------------------------
 
@@ -69,26 +73,27 @@ class Repo(ObjectsMixin):
             raise BadInput("HEAD has no commit yet; pass --base") from None
 
     def has_remote(self, name: str) -> bool:
-        try:
-            self._pg.remotes[name]
-        except (KeyError, ValueError, pygit2.GitError):
-            return False
-        return True
+        """Whether git knows remote ``name`` (its url may come from ``git -c``)."""
+        return self.config(f"remote.{name}.url") is not None
 
-    # --- config ------------------------------------------------------------
+    # --- config (as git reads it: git_harn.git.config) -----------------------
+
+    @property
+    def _config(self) -> GitConfig:
+        if self._config_cache is None:
+            self._config_cache = GitConfig(self.cli_cwd)
+        return self._config_cache
 
     def config(self, key: str) -> str | None:
-        try:
-            value = self._pg.config[key]
-        except (KeyError, pygit2.GitError):
+        """The value git uses for ``key`` (the last one set), or None."""
+        values = self._config.values(key)
+        if not values:
             return None
-        return str(value)
+        last = values[-1]
+        return "true" if last is None else last
 
     def config_all(self, key: str) -> list[str]:
-        try:
-            return [str(v) for v in self._pg.config.get_multivar(key)]
-        except (KeyError, pygit2.GitError):
-            return []
+        return ["true" if v is None else v for v in self._config.values(key)]
 
     def config_bool(self, key: str, default: bool) -> bool:
         value = self.config(key)
@@ -107,6 +112,7 @@ class Repo(ObjectsMixin):
         """Add ``value`` to the multi-valued local ``key`` unless it is there."""
         if value not in self.config_all(key):
             self._git("config", "--add", key, value)
+            self._config.forget()
 
     # --- objects -------------------------------------------------------------
 
@@ -254,16 +260,36 @@ def _common_dir(git_dir: Path) -> Path:
 
 
 def open_repo(start: Path | None = None) -> Repo:
-    """Open the repository that ``start`` (default: the current folder) is in."""
+    """Open the repository git would use from ``start`` (default: the current
+    folder): ``GIT_DIR`` when set (git exports it for ``git --git-dir=… harn``),
+    else discovery upwards, stopping at ``GIT_CEILING_DIRECTORIES``.
+    ``GIT_WORK_TREE`` names the work tree, as for git."""
     here = (start or Path.cwd()).resolve()
+    given = os.environ.get("GIT_DIR")
+    found = str(here / given) if given else _discover(here)
+    pg = _open(found)
+    git_dir = Path(pg.path).resolve()
+    own = Path(pg.workdir).resolve() if pg.workdir else None
+    tree = os.environ.get("GIT_WORK_TREE")
+    workdir = (here / os.path.expanduser(tree)).resolve() if tree else own
+    return Repo(_pg=pg, git_dir=git_dir, common_dir=_common_dir(git_dir), workdir=workdir,
+                invoked_from=here, own_workdir=workdir == own)
+
+
+def _discover(here: Path) -> str:
+    ceilings = os.environ.get("GIT_CEILING_DIRECTORIES", "")
     try:
-        found = pygit2.discover_repository(str(here))
+        found = pygit2.discover_repository(str(here), False, ceilings)
     except pygit2.GitError as exc:
         raise BadInput(f"cannot open a repository at {here}: {exc}") from exc
     if found is None:
         raise BadInput(f"not a git repository: {here}")
+    return str(found)
+
+
+def _open(found: str) -> pygit2.Repository:
     try:
-        pg = pygit2.Repository(found)
+        return pygit2.Repository(found)
     except pygit2.GitError as exc:
         text = str(exc)
         if "extension" in text or "refstorage" in text.lower():
@@ -272,7 +298,3 @@ def open_repo(start: Path | None = None) -> Repo:
                 "reftable repositories are not supported"
             ) from exc
         raise BadInput(f"cannot open repository {found}: {text}") from exc
-    git_dir = Path(pg.path).resolve()
-    workdir = Path(pg.workdir).resolve() if pg.workdir else None
-    return Repo(_pg=pg, git_dir=git_dir, common_dir=_common_dir(git_dir),
-                workdir=workdir, invoked_from=here)

@@ -35,6 +35,21 @@ def registered_worktrees(repo: Repo) -> dict[Path, str | None]:
     return out
 
 
+def main_worktree(repo: Repo) -> tuple[Path | None, list[Path]]:
+    """The main worktree (None for a bare repository) and the linked ones:
+    git lists the main one first."""
+    records = [r for r in repo._git("worktree", "list", "--porcelain", "-z").split("\0\0") if r.strip("\0")]
+    paths, bare = [], False
+    for index, record in enumerate(records):
+        fields = record.strip("\0").split("\0")
+        if fields[0].startswith("worktree "):
+            paths.append(Path(fields[0][len("worktree "):]))
+            bare = bare or (index == 0 and "bare" in fields)
+    if not paths:
+        return None, []
+    return (None if bare else paths[0]), paths[1:]
+
+
 def worktree_with_branch(repo: Repo, ref: str) -> Path | None:
     """The registered worktree that has ``ref`` checked out, if any."""
     return next((path for path, branch in registered_worktrees(repo).items() if branch == ref), None)

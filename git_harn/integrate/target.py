@@ -8,10 +8,9 @@ from pathlib import PurePosixPath
 from git_harn.errors import BadInput
 from git_harn.git import Repo
 from git_harn.git.refnames import branch_name
-from git_harn.tasks.branches import DEFAULT_BASE
+from git_harn.tasks.branches import DEFAULT_BASE, default_remote
 from git_harn.tasks.roadmap import parse_task_branch, roadmap_path, validate_task_id
 
-DEFAULT_REMOTE = "origin"
 DEFAULT_MAX_ATTEMPTS = 5
 
 
@@ -19,7 +18,7 @@ DEFAULT_MAX_ATTEMPTS = 5
 class Request:
     branch: str
     base: str | None = None  # None: git config harn.base, else main
-    remote: str = DEFAULT_REMOTE
+    remote: str | None = None  # None: git config harn.remote, else origin
     task_id: str | None = None
     max_attempts: int = DEFAULT_MAX_ATTEMPTS
     resume_after_crash: bool = False
@@ -67,10 +66,11 @@ def resolve_target(repo: Repo, request: Request) -> Target:
     if repo.ref_oid(f"refs/heads/{branch}") is None:
         raise BadInput(f"unknown branch: {branch}")
     base = branch_name(request.base or repo.config("harn.base") or DEFAULT_BASE)
-    if request.remote.startswith("-"):
-        raise BadInput(f"invalid remote name: {request.remote!r}")
-    if not repo.has_remote(request.remote):
-        raise BadInput(f"unknown remote: {request.remote}")
+    remote = request.remote or default_remote(repo)
+    if remote.startswith("-"):
+        raise BadInput(f"invalid remote name: {remote!r}")
+    if not repo.has_remote(remote):
+        raise BadInput(f"unknown remote: {remote}")
     parsed = parse_task_branch(branch)
     if request.task_id is not None:
         task_id = validate_task_id(request.task_id)
@@ -81,7 +81,7 @@ def resolve_target(repo: Repo, request: Request) -> Target:
     addendum = parsed[1] if parsed is not None and parsed[0] == task_id else None
     if request.max_attempts < 1:
         raise BadInput("--max-attempts must be at least 1")
-    return Target(branch, base, request.remote, task_id, addendum, roadmap_file(repo), request.max_attempts)
+    return Target(branch, base, remote, task_id, addendum, roadmap_file(repo), request.max_attempts)
 
 
 def roadmap_file(repo: Repo) -> str:

@@ -12,7 +12,7 @@ from git_harn.git.checkout import leftovers
 from git_harn.git.worktrees import add_detached, discard_scratch, prune_registration, registered_here
 from git_harn.notices import info
 from git_harn.store.locks import hold_worktrees
-from git_harn.workspace.paths import repo_key, worktree_root
+from git_harn.workspace.paths import ignore_root, repo_key, worktree_root
 
 
 def integration_worktree(repo: Repo) -> Path:
@@ -40,6 +40,7 @@ def ensure_worktree(repo: Repo, start: Oid) -> Path:
         prune_registration(repo, path)
     if os.path.lexists(path) and (not path.is_dir() or any(path.iterdir())):
         raise Refused(f"{path} is in the way of the integration worktree; move it aside")
+    ignore_root(repo, path.parent.parent)
     path.parent.mkdir(parents=True, exist_ok=True)
     with hold_worktrees(repo):
         add_detached(repo, path, start)

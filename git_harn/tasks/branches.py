@@ -10,8 +10,10 @@ from git_harn.errors import BadInput
 from git_harn.git import Oid, Repo
 from git_harn.git.refnames import branch_name
 from git_harn.git.worktrees import worktree_with_branch
+from git_harn.notices import warn
 
 DEFAULT_BASE = "main"
+DEFAULT_REMOTE = "origin"
 
 
 @dataclass(frozen=True)
@@ -38,9 +40,43 @@ def resolve_branch(repo: Repo, name: str) -> Branch:
 
 
 def resolve_base(repo: Repo, rev: str | None) -> Base:
-    """``rev``, else git config ``harn.base``, else ``main``; BadInput if unknown."""
+    """``rev``, else git config ``harn.base``, else ``main``; BadInput if unknown.
+
+    The one rule for a base: a branch name means that branch on the remote
+    (``harn.remote``, else origin) when the repository has the remote and
+    its tracking ref: where ``integrate`` lands work, and local ``main``
+    never moves there. Anything else (a commit, ``refs/…``, ``origin/main``)
+    is used as written."""
     chosen = rev or repo.config("harn.base") or DEFAULT_BASE
-    return Base(chosen, repo.resolve_commit(chosen))
+    tracking = remote_tracking(repo, chosen)
+    if tracking is None:
+        return Base(chosen, repo.resolve_commit(chosen))
+    name, oid = tracking
+    _warn_if_behind(repo, chosen, name, oid)
+    return Base(name, oid)
+
+
+def default_remote(repo: Repo) -> str:
+    return repo.config("harn.remote") or DEFAULT_REMOTE
+
+
+def remote_tracking(repo: Repo, branch: str) -> tuple[str, Oid] | None:
+    """(``<remote>/<branch>``, its tip) when the default remote has ``branch``."""
+    remote = default_remote(repo)
+    if branch.startswith(("-", "refs/")) or not repo.has_remote(remote):
+        return None
+    oid = repo.ref_oid(f"refs/remotes/{remote}/{branch}")
+    return (f"{remote}/{branch}", oid) if oid is not None else None
+
+
+def _warn_if_behind(repo: Repo, branch: str, tracking: str, oid: Oid) -> None:
+    local = repo.ref_oid(f"refs/heads/{branch}")
+    if local is None or local == oid:
+        return
+    _, behind = repo.ahead_behind(local, oid)
+    if behind:
+        warn(f"local {branch} is {behind} commit(s) behind {tracking}; using {tracking} as the base "
+             f"(git switch {branch} && git merge --ff-only {tracking} brings it up to date)")
 
 
 def worktree_of(repo: Repo, branch: Branch) -> Path | None:

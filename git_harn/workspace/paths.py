@@ -6,7 +6,9 @@ import hashlib
 import os
 from pathlib import Path
 
+from git_harn.errors import BadInput
 from git_harn.git import Repo
+from git_harn.git.worktrees import main_worktree
 
 WS_BRANCH_PREFIX = "harnery/ws/"
 
@@ -28,15 +30,34 @@ def repo_key(repo: Repo) -> str:
 
 
 def worktree_root(repo: Repo) -> Path:
+    """``harn.worktreeRoot`` (a relative one from the main worktree, the
+    same folder from every worktree), else the user data dir. BadInput when
+    it is inside a workspace: the next workspace would nest in that one."""
     configured = repo.config("harn.worktreeRoot")
-    if configured:
-        root = Path(os.path.expanduser(configured))
-        if not root.is_absolute():
-            root = (repo.workdir or repo.common_dir) / root
-        return root
-    import platformdirs  # only needed when a workspace is made
+    if not configured:
+        import platformdirs  # only needed when a workspace is made
 
-    return Path(platformdirs.user_data_dir("git-harn")) / "worktrees"
+        return Path(platformdirs.user_data_dir("git-harn")) / "worktrees"
+    main, linked = main_worktree(repo)
+    root = Path(os.path.expanduser(configured))
+    root = Path(os.path.realpath((main or repo.common_dir) / root))
+    for workspace in linked:
+        if root.is_relative_to(os.path.realpath(workspace)):
+            raise BadInput(f"harn.worktreeRoot {root} is inside the workspace {workspace}; "
+                           "set it to a folder outside every worktree but the main one")
+    return root
+
+
+def ignore_root(repo: Repo, root: Path) -> None:
+    """A root inside the main worktree holds a ``.gitignore`` of ``*``, as a
+    virtualenv does, so the main checkout's ``git status`` stays clean."""
+    main, _ = main_worktree(repo)
+    if main is None or not root.is_relative_to(os.path.realpath(main)):
+        return
+    marker = root / ".gitignore"
+    if not os.path.lexists(marker):
+        root.mkdir(parents=True, exist_ok=True)
+        marker.write_text("# git-harn workspaces: nothing here belongs in the repository\n*\n")
 
 
 def default_path(repo: Repo, run_id: str) -> Path:

@@ -49,6 +49,8 @@ class RunOptions:
     branch: str | None = None
     path: str | None = None
     keep: bool = False
+    # Under --json stdout carries one document, so the command's stdout goes to stderr.
+    stdout_to_stderr: bool = False
 
 
 def _workspace_for(repo: Repo, run_id: str, argv: list[str], options: RunOptions) -> RunRecord:
@@ -67,12 +69,13 @@ def _workspace_for(repo: Repo, run_id: str, argv: list[str], options: RunOptions
     return start_locked(repo, run_id, options.base, options.branch, options.path, command=argv)
 
 
-def _execute(argv: list[str], record: RunRecord, lock: Path) -> int:
+def _execute(argv: list[str], record: RunRecord, lock: Path, stdout_to_stderr: bool) -> int:
     env = child_env({"HARN_RUN_ID": record.runId, "HARN_WORKSPACE_ID": record.workspaceId,
                      "HARN_WORKSPACE": record.path})
     # If git-harn is killed outright, the command's pid in the run lock keeps
     # the run busy while the command still runs.
-    code, problem = run_foreground(argv, Path(record.path), env, on_start=lambda pid: note_agent(lock, pid))
+    code, problem = run_foreground(argv, Path(record.path), env, on_start=lambda pid: note_agent(lock, pid),
+                                   stdout_to_stderr=stdout_to_stderr)
     if problem:
         info(problem)
     return code
@@ -98,7 +101,7 @@ def run_in_workspace(repo: Repo, run_id: str | None, argv: list[str],
     with hold_run(repo, run_id, "run"):
         record = _workspace_for(repo, run_id, argv, options)
         info(f"run {run_id}: {' '.join(argv)}  (in {record.path})")
-        code = _execute(argv, record, run_lock_path(repo, run_id))
+        code = _execute(argv, record, run_lock_path(repo, run_id), options.stdout_to_stderr)
         _record_exit(repo, run_id, argv, code)
         result = None if options.keep else cleanup_locked(repo, run_id)
     return RunResult(run_id, record.workspaceId, record.path, code, result)

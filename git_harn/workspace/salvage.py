@@ -18,7 +18,7 @@ from typing import Any
 from git_harn.clock import now_iso
 from git_harn.failpoints import failpoint
 from git_harn.git import Oid, Repo, to_oid
-from git_harn.git.identity import operator_signature
+from git_harn.git.identity import operator_identity, operator_signature
 from git_harn.git.workdir import Capture
 from git_harn.git.workdir import capture as capture_trees
 from git_harn.git.worktrees import head_of
@@ -121,15 +121,16 @@ def _commit_work(repo: Repo, record: RunRecord, cap: Capture, frozen: Oid,
         return previous, 0  # a rerun after a crash: this very work is saved
     head = cap.head or frozen
     extras = [t for t in [*risky, previous] if t is not None and not contains(repo, head, t)]
-    signature = operator_signature(repo)
+    who = operator_identity(repo)
     base, created = head, 0
     if cap.index_tree is not None:
         staged = repo.changed_paths(tree_of(repo, cap.head), [cap.index_tree])
-        base = repo.make_commit(cap.index_tree, [head], _message(record, "staged versions", staged), signature)
+        base = repo.make_commit(cap.index_tree, [head], _message(record, "staged versions", staged),
+                                who.author, who.committer)
         created += 1
     text = _message(record, "uncommitted work", paths)
     parents = [base, *dict.fromkeys(extras)]
-    oid = repo.make_commit(cap.work_tree, parents, text, signature)
+    oid = repo.make_commit(cap.work_tree, parents, text, who.author, who.committer)
     return oid, created + 1
 
 
@@ -152,9 +153,9 @@ def _keep_commits(repo: Repo, record: RunRecord, risky: list[Oid],
     for tip in tips:
         if all(contains(repo, tip, other) for other in tips):
             return tip, 0
-    signature = operator_signature(repo)
+    who = operator_identity(repo)
     text = _message(record, "commits", paths)
-    oid = repo.make_commit(repo.tree_id(risky[0]), list(dict.fromkeys(tips)), text, signature)
+    oid = repo.make_commit(repo.tree_id(risky[0]), list(dict.fromkeys(tips)), text, who.author, who.committer)
     return oid, 1
 
 

@@ -20,7 +20,7 @@ from git_harn.store.clone import this_clone
 from git_harn.store.ids import new_run_id, new_workspace_id, validate_run_id
 from git_harn.store.locks import hold_run, hold_worktrees
 from git_harn.store.record import ACTIVE, RunRecord
-from git_harn.workspace.paths import default_branch, default_path
+from git_harn.workspace.paths import default_branch, default_path, ignore_root
 from git_harn.workspace.reconcile import GONE, MISSING, presence, refuse_out_of_reach, settle_vanished, whereabouts
 
 
@@ -96,6 +96,8 @@ def check_start(repo: Repo, run_id: str, base_rev: str | None, branch: str | Non
     where = Path(os.path.realpath(Path(path).expanduser() if path else default_path(repo, run_id)))
     _check_path(where)
     try:
+        if path is None:
+            ignore_root(repo, where.parent.parent)
         where.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise BadInput(f"cannot create {where.parent}: {exc.strerror}") from exc

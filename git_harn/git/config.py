@@ -1,0 +1,59 @@
+"""git config as git itself reads it.
+
+libgit2 (pygit2) reads the config files but not what git passes in the
+environment: ``git -c k=v`` (``GIT_CONFIG_PARAMETERS``),
+``GIT_CONFIG_COUNT``/``KEY_n``/``VALUE_n``, ``GIT_CONFIG_GLOBAL``,
+``GIT_CONFIG_SYSTEM``/``NOSYSTEM``. So every value git-harn reads comes from
+one ``git config --list -z``, run once per repository handle and cached:
+the same precedence and includes as git, for one process.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from git_harn.errors import BadInput
+from git_harn.git.run import error_line, run_git
+
+
+def normal_key(key: str) -> str:
+    """git's spelling of ``key``: section and name lower-case, a subsection as written."""
+    section, _, rest = key.partition(".")
+    middle, _, name = rest.rpartition(".")
+    return ".".join(part for part in (section.lower(), middle, name.lower()) if part)
+
+
+class GitConfig:
+    """Every config entry git sees from ``cwd``, in git's order (last wins)."""
+
+    def __init__(self, cwd: Path) -> None:
+        self._cwd = cwd
+        self._entries: dict[str, list[str | None]] | None = None
+
+    def _load(self) -> dict[str, list[str | None]]:
+        if self._entries is None:
+            done = run_git(["config", "--list", "-z"], self._cwd, check=False)
+            if done.returncode != 0:
+                raise BadInput(f"cannot read git config: {error_line(done.stderr)}")
+            self._entries = parse_list(done.stdout.decode("utf-8", "surrogateescape"))
+        return self._entries
+
+    def values(self, key: str) -> list[str | None]:
+        """Every value of ``key``, lowest precedence first; None for a bare
+        ``key`` line (no ``=``), which git reads as true."""
+        return list(self._load().get(normal_key(key), []))
+
+    def forget(self) -> None:
+        """After git-harn wrote config: read it again next time."""
+        self._entries = None
+
+
+def parse_list(text: str) -> dict[str, list[str | None]]:
+    """``git config --list -z``: ``key\\nvalue\\0``, or ``key\\0`` without a value."""
+    entries: dict[str, list[str | None]] = {}
+    for item in text.split("\0"):
+        if not item:
+            continue
+        key, newline, value = item.partition("\n")
+        entries.setdefault(key, []).append(value if newline else None)
+    return entries
