@@ -75,8 +75,6 @@ def test_status_all_shows_a_kept_branch_and_what_to_do(repo: Path) -> None:
     assert re.search(r"git \S+.*harnery/ws/r1", out), f"no next step in: {out}"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 11.8: preserved_unmerged advice offers --discard, which cannot "
-                                       "throw commits away")
 def test_unmerged_advice_never_offers_discard(repo: Path) -> None:
     path = start(repo, "r1")
     commit_in(path, "work.txt", "committed, nowhere else\n")
@@ -90,7 +88,6 @@ def test_unmerged_advice_never_offers_discard(repo: Path) -> None:
     assert not [step for step in document["workspaces"][0]["next"] if "--discard" in step]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 11.8: 'workspace is already already_gone'")
 def test_no_already_already_gone(repo: Path) -> None:
     path = start(repo, "r1")
     shutil.rmtree(path)
@@ -211,7 +208,6 @@ def test_status_fits_an_80_column_terminal(repo: Path, tmp_path: Path) -> None:
     assert not too_wide, "\n".join(f"{display_width(line):3} {line}" for line in too_wide)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 11.8: run's header does not quote the command as a shell needs")
 def test_run_header_quotes_the_command_as_a_shell_would(repo: Path) -> None:
     argv = ["sh", "-c", 'echo "two words" >/dev/null', "it's"]
     result = harn(repo, "run", "r1", "--", *argv)

@@ -7,7 +7,6 @@ import stat
 from pathlib import Path
 
 import pytest
-
 from helpers import assert_valid, git, harn, make_repo
 from hooktools import HOOKS, SHIPPED, git_run, remove_folder, state
 

@@ -164,10 +164,7 @@ def test_only_the_git_layer_runs_git_or_touches_pygit2_objects() -> None:
 
 def _in_argv_list(constant: ast.Constant, tree: ast.AST) -> bool:
     """Whether ``"git"`` is the first word of a list literal (an argv)."""
-    for node in ast.walk(tree):
-        if isinstance(node, ast.List) and node.elts and node.elts[0] is constant:
-            return True
-    return False
+    return any(isinstance(node, ast.List) and node.elts and node.elts[0] is constant for node in ast.walk(tree))
 
 
 def test_the_layout_test_sees_a_wrong_import(tmp_path: Path) -> None:

@@ -102,4 +102,5 @@ def cleanup_lines(result: CleanupResult) -> Iterator[str]:
     yield f"reason: {result.reason}"
     if result.outcome in ("preserved_dirty", "preserved_unmerged", "blocked"):
         yield f"resolve: git harn reclaim {result.runId}   (salvage to harnery/salvage/{result.runId})"
-        yield f"     or: git harn reclaim {result.runId} --discard --yes   (throw it away)"
+        if result.outcome != "preserved_unmerged":  # --discard cannot throw commits away
+            yield f"     or: git harn reclaim {result.runId} --discard --yes   (throw it away)"

@@ -172,10 +172,7 @@ def hook_status(directory: Path, name: str) -> HookStatus:
     chained = next((p for p in (chained_path(hook), _old_chained(hook)) if os.path.lexists(p)), None)
     if is_ours(hook) or _under_pre_commit(hook):
         ours = hook if is_ours(hook) else _legacy(hook)
-        if ours == hook:
-            state = CHAINED if chained else OURS
-        else:
-            state = UNDER_PRE_COMMIT
+        state = (CHAINED if chained else OURS) if ours == hook else UNDER_PRE_COMMIT
         current = ours.read_bytes() == template_bytes(name) and (chained is None or chained == chained_path(hook))
         manager = "pre-commit" if state == UNDER_PRE_COMMIT else (manager_of(chained, name) if chained else None)
         return HookStatus(name, str(hook), state, current, str(chained) if chained else None,

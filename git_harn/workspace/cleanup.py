@@ -20,7 +20,7 @@ from git_harn.git.worktrees import admin_dir, detached_head, remove_worktree
 from git_harn.results import Result
 from git_harn.store import runs as store
 from git_harn.store.locks import hold_run, hold_worktrees
-from git_harn.store.record import PRESERVED_DIRTY, PRESERVED_UNMERGED, RELEASED, RunRecord
+from git_harn.store.record import PRESERVED_DIRTY, PRESERVED_UNMERGED, RELEASED, RunRecord, already
 from git_harn.text import printable_path
 from git_harn.workspace.reconcile import GONE, REMOTE, delete_branch_if_safe, presence, settle_vanished
 
@@ -131,7 +131,7 @@ def preview(repo: Repo, run_id: str) -> CleanupResult:
     """The dry run: the verdict cleanup would reach, with nothing changed."""
     record = read_known(repo, run_id).record
     if record.terminal:
-        return _result(record, DRY_RUN, f"workspace is already {record.state}; nothing to do",
+        return _result(record, DRY_RUN, f"workspace is {already(record.state)}; nothing to do",
                        wouldBe=record.state)
     refuse_remote(repo, record)
     frozen = record.frozenIntent["oid"] if record.frozenIntent else None
@@ -154,7 +154,7 @@ def cleanup_locked(repo: Repo, run_id: str) -> CleanupResult:
     stored = read_known(repo, run_id)
     record = stored.record
     if record.terminal:
-        return _result(record, record.state, f"workspace is already {record.state}")
+        return _result(record, record.state, f"workspace is {already(record.state)}")
     refuse_remote(repo, record)
     if presence(repo, record) == GONE:
         record = settle_vanished(repo, stored)

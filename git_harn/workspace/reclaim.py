@@ -30,7 +30,7 @@ from git_harn.git.worktrees import head_of, head_ref_of, point_head
 from git_harn.notices import info, progress
 from git_harn.store import runs as store
 from git_harn.store.locks import hold_run
-from git_harn.store.record import ALREADY_GONE, RunRecord
+from git_harn.store.record import ALREADY_GONE, RunRecord, already
 from git_harn.text import printable_path
 from git_harn.workspace.cleanup import CleanupResult, cleanup_locked, freeze_intent, read_known, refuse_remote
 from git_harn.workspace.reconcile import GONE, presence, settle_vanished
@@ -63,7 +63,7 @@ def reclaim_locked(repo: Repo, run_id: str, mode: str) -> ReclaimResult:
     if record.terminal:
         # The seed: reclaiming a released workspace is already_gone, not an error.
         _clear_mark(repo, run_id)
-        return _ended(record, mode, ALREADY_GONE, f"workspace is already {record.state}; nothing to reclaim")
+        return _ended(record, mode, ALREADY_GONE, f"workspace is {already(record.state)}; nothing to reclaim")
     refuse_remote(repo, record)
     if presence(repo, record) == GONE:
         record = settle_vanished(repo, stored)

@@ -12,7 +12,7 @@ from git_harn.git.workdir import DirtyPath, dirty_paths_many
 from git_harn.results import Result
 from git_harn.store import runs as store
 from git_harn.store.ids import validate_run_id
-from git_harn.store.record import ACTIVE, RunRecord
+from git_harn.store.record import ACTIVE, PRESERVED_UNMERGED, RunRecord
 from git_harn.text import jsonable
 from git_harn.workspace.reconcile import HERE, presence, reconcile_quietly
 
@@ -60,6 +60,10 @@ def next_steps(record: RunRecord) -> list[str]:
     """The commands that resolve a workspace in this state."""
     # An active workspace with a frozen intent is one an interrupted cleanup
     # or reclaim left; reclaim finishes it even if its ref moved since.
+    # --discard throws away uncommitted changes only, never commits: it is
+    # no way out for a preserved_unmerged workspace.
+    if record.state == PRESERVED_UNMERGED:
+        return [f"git harn reclaim {record.runId}"]
     if record.preserved or (record.state == ACTIVE and record.frozenIntent is not None):
         return [f"git harn reclaim {record.runId}",
                 f"git harn reclaim {record.runId} --discard --yes"]
