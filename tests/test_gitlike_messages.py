@@ -116,7 +116,6 @@ def test_dirty_count_and_salvaged_count_agree(repo: Path) -> None:
     assert "1 dirty path(s)" in cleaned.out, cleaned.out
 
 
-@pytest.mark.xfail(strict=True, reason="issue 11.8: a unicode run id is shown double-escaped, not as typed")
 def test_a_unicode_run_id_is_shown_as_typed(repo: Path) -> None:
     result = harn(repo, "start", "übung-数据")
     assert result.code == 2
@@ -124,7 +123,6 @@ def test_a_unicode_run_id_is_shown_as_typed(repo: Path) -> None:
     assert "\\x" not in result.err and "\\u" not in result.err
 
 
-@pytest.mark.xfail(strict=True, reason="issue 11.8: `start -bad` says \"No such option '-b'\"")
 def test_a_run_id_that_looks_like_an_option_is_an_invalid_id(repo: Path) -> None:
     result = harn(repo, "start", "-bad")
     assert result.code == 2

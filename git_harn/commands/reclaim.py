@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import click
 
-from git_harn.commands.common import confirm, json_option, repository, run_id_arg
+from git_harn.commands.common import RunIdCommand, confirm, json_option, repository, run_id_arg
 from git_harn.commands.render import show
 from git_harn.errors import BadInput
 from git_harn.git import Repo
@@ -19,7 +19,7 @@ from git_harn.workspace.reclaim import reclaim as reclaim_workspace
 SHOWN_PATHS = 10
 
 
-@click.command()
+@click.command(cls=RunIdCommand)
 @click.argument("run_id")
 @click.option("--discard", is_flag=True,
               help="Throw the uncommitted changes away (reset --hard, clean -fd) instead of salvaging them.")

@@ -7,14 +7,14 @@ from collections.abc import Iterator
 
 import click
 
-from git_harn.commands.common import json_option, repository
+from git_harn.commands.common import RunIdCommand, json_option, repository
 from git_harn.commands.render import show, table
 from git_harn.text import printable_path
 from git_harn.workspace.log import LogResult, run_log
 from git_harn.workspace.status import DEFAULT_LIMIT, StatusReport, collect_status
 
 
-@click.command()
+@click.command(cls=RunIdCommand)
 @click.argument("run_id", required=False)
 @click.option("--all", "include_terminal", is_flag=True, help="Include released and gone workspaces.")
 @click.option("--limit", default=DEFAULT_LIMIT, show_default=True, type=int,
@@ -52,7 +52,7 @@ def _status_lines(report: StatusReport) -> Iterator[str]:
             yield f"    resolve: {'  or  '.join(ws.next)}"
 
 
-@click.command()
+@click.command(cls=RunIdCommand)
 @click.argument("run_id")
 @json_option
 def log(run_id: str, as_json: bool) -> int:

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import click
 
-from git_harn.commands.common import confirm, json_option, repository, run_id_arg
+from git_harn.commands.common import RunIdCommand, confirm, json_option, repository, run_id_arg
 from git_harn.commands.render import show
 from git_harn.errors import BadInput
 from git_harn.store.record import TERMINAL
@@ -16,7 +16,7 @@ from git_harn.workspace.start import StartResult
 from git_harn.workspace.start import start as start_workspace
 
 
-@click.command()
+@click.command(cls=RunIdCommand)
 @click.argument("run_id", required=False)
 @click.option("--base", metavar="REV", help="Start the branch here (default: HEAD).")
 @click.option("--branch", metavar="NAME", help="Branch to use (default: harnery/ws/<run-id>).")
@@ -35,7 +35,7 @@ def _start_lines(result: StartResult) -> Iterator[str]:
     yield f"  path    {record.path}"
 
 
-class _RunCommand(click.Command):
+class _RunCommand(RunIdCommand):
     """Everything after ``--`` is the command, untouched by option parsing."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
@@ -77,7 +77,7 @@ def _run_lines(result: RunResult) -> Iterator[str]:
         yield f"kept {result.path} (--keep)"
 
 
-@click.command("cleanup")
+@click.command("cleanup", cls=RunIdCommand)
 @click.argument("run_id")
 @click.option("--yes", is_flag=True, help="Act; without it, only say what would happen.")
 @json_option
