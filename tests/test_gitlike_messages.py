@@ -34,8 +34,6 @@ def row_of(out: str, run_id: str) -> str:
     return rows[0]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 11.8: a remote host's workspace shows DIRTY 0 / dirtyCount 0, "
-                                       "not unknown")
 def test_a_remote_hosts_workspace_has_no_dirty_count(repo: Path) -> None:
     path = start(repo, "r1")
     (path / "wip.txt").write_text("on the other machine\n")
@@ -48,8 +46,6 @@ def test_a_remote_hosts_workspace_has_no_dirty_count(repo: Path) -> None:
     assert "0" not in cells and "-" in cells, cells
 
 
-@pytest.mark.xfail(strict=True, reason="issue 11.8: human `status --all` hides the refs/harnery/detached/<id> "
-                                       "that keeps a vanished detached HEAD")
 def test_status_all_shows_a_kept_detached_head_and_what_to_do(repo: Path) -> None:
     path = start(repo, "r1")
     git(path, "checkout", "-q", "--detach")
@@ -62,8 +58,6 @@ def test_status_all_shows_a_kept_detached_head_and_what_to_do(repo: Path) -> Non
     assert re.search(r"git \S+.*refs/harnery/detached/r1", out), f"no next step in: {out}"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 11.8: human `status --all` hides 'branch kept: N commit(s)' of a "
-                                       "vanished workspace")
 def test_status_all_shows_a_kept_branch_and_what_to_do(repo: Path) -> None:
     path = start(repo, "r1")
     commit_in(path, "only-here.txt", "on the workspace branch\n")
@@ -192,7 +186,6 @@ def test_external_assessor_errors_are_shown_to_humans(tmp_path: Path) -> None:
     assert re.search(r"attempt 2\b", text), text  # every attempt, not just the verdict
 
 
-@pytest.mark.xfail(strict=True, reason="issue 11.8: `status` does not fit an 80-column terminal")
 def test_status_fits_an_80_column_terminal(repo: Path, tmp_path: Path) -> None:
     long_id = "nightly-refactor-of-the-payment-gateway-adapter-2024"
     start(repo, long_id, "--branch", "agents/claude/nightly-refactor-of-the-payment-gateway-adapter",
@@ -219,7 +212,6 @@ def test_run_header_quotes_the_command_as_a_shell_would(repo: Path) -> None:
     assert read_back == argv, f"a shell would read {shown!r} as {read_back}"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 11.8: status does not mark a run that is busy")
 def test_a_busy_run_is_marked_in_status(repo: Path, tmp_path: Path) -> None:
     running, release = tmp_path / "running", tmp_path / "release"
     slow = subprocess.Popen(

@@ -12,6 +12,7 @@ from git_harn.git.workdir import DirtyPath, dirty_paths_many
 from git_harn.results import Result
 from git_harn.store import runs as store
 from git_harn.store.ids import validate_run_id
+from git_harn.store.locks import run_busy
 from git_harn.store.record import ACTIVE, PRESERVED_UNMERGED, RunRecord
 from git_harn.text import jsonable
 from git_harn.workspace.reconcile import HERE, presence, reconcile_quietly
@@ -29,13 +30,14 @@ class WorkspaceStatus:
     path: str
     host: str
     location: str
-    dirtyCount: int = 0
+    dirtyCount: int | None = 0  # None: not inspected here (another host's, or gone)
     dirtyPaths: list[DirtyPath] = field(default_factory=list)
     dirtyMore: int = 0
     lastOutcome: str | None = None
     reason: str | None = None
     error: str | None = None
     next: list[str] = field(default_factory=list)
+    busy: str | None = None  # what holds the run's lock now (run, cleanup …)
 
 
 @dataclass
@@ -70,6 +72,17 @@ def next_steps(record: RunRecord) -> list[str]:
     if record.state == ACTIVE:
         return [f"git harn cleanup {record.runId} --yes"]
     return []
+
+
+def kept_steps(repo: Repo, record: RunRecord) -> list[str]:
+    """What to do with what an ended workspace left: a kept branch, a kept detached HEAD."""
+    steps = []
+    if repo.ref_oid(record.branch_ref) is not None:
+        steps.append(f"git log {record.branch}   (kept: merge it, or 'git branch -m {record.branch} <name>')")
+    detached = f"refs/harnery/detached/{record.runId}"
+    if repo.ref_oid(detached) is not None:
+        steps.append(f"git log {detached}   (kept: 'git branch <name> {detached}' to work on it)")
+    return steps
 
 
 def _select(
@@ -112,6 +125,12 @@ def _row(repo: Repo, record: RunRecord, dirty: list[DirtyPath] | str | None,
         location=presence(repo, record) if not record.terminal else "none",
         lastOutcome=record.lastOutcome, reason=record.reason, next=next_steps(record),
     )
+    if record.terminal:
+        row.next = kept_steps(repo, record)
+    else:
+        row.busy = run_busy(repo, record.runId)
+        if row.location != HERE:
+            row.dirtyCount = None
     if isinstance(dirty, str):
         row.error = dirty
     elif dirty:
