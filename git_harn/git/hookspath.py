@@ -56,8 +56,10 @@ def provide_hooks_folder(repo: Repo, worktree: Path) -> str | None:
     new ``worktree`` when it has none. Returns a warning when the folder
     cannot be given (it would show as untracked files there), else None."""
     setting = hooks_path_setting(repo)
+    if not setting.relative or setting.value is None:
+        return None
     main = main_worktree(repo)
-    if not setting.relative or setting.value is None or main is None:
+    if main is None:
         return None
     source = main / setting.value
     target = worktree / setting.value

@@ -142,7 +142,7 @@ def _give_hooks(repo: Repo, where: Path) -> None:
     worktree, so git runs the same hooks, and the guard, in the workspace [H1]."""
     try:
         warning = provide_hooks_folder(repo, where)
-    except OSError as exc:
+    except (OSError, GitFailure) as exc:
         warning = f"could not give the workspace its hooks folder: {exc}"
     if warning:
         notices.warn(warning)
