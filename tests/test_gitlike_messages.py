@@ -94,8 +94,6 @@ def test_no_already_already_gone(repo: Path) -> None:
         assert "already already" not in result.out + result.err, result.out
 
 
-@pytest.mark.xfail(strict=True, reason="issue 11.8: a path both deleted from the index and untracked (D + ??) "
-                                       "counts twice as dirty and once as salvaged")
 def test_dirty_count_and_salvaged_count_agree(repo: Path) -> None:
     path = start(repo, "r1")
     git(path, "rm", "-q", "--cached", "README.md")  # `D  README.md` and `?? README.md`
