@@ -169,8 +169,6 @@ def test_discard_never_claims_to_have_discarded_what_it_left(repo: Path) -> None
     assert all(re.search(r"\b(left|kept|not)\b", line) for line in said), said
 
 
-@pytest.mark.xfail(strict=True, reason="issue 11.8: the external assessor's per-attempt errors are not shown "
-                                       "in human output")
 def test_external_assessor_errors_are_shown_to_humans(tmp_path: Path) -> None:
     repo = task_repo(tmp_path)
     task_branch(repo)
