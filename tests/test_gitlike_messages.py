@@ -136,8 +136,6 @@ def _nested(repo: Path, path: Path, kind: str) -> str:
     return "sub"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 11.8: nested repositories and submodules get a next step "
-                                       "(reclaim) that refuses or does not resolve them")
 @pytest.mark.parametrize("kind", ["nested repository", "submodule"])
 def test_nested_repositories_and_submodules_get_next_steps_that_work(repo: Path, kind: str) -> None:
     path = start(repo, "r1")
@@ -154,8 +152,6 @@ def test_nested_repositories_and_submodules_get_next_steps_that_work(repo: Path,
         assert tried.code == 0, f"offered `{command}`, which says: {tried.out}{tried.err}"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 11.8: `reclaim --discard` says it discarded the changes while it "
-                                       "left a nested repository in place")
 def test_discard_never_claims_to_have_discarded_what_it_left(repo: Path) -> None:
     path = start(repo, "r1")
     (path / "scratch.txt").write_text("throw me away\n")

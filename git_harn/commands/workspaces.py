@@ -14,6 +14,7 @@ from git_harn.workspace.cleanup import CleanupResult, cleanup, preview
 from git_harn.workspace.run import RunOptions, RunResult, run_in_workspace
 from git_harn.workspace.start import StartResult
 from git_harn.workspace.start import start as start_workspace
+from git_harn.workspace.status import out_of_reach
 
 
 @click.command(cls=RunIdCommand)
@@ -100,7 +101,9 @@ def cleanup_lines(result: CleanupResult) -> Iterator[str]:
         yield (f"workspace cleanup {result.outcome}: {result.workspaceId} "
                f"(run {result.runId}, attempts {result.attempts})")
     yield f"reason: {result.reason}"
-    if result.outcome in ("preserved_dirty", "preserved_unmerged", "blocked"):
+    if result.outcome == "preserved_dirty" and out_of_reach(result.reason):
+        yield f"resolve: by hand as the reason says, then: git harn cleanup {result.runId} --yes"
+    elif result.outcome in ("preserved_dirty", "preserved_unmerged", "blocked"):
         yield f"resolve: git harn reclaim {result.runId}   (salvage to harnery/salvage/{result.runId})"
         if result.outcome != "preserved_unmerged":  # --discard cannot throw commits away
             yield f"     or: git harn reclaim {result.runId} --discard --yes   (throw it away)"

@@ -72,6 +72,15 @@ def judge(repo: Repo, record: RunRecord, frozen_oid: str) -> Verdict:
         ))
     dirty = dirty_paths(Path(record.path)) + hidden_changes(Path(record.path))
     if dirty:
+        nested = nested_git_paths(Path(record.path))
+        if nested:
+            # Neither salvage (a commit cannot hold a repository) nor discard
+            # (git clean leaves one) resolves these: say so first.
+            return Verdict(PRESERVED_DIRTY, (
+                f"workspace holds {len(nested)} nested repository or '.git' path(s) that neither reclaim "
+                f"nor --discard can resolve: {', '.join(printable_path(p) for p in nested[:SHOWN_DIRTY])}; "
+                f"move them out of the workspace, then clean up again; also {describe_dirty(dirty)}"
+            ), dirty)
         return Verdict(PRESERVED_DIRTY, f"dirty workspace was preserved: {describe_dirty(dirty)}", dirty)
     head = detached_head(admin_dir(repo, Path(record.path)))
     if head is not None and repo.has(head) and repo.unique_commits(head, set()):

@@ -13,7 +13,7 @@ from git_harn.results import Result
 from git_harn.store import runs as store
 from git_harn.store.ids import validate_run_id
 from git_harn.store.locks import run_busy
-from git_harn.store.record import ACTIVE, PRESERVED_UNMERGED, RunRecord
+from git_harn.store.record import ACTIVE, PRESERVED_DIRTY, PRESERVED_UNMERGED, RunRecord
 from git_harn.text import jsonable
 from git_harn.workspace.reconcile import HERE, presence, reconcile_quietly
 
@@ -58,8 +58,21 @@ class StatusReport(Result):
         return document
 
 
+# Reasons cleanup gives for what neither salvage nor discard can resolve:
+# nested repositories and submodule repositories.
+OUT_OF_REACH = ("workspace holds", "workspace has submodule")
+
+
+def out_of_reach(reason: str | None) -> bool:
+    return bool(reason) and str(reason).startswith(OUT_OF_REACH)
+
+
 def next_steps(record: RunRecord) -> list[str]:
     """The commands that resolve a workspace in this state."""
+    if record.state == PRESERVED_DIRTY and out_of_reach(record.reason):
+        # reclaim refuses a nested repository and --discard leaves it: the
+        # way out is by hand (the reason says what), then cleanup.
+        return [f"git harn cleanup {record.runId} --yes   (after the step the reason names)"]
     # An active workspace with a frozen intent is one an interrupted cleanup
     # or reclaim left; reclaim finishes it even if its ref moved since.
     # --discard throws away uncommitted changes only, never commits: it is
