@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import unicodedata
 from typing import Any
 
 
@@ -38,3 +39,28 @@ def printable_path(path: str) -> str:
 def one_line(text: str, limit: int = 200) -> str:
     """Untrusted or long text folded to one bounded line."""
     return " ".join(text.split())[:limit]
+
+
+def cells(text: str) -> int:
+    """Terminal cells ``text`` takes: East Asian wide and full-width characters take two."""
+    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in ("W", "F") else 1
+               for c in text)
+
+
+def clip(text: str, width: int, keep_end: bool = False) -> str:
+    """``text`` cut to ``width`` cells with an ellipsis (at the start when
+    ``keep_end``, for paths, whose end says the most)."""
+    if cells(text) <= width:
+        return text
+    if width <= 1:
+        return "…"[:width]
+    chars = list(reversed(text)) if keep_end else list(text)
+    kept: list[str] = []
+    used = 1
+    for char in chars:
+        used += cells(char)
+        if used > width:
+            break
+        kept.append(char)
+    body = "".join(reversed(kept)) if keep_end else "".join(kept)
+    return "…" + body if keep_end else body + "…"

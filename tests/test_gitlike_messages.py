@@ -34,8 +34,6 @@ def row_of(out: str, run_id: str) -> str:
     return rows[0]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 11.8: a remote host's workspace shows DIRTY 0 / dirtyCount 0, "
-                                       "not unknown")
 def test_a_remote_hosts_workspace_has_no_dirty_count(repo: Path) -> None:
     path = start(repo, "r1")
     (path / "wip.txt").write_text("on the other machine\n")
@@ -48,8 +46,6 @@ def test_a_remote_hosts_workspace_has_no_dirty_count(repo: Path) -> None:
     assert "0" not in cells and "-" in cells, cells
 
 
-@pytest.mark.xfail(strict=True, reason="issue 11.8: human `status --all` hides the refs/harnery/detached/<id> "
-                                       "that keeps a vanished detached HEAD")
 def test_status_all_shows_a_kept_detached_head_and_what_to_do(repo: Path) -> None:
     path = start(repo, "r1")
     git(path, "checkout", "-q", "--detach")
@@ -62,8 +58,6 @@ def test_status_all_shows_a_kept_detached_head_and_what_to_do(repo: Path) -> Non
     assert re.search(r"git \S+.*refs/harnery/detached/r1", out), f"no next step in: {out}"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 11.8: human `status --all` hides 'branch kept: N commit(s)' of a "
-                                       "vanished workspace")
 def test_status_all_shows_a_kept_branch_and_what_to_do(repo: Path) -> None:
     path = start(repo, "r1")
     commit_in(path, "only-here.txt", "on the workspace branch\n")
@@ -75,8 +69,6 @@ def test_status_all_shows_a_kept_branch_and_what_to_do(repo: Path) -> None:
     assert re.search(r"git \S+.*harnery/ws/r1", out), f"no next step in: {out}"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 11.8: preserved_unmerged advice offers --discard, which cannot "
-                                       "throw commits away")
 def test_unmerged_advice_never_offers_discard(repo: Path) -> None:
     path = start(repo, "r1")
     commit_in(path, "work.txt", "committed, nowhere else\n")
@@ -90,7 +82,6 @@ def test_unmerged_advice_never_offers_discard(repo: Path) -> None:
     assert not [step for step in document["workspaces"][0]["next"] if "--discard" in step]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 11.8: 'workspace is already already_gone'")
 def test_no_already_already_gone(repo: Path) -> None:
     path = start(repo, "r1")
     shutil.rmtree(path)
@@ -103,8 +94,6 @@ def test_no_already_already_gone(repo: Path) -> None:
         assert "already already" not in result.out + result.err, result.out
 
 
-@pytest.mark.xfail(strict=True, reason="issue 11.8: a path both deleted from the index and untracked (D + ??) "
-                                       "counts twice as dirty and once as salvaged")
 def test_dirty_count_and_salvaged_count_agree(repo: Path) -> None:
     path = start(repo, "r1")
     git(path, "rm", "-q", "--cached", "README.md")  # `D  README.md` and `?? README.md`
@@ -119,7 +108,6 @@ def test_dirty_count_and_salvaged_count_agree(repo: Path) -> None:
     assert "1 dirty path(s)" in cleaned.out, cleaned.out
 
 
-@pytest.mark.xfail(strict=True, reason="issue 11.8: a unicode run id is shown double-escaped, not as typed")
 def test_a_unicode_run_id_is_shown_as_typed(repo: Path) -> None:
     result = harn(repo, "start", "übung-数据")
     assert result.code == 2
@@ -127,7 +115,6 @@ def test_a_unicode_run_id_is_shown_as_typed(repo: Path) -> None:
     assert "\\x" not in result.err and "\\u" not in result.err
 
 
-@pytest.mark.xfail(strict=True, reason="issue 11.8: `start -bad` says \"No such option '-b'\"")
 def test_a_run_id_that_looks_like_an_option_is_an_invalid_id(repo: Path) -> None:
     result = harn(repo, "start", "-bad")
     assert result.code == 2
@@ -149,8 +136,6 @@ def _nested(repo: Path, path: Path, kind: str) -> str:
     return "sub"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 11.8: nested repositories and submodules get a next step "
-                                       "(reclaim) that refuses or does not resolve them")
 @pytest.mark.parametrize("kind", ["nested repository", "submodule"])
 def test_nested_repositories_and_submodules_get_next_steps_that_work(repo: Path, kind: str) -> None:
     path = start(repo, "r1")
@@ -167,8 +152,6 @@ def test_nested_repositories_and_submodules_get_next_steps_that_work(repo: Path,
         assert tried.code == 0, f"offered `{command}`, which says: {tried.out}{tried.err}"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 11.8: `reclaim --discard` says it discarded the changes while it "
-                                       "left a nested repository in place")
 def test_discard_never_claims_to_have_discarded_what_it_left(repo: Path) -> None:
     path = start(repo, "r1")
     (path / "scratch.txt").write_text("throw me away\n")
@@ -182,8 +165,6 @@ def test_discard_never_claims_to_have_discarded_what_it_left(repo: Path) -> None
     assert all(re.search(r"\b(left|kept|not)\b", line) for line in said), said
 
 
-@pytest.mark.xfail(strict=True, reason="issue 11.8: the external assessor's per-attempt errors are not shown "
-                                       "in human output")
 def test_external_assessor_errors_are_shown_to_humans(tmp_path: Path) -> None:
     repo = task_repo(tmp_path)
     task_branch(repo)
@@ -197,7 +178,6 @@ def test_external_assessor_errors_are_shown_to_humans(tmp_path: Path) -> None:
     assert re.search(r"attempt 2\b", text), text  # every attempt, not just the verdict
 
 
-@pytest.mark.xfail(strict=True, reason="issue 11.8: `status` does not fit an 80-column terminal")
 def test_status_fits_an_80_column_terminal(repo: Path, tmp_path: Path) -> None:
     long_id = "nightly-refactor-of-the-payment-gateway-adapter-2024"
     start(repo, long_id, "--branch", "agents/claude/nightly-refactor-of-the-payment-gateway-adapter",
@@ -211,7 +191,6 @@ def test_status_fits_an_80_column_terminal(repo: Path, tmp_path: Path) -> None:
     assert not too_wide, "\n".join(f"{display_width(line):3} {line}" for line in too_wide)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 11.8: run's header does not quote the command as a shell needs")
 def test_run_header_quotes_the_command_as_a_shell_would(repo: Path) -> None:
     argv = ["sh", "-c", 'echo "two words" >/dev/null', "it's"]
     result = harn(repo, "run", "r1", "--", *argv)
@@ -225,7 +204,6 @@ def test_run_header_quotes_the_command_as_a_shell_would(repo: Path) -> None:
     assert read_back == argv, f"a shell would read {shown!r} as {read_back}"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 11.8: status does not mark a run that is busy")
 def test_a_busy_run_is_marked_in_status(repo: Path, tmp_path: Path) -> None:
     running, release = tmp_path / "running", tmp_path / "release"
     slow = subprocess.Popen(

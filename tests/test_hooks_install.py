@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import stat
 from pathlib import Path
 
+import pytest
 from helpers import assert_valid, git, harn, make_repo
 from hooktools import HOOKS, SHIPPED, git_run, remove_folder, state
 
@@ -109,12 +111,11 @@ def test_core_hooks_path_is_honoured(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo")
     git(repo, "config", "core.hooksPath", ".githooks")
     (repo / "sub").mkdir()
-    refused = harn(repo / "sub", "hooks", "install")
-    # A relative hooksPath is read from each worktree's top: workspaces would run no guard.
-    assert refused.code == 3 and "relative" in refused.err
-    assert not (repo / ".githooks").exists()
-    result = harn(repo / "sub", "hooks", "install", "--force")
+    # A relative hooksPath is read from each worktree's top: install uses the
+    # main worktree's, and says so (start copies it into workspaces).
+    result = harn(repo / "sub", "hooks", "install")
     assert result.code == 0, result.err
+    assert "relative" in result.err
     for name in HOOKS:
         assert (repo / ".githooks" / name).read_bytes() == (SHIPPED / name).read_bytes()
     assert not (repo / ".git" / "hooks" / "reference-transaction").exists()
@@ -146,17 +147,20 @@ def test_manual_prints_the_scripts_and_changes_nothing(tmp_path: Path) -> None:
     result = harn(repo, "hooks", "install", "--manual")
     assert result.code == 0, result.err
     assert str(hooks_dir) in result.out
-    assert ".harn-chained" in result.out
+    assert "harn-chained/<name>" in result.out
     for name in HOOKS:
         assert (SHIPPED / name).read_text().rstrip("\n") in result.out
     assert snapshot(hooks_dir) == before
 
 
-def test_two_foreign_hooks_refuse_install_unless_forced_and_nothing_is_deleted(tmp_path: Path) -> None:
+@pytest.mark.parametrize("chained_at", ["harn-chained/post-checkout", "post-checkout.harn-chained"])
+def test_two_foreign_hooks_refuse_install_unless_forced_and_nothing_is_deleted(tmp_path: Path,
+                                                                               chained_at: str) -> None:
     repo = make_repo(tmp_path / "repo")
     hooks_dir = repo / ".git" / "hooks"
     assert harn(repo, "hooks", "install").code == 0
-    old_chained = write_hook(hooks_dir / "post-checkout.harn-chained", "echo older")
+    (hooks_dir / "harn-chained").mkdir(exist_ok=True)
+    old_chained = write_hook(hooks_dir / chained_at, "echo older")  # this layout, or the one before it
     newer = write_hook(hooks_dir / "post-checkout", "echo newer tool")  # replaced ours
     before = snapshot(hooks_dir)
 
@@ -168,11 +172,29 @@ def test_two_foreign_hooks_refuse_install_unless_forced_and_nothing_is_deleted(t
 
     forced = harn(repo, "hooks", "install", "--force")
     assert forced.code == 0, forced.err
-    assert (hooks_dir / "post-checkout.harn-chained").read_bytes() == newer
-    assert (hooks_dir / "post-checkout.harn-chained.harn-backup").read_bytes() == old_chained
+    assert (hooks_dir / "harn-chained" / "post-checkout").read_bytes() == newer
+    backup = hooks_dir / (chained_at + ".harn-backup")
+    assert backup.read_bytes() == old_chained
     status = hooks_status(repo)["post-checkout"]
     assert status["state"] == "chained"
-    assert status["backups"] == [str(hooks_dir / "post-checkout.harn-chained.harn-backup")]
+    assert status["backups"] == [str(backup)]
+
+
+def test_an_install_of_the_old_layout_is_moved_to_the_subfolder(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    hooks_dir = repo / ".git" / "hooks"
+    foreign = write_hook(hooks_dir / "post-checkout", 'echo "foreign ran as $(basename "$0")" >&2')
+    assert harn(repo, "hooks", "install").code == 0
+    os.rename(hooks_dir / "harn-chained" / "post-checkout", hooks_dir / "post-checkout.harn-chained")
+    assert hooks_status(repo)["post-checkout"]["current"] is False
+    assert harn(repo, "hooks", "install").code == 0
+    assert not (hooks_dir / "post-checkout.harn-chained").exists()
+    assert (hooks_dir / "harn-chained" / "post-checkout").read_bytes() == foreign
+    done = git_run(repo, "checkout", "-q", "-b", "other")
+    assert "foreign ran as post-checkout" in done.stderr
+    assert harn(repo, "hooks", "uninstall").code == 0
+    assert (hooks_dir / "post-checkout").read_bytes() == foreign
+    assert not (hooks_dir / "harn-chained").exists()
 
 
 def test_a_folder_in_a_hooks_place_is_set_aside_only_with_force(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from git_harn.commands.common import json_option, repository
 from git_harn.commands.render import show
 from git_harn.errors import BadInput
 from git_harn.files import read_json_input
-from git_harn.text import printable_path
+from git_harn.text import one_line, printable_path
 
 
 @click.command()
@@ -39,6 +39,11 @@ def _assessment_lines(result: AssessResult) -> Iterator[str]:
     task = f"task {doc['taskId']}" if doc["taskId"] else "no task id"
     yield f"{doc['branch']}: {doc['classification']} ({task}, {doc['assessor']['kind']} assessor)"
     yield f"  reasons   {', '.join(doc['reasons'])}"
+    assessor = doc["assessor"]
+    for error in assessor.get("errors") or []:  # every attempt the external assessor got wrong
+        yield f"  assessor  {one_line(str(error), 300)}"
+    if assessor.get("fault"):
+        yield f"  assessor  {one_line(str(assessor['fault']), 300)}"
     for label, items in (("missing", doc["missingEvidence"]), ("risk", doc["residualRisk"])):
         for item in items:
             yield f"  {label:<9} {item}"

@@ -12,6 +12,23 @@ from git_harn.notices import interactive
 from git_harn.store.ids import validate_run_id
 
 
+class RunIdCommand(click.Command):
+    """A command whose first argument is a run id: ``start -bad`` is an
+    invalid run id (a run id never starts with '-'), not an unknown option -b."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        given = list(args)  # the parser consumes its list
+        try:
+            return super().parse_args(ctx, args)
+        except click.NoSuchOption as exc:
+            words = given[:given.index("--")] if "--" in given else given
+            for word in words:
+                if (word.startswith("-") and not word.startswith("--") and len(word) > 2
+                        and word.startswith(exc.option_name)):
+                    validate_run_id(word)  # raises: a run id starts with a letter or digit
+            raise
+
+
 def repository() -> Repo:
     return open_repo(Path.cwd())
 

@@ -46,14 +46,35 @@ def status_(as_json: bool) -> int:
     return show(hook_files.status(repository()), as_json, _status_lines)
 
 
+def _state_text(s: hook_files.HookStatus) -> str:
+    outdated = "" if s.current or s.state == hook_files.FOREIGN or s.state == hook_files.MISSING else " (outdated)"
+    if s.state == hook_files.UNDER_PRE_COMMIT:
+        return f"ours, run by pre-commit from {Path(s.ours or '').name}{outdated}"
+    if s.state == hook_files.FOREIGN and s.manager:
+        return f"foreign ({s.manager})"
+    return s.state + outdated
+
+
+def _chained_text(s: hook_files.HookStatus) -> str:
+    if not s.chained:
+        return "-"
+    shown = printable_path(s.chained)
+    return f"{s.manager}: {shown}" if s.manager and s.state == hook_files.CHAINED else shown
+
+
 def _status_lines(result: hook_files.HooksStatus) -> Iterator[str]:
     yield f"hooks folder: {printable_path(result.hooksDir)}"
-    rows = [[s.name, s.state + ("" if s.current or s.state not in ("ours", "chained") else " (outdated)"),
-             printable_path(s.chained) if s.chained else "-"] for s in result.hooks]
+    rows = [[s.name, _state_text(s), _chained_text(s)] for s in result.hooks]
     yield table(["HOOK", "STATE", "CHAINED"], rows)
     for s in result.hooks:
         for backup in s.backups:
             yield f"set aside by --force: {printable_path(backup)}"
+        if s.state == hook_files.FOREIGN:
+            yield (f"{s.name}: not git-harn's; 'git harn hooks install' chains it"
+                   + (" (git-lfs: after 'git lfs install --force')" if s.manager == "git-lfs" else ""))
+        elif not s.current and s.state != hook_files.MISSING:
+            yield f"{s.name}: run 'git harn hooks install' to update it"
+    yield from result.advice
 
 
 @hooks.command("run", hidden=True, context_settings={"ignore_unknown_options": True})

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import click
 
-from git_harn.commands.common import confirm, json_option, repository, run_id_arg
+from git_harn.commands.common import RunIdCommand, confirm, json_option, repository, run_id_arg
 from git_harn.commands.render import show
 from git_harn.errors import BadInput
 from git_harn.git import Repo
@@ -19,7 +19,7 @@ from git_harn.workspace.reclaim import reclaim as reclaim_workspace
 SHOWN_PATHS = 10
 
 
-@click.command()
+@click.command(cls=RunIdCommand)
 @click.argument("run_id")
 @click.option("--discard", is_flag=True,
               help="Throw the uncommitted changes away (reset --hard, clean -fd) instead of salvaging them.")
@@ -60,7 +60,11 @@ def _lines(result: ReclaimResult) -> Iterator[str]:
             yield f"    … and {count - SHOWN_PATHS} more"
         yield f"  see: git log {branch}"
     elif result.mode == DISCARD and result.outcome != "already_gone":
-        yield f"discarded the uncommitted changes of run {result.runId}"
+        if result.state in ("released", "already_gone"):
+            yield f"discarded the uncommitted changes of run {result.runId}"
+        else:  # git clean -fd leaves nested repositories: never claim those
+            yield (f"discarded what git could remove of run {result.runId}; what it left is kept "
+                   f"(state {result.state}, see the reason)")
     elif result.outcome != "already_gone":
         yield f"nothing to salvage in run {result.runId}: no uncommitted work, no commit at risk"
     yield f"workspace reclaim {result.outcome}: {result.workspaceId} (run {result.runId}, state {result.state})"

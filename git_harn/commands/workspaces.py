@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import click
 
-from git_harn.commands.common import confirm, json_option, repository, run_id_arg
+from git_harn.commands.common import RunIdCommand, confirm, json_option, repository, run_id_arg
 from git_harn.commands.render import show
 from git_harn.errors import BadInput
 from git_harn.store.record import TERMINAL
@@ -14,9 +14,10 @@ from git_harn.workspace.cleanup import CleanupResult, cleanup, preview
 from git_harn.workspace.run import RunOptions, RunResult, run_in_workspace
 from git_harn.workspace.start import StartResult
 from git_harn.workspace.start import start as start_workspace
+from git_harn.workspace.status import out_of_reach
 
 
-@click.command()
+@click.command(cls=RunIdCommand)
 @click.argument("run_id", required=False)
 @click.option("--base", metavar="REV", help="Start the branch here (default: HEAD).")
 @click.option("--branch", metavar="NAME", help="Branch to use (default: harnery/ws/<run-id>).")
@@ -35,7 +36,7 @@ def _start_lines(result: StartResult) -> Iterator[str]:
     yield f"  path    {record.path}"
 
 
-class _RunCommand(click.Command):
+class _RunCommand(RunIdCommand):
     """Everything after ``--`` is the command, untouched by option parsing."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
@@ -81,7 +82,7 @@ def _run_lines(result: RunResult) -> Iterator[str]:
         yield f"kept {result.path} (--keep)"
 
 
-@click.command("cleanup")
+@click.command("cleanup", cls=RunIdCommand)
 @click.argument("run_id")
 @click.option("--yes", is_flag=True, help="Act; without it, only say what would happen.")
 @json_option
@@ -104,6 +105,9 @@ def cleanup_lines(result: CleanupResult) -> Iterator[str]:
         yield (f"workspace cleanup {result.outcome}: {result.workspaceId} "
                f"(run {result.runId}, attempts {result.attempts})")
     yield f"reason: {result.reason}"
-    if result.outcome in ("preserved_dirty", "preserved_unmerged", "blocked"):
+    if result.outcome == "preserved_dirty" and out_of_reach(result.reason):
+        yield f"resolve: by hand as the reason says, then: git harn cleanup {result.runId} --yes"
+    elif result.outcome in ("preserved_dirty", "preserved_unmerged", "blocked"):
         yield f"resolve: git harn reclaim {result.runId}   (salvage to harnery/salvage/{result.runId})"
-        yield f"     or: git harn reclaim {result.runId} --discard --yes   (throw it away)"
+        if result.outcome != "preserved_unmerged":  # --discard cannot throw commits away
+            yield f"     or: git harn reclaim {result.runId} --discard --yes   (throw it away)"

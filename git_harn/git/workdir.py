@@ -46,13 +46,17 @@ def dirty_paths(path: Path) -> list[DirtyPath]:
 
 
 def parse_porcelain(raw: bytes) -> list[DirtyPath]:
-    entries = []
+    """One entry per path: a path deleted from the index and still on disk is
+    listed by git twice (``D `` and ``??``); it is one dirty path, as salvage
+    counts it, shown with its index code."""
+    entries: dict[str, DirtyPath] = {}
     for item in raw.split(b"\0"):
         if len(item) < 4:
             continue
         code = item[:2].decode("ascii", "replace")
-        entries.append(DirtyPath(code, item[3:].decode("utf-8", "surrogateescape")))
-    return entries
+        path = item[3:].decode("utf-8", "surrogateescape")
+        entries.setdefault(path, DirtyPath(code, path))
+    return list(entries.values())
 
 
 def fingerprint(path: Path) -> Fingerprint:

@@ -8,19 +8,22 @@ import secrets
 import time
 
 from git_harn.errors import BadInput
+from git_harn.text import printable_path
 
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
 
 def validate_run_id(run_id: str) -> str:
     """Return ``run_id`` if it is a valid run id, else raise BadInput [P7]."""
-    shown = run_id.encode("unicode_escape").decode("ascii")
+    # As typed; only a control character or an unencodable one is escaped.
+    printable = printable_path(run_id)
+    shown = f"'{printable}'" if printable == run_id else printable
     if not _RUN_ID.fullmatch(run_id):
         raise BadInput(
-            f"invalid run id {shown!r}: use 1-100 of A-Z a-z 0-9 . _ -, starting with a letter or digit"
+            f"invalid run id {shown}: use 1-100 of A-Z a-z 0-9 . _ -, starting with a letter or digit"
         )
     if ".." in run_id or run_id.endswith(".lock") or run_id.endswith("."):
-        raise BadInput(f"invalid run id {shown!r}: not a valid ref name component")
+        raise BadInput(f"invalid run id {shown}: not a valid ref name component")
     return run_id
 
 

@@ -147,6 +147,14 @@ def _busy_message(path: Path, label: str) -> str:
     )
 
 
+def run_busy(repo: Repo, run_id: str) -> str | None:
+    """What holds the run's lock now (its purpose: run, cleanup …), or None."""
+    owner = _read_owner(run_lock_path(repo, run_id))
+    if owner is None or not owner or not owner_alive(owner):
+        return None
+    return str(owner.get("purpose") or "busy")
+
+
 def note_agent(path: Path, pid: int) -> None:
     """Add the command a run started to its lock, so the lock outlives a
     killed git-harn for as long as that command runs."""

@@ -129,3 +129,8 @@ class RunRecord:
             return cls(**kwargs, extra=extra)
         except TypeError as exc:
             raise CorruptRecord(f"corrupt run record {where}: {exc}") from exc
+
+
+def already(state: str) -> str:
+    """How a terminal state reads after "workspace is": never "already already_gone"."""
+    return "already gone" if state == ALREADY_GONE else f"already {state}"

@@ -20,7 +20,7 @@ from git_harn.git.worktrees import admin_dir, detached_head, linked_problem, rem
 from git_harn.results import Result
 from git_harn.store import runs as store
 from git_harn.store.locks import hold_run, hold_worktrees, holder_mark
-from git_harn.store.record import PRESERVED_DIRTY, PRESERVED_UNMERGED, RELEASED, RunRecord
+from git_harn.store.record import PRESERVED_DIRTY, PRESERVED_UNMERGED, RELEASED, RunRecord, already
 from git_harn.text import printable_path
 from git_harn.workspace.reconcile import (
     GONE,
@@ -101,6 +101,15 @@ def judge(repo: Repo, record: RunRecord, frozen_oid: str, snap: Snapshot | None 
         ))
     dirty = dirty_paths(Path(record.path)) + hidden_changes(Path(record.path))
     if dirty:
+        nested = nested_git_paths(Path(record.path))
+        if nested:
+            # Neither salvage (a commit cannot hold a repository) nor discard
+            # (git clean leaves one) resolves these: say so first.
+            return Verdict(PRESERVED_DIRTY, (
+                f"workspace holds {len(nested)} nested repository or '.git' path(s) that neither reclaim "
+                f"nor --discard can resolve: {', '.join(printable_path(p) for p in nested[:SHOWN_DIRTY])}; "
+                f"move them out of the workspace, then clean up again; also {describe_dirty(dirty)}"
+            ), dirty)
         return Verdict(PRESERVED_DIRTY, f"dirty workspace was preserved: {describe_dirty(dirty)}", dirty)
     tips = snap.tips if snap is not None else repo.ref_tips()
     admin = snap.admin if snap is not None else admin_dir(repo, Path(record.path))
@@ -155,7 +164,7 @@ def preview(repo: Repo, run_id: str) -> CleanupResult:
     """The dry run: the verdict cleanup would reach, with nothing changed."""
     record = read_known(repo, run_id).record
     if record.terminal:
-        return _result(record, DRY_RUN, f"workspace is already {record.state}; nothing to do",
+        return _result(record, DRY_RUN, f"workspace is {already(record.state)}; nothing to do",
                        wouldBe=record.state)
     refuse_out_of_reach(repo, record)
     frozen = record.frozenIntent["oid"] if record.frozenIntent else None
@@ -180,7 +189,7 @@ def cleanup_locked(repo: Repo, run_id: str, snap: Snapshot | None = None) -> Cle
     stored = snap.stored if snap is not None else read_known(repo, run_id)
     record = stored.record
     if record.terminal:
-        return _result(record, record.state, f"workspace is already {record.state}")
+        return _result(record, record.state, f"workspace is {already(record.state)}")
     refuse_out_of_reach(repo, record)
     if presence(repo, record) in (GONE, MISSING):  # MISSING: settled only when asked, as here
         record = settle_vanished(repo, stored)

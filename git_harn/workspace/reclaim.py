@@ -30,7 +30,7 @@ from git_harn.git.worktrees import admin_locks, head_of, linked_problem, point_h
 from git_harn.notices import info, progress, warn
 from git_harn.store import runs as store
 from git_harn.store.locks import git_processes_in, hold_run, holder_gone, holder_mark
-from git_harn.store.record import ALREADY_GONE, RunRecord
+from git_harn.store.record import ALREADY_GONE, RunRecord, already
 from git_harn.text import printable_path
 from git_harn.workspace.cleanup import CleanupResult, cleanup_locked, read_known
 from git_harn.workspace.kept import settle_kept_branch
@@ -69,7 +69,7 @@ def reclaim_locked(repo: Repo, run_id: str, mode: str) -> ReclaimResult:
             _clear_mark(repo, store.read(repo, run_id))
             return _ended(kept, mode, ALREADY_GONE, kept.reason or "")
         _clear_mark(repo, stored)
-        return _ended(record, mode, ALREADY_GONE, f"workspace is already {record.state}; nothing to reclaim")
+        return _ended(record, mode, ALREADY_GONE, f"workspace is {already(record.state)}; nothing to reclaim")
     refuse_out_of_reach(repo, record)
     if presence(repo, record) in (GONE, MISSING):  # MISSING: settled only when asked, as here
         record = settle_vanished(repo, stored)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -100,7 +101,7 @@ def run_in_workspace(repo: Repo, run_id: str | None, argv: list[str],
         check_start(repo, run_id, options.base, options.branch, options.path, current)  # bad input: before any lock
     with hold_run(repo, run_id, "run"):
         record = _workspace_for(repo, run_id, argv, options)
-        info(f"run {run_id}: {' '.join(argv)}  (in {record.path})")
+        info(f"run {run_id}: {shlex.join(argv)}  (in {record.path})")
         code = _execute(argv, record, run_lock_path(repo, run_id), options.stdout_to_stderr)
         _record_exit(repo, run_id, argv, code)
         result = None if options.keep else cleanup_locked(repo, run_id)

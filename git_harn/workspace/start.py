@@ -7,10 +7,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+from git_harn import notices
 from git_harn.clock import now_iso
 from git_harn.errors import BadInput, GitFailure
 from git_harn.failpoints import failpoint
 from git_harn.git import Oid, Repo
+from git_harn.git.hookspath import provide_hooks_folder
 from git_harn.git.identity import host_name
 from git_harn.git.refnames import branch_name
 from git_harn.git.worktrees import add_worktree, registered_worktrees
@@ -139,6 +141,7 @@ def start_locked(repo: Repo, run_id: str, base_rev: str | None = None, branch: s
     except GitFailure:
         _undo_start(repo, record, plan, tip, old_tip)
         raise
+    _give_hooks(repo, plan.where)
     return record
 
 
@@ -150,6 +153,17 @@ def _creates_branch(plan: Plan, current: store.Stored | None) -> bool:
         return True
     earlier = current.record if current is not None else None
     return earlier is not None and earlier.branch == plan.branch_name and earlier.owns_branch
+
+
+def _give_hooks(repo: Repo, where: Path) -> None:
+    """A relative core.hooksPath (husky's .husky/_) is copied from the main
+    worktree, so git runs the same hooks, and the guard, in the workspace [H1]."""
+    try:
+        warning = provide_hooks_folder(repo, where)
+    except (OSError, GitFailure) as exc:
+        warning = f"could not give the workspace its hooks folder: {exc}"
+    if warning:
+        notices.warn(warning)
 
 
 def _undo_start(repo: Repo, record: RunRecord, plan: Plan, tip: Oid, old_tip: Oid | None) -> None:

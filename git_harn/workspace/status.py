@@ -13,7 +13,8 @@ from git_harn.git.worktrees import linked_problem
 from git_harn.results import Result
 from git_harn.store import runs as store
 from git_harn.store.ids import validate_run_id
-from git_harn.store.record import ACTIVE, RunRecord
+from git_harn.store.locks import run_busy
+from git_harn.store.record import ACTIVE, PRESERVED_DIRTY, PRESERVED_UNMERGED, RunRecord
 from git_harn.text import jsonable
 from git_harn.workspace.reconcile import GONE, HERE, MISSING, presence, reconcile_quietly, whereabouts
 
@@ -30,7 +31,7 @@ class WorkspaceStatus:
     path: str
     host: str
     location: str
-    dirtyCount: int = 0
+    dirtyCount: int | None = 0  # None: not inspected here (another host's, or gone)
     dirtyPaths: list[DirtyPath] = field(default_factory=list)
     dirtyMore: int = 0
     lastOutcome: str | None = None
@@ -38,6 +39,7 @@ class WorkspaceStatus:
     error: str | None = None
     next: list[str] = field(default_factory=list)
     diverged: dict[str, Any] | None = None  # set by a sync that merged a diverged chain
+    busy: str | None = None  # what holds the run's lock now (run, cleanup …)
 
 
 @dataclass
@@ -58,20 +60,48 @@ class StatusReport(Result):
         return document
 
 
+# Reasons cleanup gives for what neither salvage nor discard can resolve:
+# nested repositories and submodule repositories.
+OUT_OF_REACH = ("workspace holds", "workspace has submodule")
+
+
+def out_of_reach(reason: str | None) -> bool:
+    return bool(reason) and str(reason).startswith(OUT_OF_REACH)
+
+
 def next_steps(record: RunRecord, where: str = HERE) -> list[str]:
     """The commands that resolve a workspace in this state, from here."""
     if where == MISSING:
         return ["git worktree repair <new path>", f"git harn cleanup {record.runId} --yes"]
     if where not in (HERE, GONE):
         return []  # another host's or clone's, or away: nothing to do from here
+    if record.state == PRESERVED_DIRTY and out_of_reach(record.reason):
+        # reclaim refuses a nested repository and --discard leaves it: the
+        # way out is by hand (the reason says what), then cleanup.
+        return [f"git harn cleanup {record.runId} --yes   (after the step the reason names)"]
     # An active workspace with a frozen intent is one an interrupted cleanup
     # or reclaim left; reclaim finishes it even if its ref moved since.
+    # --discard throws away uncommitted changes only, never commits: it is
+    # no way out for a preserved_unmerged workspace.
+    if record.state == PRESERVED_UNMERGED:
+        return [f"git harn reclaim {record.runId}"]
     if record.preserved or (record.state == ACTIVE and record.frozenIntent is not None):
         return [f"git harn reclaim {record.runId}",
                 f"git harn reclaim {record.runId} --discard --yes"]
     if record.state == ACTIVE:
         return [f"git harn cleanup {record.runId} --yes"]
     return []
+
+
+def kept_steps(repo: Repo, record: RunRecord) -> list[str]:
+    """What to do with what an ended workspace left: a kept branch, a kept detached HEAD."""
+    steps = []
+    if repo.ref_oid(record.branch_ref) is not None:
+        steps.append(f"git log {record.branch}   (kept: merge it, or 'git branch -m {record.branch} <name>')")
+    detached = f"refs/harnery/detached/{record.runId}"
+    if repo.ref_oid(detached) is not None:
+        steps.append(f"git log {detached}   (kept: 'git branch <name> {detached}' to work on it)")
+    return steps
 
 
 def _select(
@@ -123,6 +153,12 @@ def _row(repo: Repo, record: RunRecord, dirty: list[DirtyPath] | str | None,
         reason=whereabouts(repo, record, where) or record.reason, next=next_steps(record, where),
         diverged=record.extra.get("diverged"),
     )
+    if record.terminal:
+        row.next = kept_steps(repo, record)
+    else:
+        row.busy = run_busy(repo, record.runId)
+        if row.location != HERE:
+            row.dirtyCount = None
     if isinstance(dirty, str):
         row.error = dirty
     elif dirty:
