@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from git_harn.demo.basic import Say, harn, run_demo
+from git_harn.demo.workflow import run_workflow_demo
 from git_harn.git.scratch import log_text
 
 
@@ -20,7 +21,12 @@ def reclaim_step(project: Path, say: Say, run_id: str) -> None:
 
 
 @click.command()
-def demo() -> int:
+@click.option("--workflow", "workflow", is_flag=True,
+              help="Drive a four-task roadmap through 'git harn workflow run' with scripted agents.")
+def demo(workflow: bool) -> int:
     """Show git-harn on a throwaway repository it makes itself."""
-    run_demo(click.echo, steps=[reclaim_step])
+    if workflow:
+        run_workflow_demo(click.echo)
+    else:
+        run_demo(click.echo, steps=[reclaim_step])
     return 0

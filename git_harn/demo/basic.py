@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import tempfile
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from git_harn.git.scratch import init_repository
@@ -37,14 +38,17 @@ def make_repository(root: Path) -> Path:
     return project
 
 
-def harn(project: Path, say: Say, *args: str) -> int:
-    """Run git-harn as the operator would, showing the command and its output."""
-    say(f"\n$ git harn {' '.join(args)}")
+def harn(project: Path, say: Say, *args: str, env: Mapping[str, str] | None = None) -> int:
+    """Run git-harn as the operator would, showing the command (with ``env``,
+    the variables it adds to this environment) and its output, stderr and
+    stdout together as a terminal shows them."""
+    shown_env = "".join(f"{key}={value} " for key, value in (env or {}).items())
+    say(f"\n$ {shown_env}git harn {' '.join(args)}")
     done = subprocess.run([sys.executable, "-m", "git_harn", *args], cwd=project,
-                          capture_output=True, text=True, check=False)
-    for text in (done.stdout, done.stderr):
-        if text.strip():
-            say(text.rstrip("\n"))
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False,
+                          env={**os.environ, **env} if env else None)
+    if done.stdout.strip():
+        say(done.stdout.rstrip("\n"))
     say(f"(exit {done.returncode})")
     return done.returncode
 

@@ -34,3 +34,15 @@ def log_text(path: Path, rev: str) -> str:
     """``git log <rev>`` as a person reads it (git's own error when it fails)."""
     shown = run_git(["log", rev], path, check=False)
     return (shown.stdout or shown.stderr).decode("utf-8", "replace").rstrip("\n")
+
+
+def oneline_log(path: Path, rev: str) -> str:
+    """``git log --oneline <rev>``: one line per commit, newest first."""
+    shown = run_git(["log", "--oneline", "--no-decorate", rev], path, check=False)
+    return (shown.stdout or shown.stderr).decode("utf-8", "replace").rstrip("\n")
+
+
+def file_text(path: Path, rev: str, name: str) -> str:
+    """``git show <rev>:<name>`` (git's own error when it fails)."""
+    shown = run_git(["show", f"{rev}:{name}"], path, check=False)
+    return (shown.stdout or shown.stderr).decode("utf-8", "replace").rstrip("\n")

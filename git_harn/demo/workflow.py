@@ -1,0 +1,117 @@
+"""``git harn demo --workflow``: a roadmap driven through the workflow runner,
+end to end, on a throwaway repository with a local bare remote.
+
+The stage agents are the scripted ones shipped beside this module
+(``agents/plan.py``, ``implement.py``, ``review.py``). Of the four tasks,
+1.1 and 1.3 land; 1.2 requires 1.1, so it is selected once 1.1 is on the
+remote and lands in the same run; the review agent never approves 1.4
+(named in ``HARN_DEMO_REJECT``, which the run passes on to its agents from
+its own environment), so 1.4 fails at review and its branch survives for
+``assess`` and then ``reclaim`` or ``cleanup``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+from git_harn.demo.basic import Say, harn
+from git_harn.git import open_repo
+from git_harn.git.scratch import file_text, init_repository, oneline_log
+from git_harn.workflow import record
+
+AGENTS = Path(__file__).resolve().parent / "agents"
+ROADMAP_FILE = "docs/roadmap.md"
+REJECTED = "1.4"
+REJECT_ENV = "HARN_DEMO_REJECT"
+UPSTREAM = "origin/main"
+
+ROADMAP = """\
+# Roadmap
+
+- [ ] 1.1 Add a greeting
+- [ ] 1.2 Greet by name
+  Requires: 1.1
+- [ ] 1.3 Document the greeting
+- [ ] 1.4 Rename every function at once
+"""
+
+# The gate: app.py must still compile, checked on the exact tip of each task.
+GATE = "import sys; compile(open('app.py').read(), 'app.py', 'exec'); sys.exit(0)"
+
+
+def config_text() -> str:
+    """``.harn/workflow.toml`` for the demo: the shipped agents run with this
+    Python (argv lists, never a shell), one gate, two review rounds."""
+    def argv(*words: str) -> str:
+        return "[" + ", ".join(json.dumps(word) for word in words) + "]"
+
+    py = sys.executable
+    return (
+        "# The demo's workflow: scripted stage agents shipped with git-harn.\n"
+        "[workflow]\nparallel = 2\nstageTimeout = 60\nreviewRounds = 2\n\n"
+        f"[agents.plan]\ncommand = {argv(py, str(AGENTS / 'plan.py'))}\n\n"
+        f"[agents.implement]\ncommand = {argv(py, str(AGENTS / 'implement.py'))}\n\n"
+        f"[agents.review]\ncommand = {argv(py, str(AGENTS / 'review.py'))}\n\n"
+        '[agents.integrate]\ncommand = "builtin"\n\n'
+        f"[gates]\ncommands = [{argv(py, '-c', GATE)}]\n"
+    )
+
+
+def make_repository(root: Path) -> Path:
+    """The project, with its roadmap and workflow configuration committed and
+    pushed to a bare ``origin`` beside it."""
+    return init_repository(root / "project", {
+        "app.py": "def main():\n    print('hi')\n",
+        "README.md": "# demo project\n",
+        ".gitignore": "__pycache__/\n",
+        ROADMAP_FILE: ROADMAP,
+        ".harn/workflow.toml": config_text(),
+    }, {"user.name": "Demo Operator", "user.email": "operator@example.com",
+        "harn.worktreeRoot": str(root / "worktrees")},
+        message="Roadmap and workflow configuration", bare_remote=root / "origin.git")
+
+
+def failed_tasks(project: Path) -> list[tuple[str, str, str]]:
+    """(task id, branch, run id) of every task of the newest workflow run that did not land."""
+    body = record.latest(open_repo(project)).body
+    return [(str(t["taskId"]), str(t["branch"]), str(t["runId"])) for t in body.get("tasks", [])
+            if t.get("status") != "done" and t.get("runId")]
+
+
+def run_workflow_demo(say: Say) -> Path:
+    root = Path(tempfile.mkdtemp(prefix="git-harn-demo-"))
+    project = make_repository(root)
+    say(f"demo repository: {project} (origin: {root / 'origin.git'})")
+    say(f"its roadmap ({ROADMAP_FILE}), committed and pushed with .harn/workflow.toml:")
+    say(ROADMAP.rstrip("\n"))
+    say(f"\nscripted agents from {AGENTS}: plan commits an ExecPlan, implement commits the work,\n"
+        f"review approves, except the tasks named in {REJECT_ENV}: it never approves {REJECTED}.\n"
+        "1.2 requires 1.1, so the run takes it once 1.1 has landed; two tasks run at once (parallel = 2).")
+    harn(project, say, "workflow", "run", env={REJECT_ENV: REJECTED})
+
+    say("\nthe result is kept as a record under refs/harnery/workflows/, for 'workflow show' in any clone:")
+    harn(project, say, "workflow", "list")
+    say(f"\nwhat landed on {UPSTREAM}: one squash commit per task that passed review, each ticking its box:")
+    say(f"\n$ git log --oneline {UPSTREAM}")
+    say(oneline_log(project, UPSTREAM))
+    say(f"\n$ git show {UPSTREAM}:{ROADMAP_FILE}")
+    say(file_text(project, UPSTREAM, ROADMAP_FILE))
+
+    say(f"\ncleanup preserved the failed task's workspace: {REJECTED}'s commits never landed.")
+    harn(project, say, "status")
+    for task_id, branch, run_id in failed_tasks(project):
+        say(f"\nnext step for {branch}: assess it against the base the run used (a report; it changes "
+            "nothing).")
+        harn(project, say, "assess", branch, "--base", UPSTREAM, "--task", task_id)
+        say(f"\nthe assessor weighs git evidence only (plan COMPLETE, gates passed); it does not know the\n"
+            f"reviewers refused {task_id}, so the call is the operator's. As status advises, give the work a "
+            f"way out:\nreclaim salvages it to harnery/salvage/{run_id} and releases the workspace.")
+        harn(project, say, "reclaim", run_id)
+        say(f"\n$ git log --oneline {UPSTREAM}..harnery/salvage/{run_id}")
+        say(oneline_log(project, f"{UPSTREAM}..harnery/salvage/{run_id}"))
+        harn(project, say, "status")
+    say(f"\nthe demo repository stays at {project}; delete {root} when done.")
+    return project
