@@ -222,11 +222,9 @@ def _undo_partial_removal(repo: Repo, record: RunRecord) -> None:
     admin = admin_dir(repo, path)
     if admin is None:
         return
-    if not (path / ".git").exists():
-        # git removes the .git file too; the admin folder says where it pointed.
-        (path / ".git").write_text(f"gitdir: {admin}\n")
-    # Killed before or after git removed the .git file: the files it already
-    # deleted were judged clean a moment ago, and the index still has them.
+    if (path / ".git").exists():
+        return  # git removes the .git file too: without that evidence, judge as usual
+    (path / ".git").write_text(f"gitdir: {admin}\n")
     dirty = dirty_paths(path)
     missing = [entry.path for entry in dirty if entry.status == " D"]
     if missing and len(missing) == len(dirty):
