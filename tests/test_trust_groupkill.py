@@ -15,7 +15,17 @@ from pathlib import Path
 import pytest
 from helpers import assert_valid, git, harn, make_repo, record, ref
 from salvage_helpers import lock_files, make_dirty, started, tree_files, worktree_files
-from trust_helpers import Gate, admin_of, kill_group_when_blocked, make_gate, start_in, use_gate
+from trust_helpers import (
+    Gate,
+    admin_of,
+    integration_setup,
+    kill_group_when_blocked,
+    make_gate,
+    make_task,
+    squashes_of,
+    start_in,
+    use_gate,
+)
 
 SALVAGE = "refs/heads/harnery/salvage/r1"
 WS = "refs/heads/harnery/ws/r1"
@@ -117,37 +127,7 @@ def test_rerun_after_a_kill_during_reset_hard_never_salvages_the_half_reset_tree
 # --- 10.3: integrate killed together with git --------------------------------------
 
 ROADMAP = "# Roadmap\n\n- [ ] 1.1 First thing\n- [ ] 1.2 Second thing\n- [ ] 1.3 Third thing\n"
-
-
-def integration_setup(tmp_path: Path) -> tuple[Path, Path]:
-    """A bare remote with a roadmap, and the operator's clone of it: (remote, work)."""
-    remote = tmp_path / "remote.git"
-    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
-    seed = make_repo(tmp_path / "seed", {"README.md": "hello\n", "docs/roadmap.md": ROADMAP,
-                                         ".gitattributes": ATTRIBUTES})
-    git(seed, "remote", "add", "origin", str(remote))
-    git(seed, "push", "-q", "origin", "main")
-    work = tmp_path / "work"
-    git(tmp_path, "clone", "-q", str(remote), str(work))
-    git(work, "config", "harn.worktreeRoot", str(tmp_path / "worktrees"))
-    return remote, work
-
-
-def make_task(repo: Path, task_id: str, files: dict[str, str]) -> str:
-    branch = f"roadmap-{task_id}"
-    git(repo, "switch", "-q", "-c", branch, "origin/main")
-    for name, content in files.items():
-        (repo / name).write_text(content)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", f"work on {task_id}")
-    git(repo, "switch", "-q", "main")
-    return branch
-
-
-def squashes_of(remote: Path, task_id: str) -> int:
-    """How many commits on the remote's main land task ``task_id``."""
-    found = git(remote, "log", "--format=%H", f"--grep=^Harnery-Task: {task_id}$", "main")
-    return len(found.split())
+SEED = {"README.md": "hello\n", "docs/roadmap.md": ROADMAP, ".gitattributes": ATTRIBUTES}
 
 
 def integration_admin(tmp_path: Path) -> Path:
@@ -157,7 +137,7 @@ def integration_admin(tmp_path: Path) -> Path:
 
 def test_integrate_killed_with_git_leaves_a_worktree_the_next_tasks_can_use(tmp_path: Path) -> None:
     gate = make_gate(tmp_path / "gate")
-    remote, work = integration_setup(tmp_path)
+    remote, work = integration_setup(tmp_path, SEED)
     use_gate(work, gate, "smudge")
     first = make_task(work, "1.1", {"big.gate": "one\n"})  # merge --squash writes it: the gate
     third = make_task(work, "1.3", {"three.txt": "3\n"})
@@ -184,7 +164,7 @@ def test_integrate_killed_with_git_leaves_a_worktree_the_next_tasks_can_use(tmp_
 def test_an_integration_worktree_left_unusable_is_rebuilt(tmp_path: Path, leftover: str) -> None:
     """What a group kill leaves in the integration worktree's git dir, made by
     hand: an empty rebase-merge/ (killed as the rebase began) or HEAD.lock."""
-    remote, work = integration_setup(tmp_path)
+    remote, work = integration_setup(tmp_path, SEED)
     first = make_task(work, "1.1", {"one.txt": "1\n"})
     assert harn(work, "integrate", first, "--base", "main").code == 0
     admin = integration_admin(tmp_path)

@@ -23,7 +23,7 @@ import pygit2
 import pytest
 from helpers import assert_valid, git, harn, make_repo, record, ref
 from salvage_helpers import EXEC, LINK, PLAIN, lock_files, make_dirty, worktree_files
-from trust_helpers import _stat, group_members, start_in
+from trust_helpers import _stat, group_members, integration_setup, make_task, squashes_of, start_in
 
 SEED = 1010
 RANDOM_KILLS = 2  # random instants per command
@@ -189,33 +189,6 @@ def test_cleanup_killed_with_its_group_leaves_nothing_half_done(tmp_path: Path, 
 # --- integrate ---------------------------------------------------------------
 
 
-def integration_setup(tmp_path: Path) -> tuple[Path, Path]:
-    remote = tmp_path / "remote.git"
-    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
-    seed = make_repo(tmp_path / "seed", {"README.md": "hello\n", "docs/roadmap.md": ROADMAP})
-    git(seed, "remote", "add", "origin", str(remote))
-    git(seed, "push", "-q", "origin", "main")
-    work = tmp_path / "work"
-    git(tmp_path, "clone", "-q", str(remote), str(work))
-    git(work, "config", "harn.worktreeRoot", str(tmp_path / "worktrees"))
-    return remote, work
-
-
-def make_task(repo: Path, task_id: str, files: dict[str, str]) -> str:
-    branch = f"roadmap-{task_id}"
-    git(repo, "switch", "-q", "-c", branch, "origin/main")
-    for name, content in files.items():
-        (repo / name).write_text(content)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", f"work on {task_id}")
-    git(repo, "switch", "-q", "main")
-    return branch
-
-
-def squashes_of(remote: Path, task_id: str) -> int:
-    return len(git(remote, "log", "--format=%H", f"--grep=^Harnery-Task: {task_id}$", "main").split())
-
-
 def assert_whole(remote: Path, before: str) -> None:
     """The remote's main is where it was, or one whole squash further on:
     the task's files and its ticked checkbox in one commit."""
@@ -234,7 +207,7 @@ INTEGRATE_KILLS = [("failpoint", name) for name in INTEGRATE_POINTS] + [("after"
                          ids=[f"{how}-{where}" for how, where in INTEGRATE_KILLS])
 def test_integrate_killed_with_its_group_lands_every_task_exactly_once(tmp_path: Path, how: str,
                                                                        where: object) -> None:
-    remote, work = integration_setup(tmp_path)
+    remote, work = integration_setup(tmp_path, {"README.md": "hello\n", "docs/roadmap.md": ROADMAP})
     first = make_task(work, "1.1", {"one.txt": "1\n"})
     second = make_task(work, "1.2", {"two.txt": "2\n"})
     before = git(remote, "rev-parse", "main")

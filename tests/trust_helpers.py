@@ -163,3 +163,34 @@ def start_in(repo: Path, run_id: str, *extra: str) -> Path:
 def admin_of(worktree: Path) -> Path:
     """The linked worktree's own git dir (``<common dir>/worktrees/<name>``)."""
     return Path(git(worktree, "rev-parse", "--absolute-git-dir"))
+
+
+def integration_setup(tmp_path: Path, seed_files: dict[str, str]) -> tuple[Path, Path]:
+    """A bare remote seeded with ``seed_files`` (a roadmap among them), and
+    the operator's clone of it: (remote, work)."""
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+    seed = make_repo(tmp_path / "seed", seed_files)
+    git(seed, "remote", "add", "origin", str(remote))
+    git(seed, "push", "-q", "origin", "main")
+    work = tmp_path / "work"
+    git(tmp_path, "clone", "-q", str(remote), str(work))
+    git(work, "config", "harn.worktreeRoot", str(tmp_path / "worktrees"))
+    return remote, work
+
+
+def make_task(repo: Path, task_id: str, files: dict[str, str]) -> str:
+    """Branch ``roadmap-<id>`` off origin/main with one commit of ``files``."""
+    branch = f"roadmap-{task_id}"
+    git(repo, "switch", "-q", "-c", branch, "origin/main")
+    for name, content in files.items():
+        (repo / name).write_text(content)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", f"work on {task_id}")
+    git(repo, "switch", "-q", "main")
+    return branch
+
+
+def squashes_of(remote: Path, task_id: str) -> int:
+    """How many commits on the remote's main land task ``task_id``."""
+    return len(git(remote, "log", "--format=%H", f"--grep=^Harnery-Task: {task_id}$", "main").split())

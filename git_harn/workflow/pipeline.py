@@ -175,18 +175,25 @@ def check_worktree(repo: Repo, ctx: TaskContext, stage: str) -> Oid:
     return tip
 
 
-def _plan(repo: Repo, job: Job, ctx: TaskContext, earlier: dict[str, str]) -> None:
-    tr = job.result
-    _stage(job, "plan", 1)
-    outcome = run_stage(ctx, job.eff.agents["plan"], tr.attempts["plan"], job.eff.timeout_of("plan"),
-                        {"round": 1, "earlier": dict(earlier)})
-    _record(tr, outcome)
+def _run_checked(repo: Repo, job: Job, ctx: TaskContext, stage: str, round_no: int,
+                 extra: dict[str, Any]) -> tuple[StageOutcome, Oid, str | None, str | None]:
+    """Run a writing stage and do the host's checks every such stage needs:
+    a fault stops the task, the worktree must be clean on its branch, a
+    BLOCKED plan stops it. Returns (outcome, tip, plan path, plan status)."""
+    _stage(job, stage, round_no)
+    outcome = run_stage(ctx, job.eff.agents[stage], job.result.attempts[stage], job.eff.timeout_of(stage), extra)
+    _record(job.result, outcome)
     if outcome.fault is not None:
         raise _stopped(outcome)
-    tip = check_worktree(repo, ctx, "plan")
+    tip = check_worktree(repo, ctx, stage)
     path, status = host.plan_at(repo, tip, ctx.task_id)
     if status == "BLOCKED":
-        raise Stop(BLOCKED, "plan", f"the ExecPlan {path} says Status: BLOCKED: {outcome.summary}")
+        raise Stop(BLOCKED, stage, f"the ExecPlan {path} says Status: BLOCKED: {outcome.summary}")
+    return outcome, tip, path, status
+
+
+def _plan(repo: Repo, job: Job, ctx: TaskContext, earlier: dict[str, str]) -> None:
+    outcome, _, path, status = _run_checked(repo, job, ctx, "plan", 1, {"round": 1, "earlier": dict(earlier)})
     if not outcome.ok:
         raise Stop(FAILED, "plan", outcome.detail)
     if path is None:
@@ -201,19 +208,9 @@ def _plan(repo: Repo, job: Job, ctx: TaskContext, earlier: dict[str, str]) -> No
 
 def _implement(repo: Repo, job: Job, ctx: TaskContext, earlier: dict[str, str], round_no: int,
                findings: list[dict[str, Any]]) -> Oid:
-    tr = job.result
     before = _tip(repo, ctx.branch, "implement")
-    _stage(job, "implement", round_no)
-    outcome = run_stage(ctx, job.eff.agents["implement"], tr.attempts["implement"],
-                        job.eff.timeout_of("implement"),
-                        {"round": round_no, "earlier": dict(earlier), "findings": findings})
-    _record(tr, outcome)
-    if outcome.fault is not None:
-        raise _stopped(outcome)
-    tip = check_worktree(repo, ctx, "implement")
-    path, status = host.plan_at(repo, tip, ctx.task_id)
-    if status == "BLOCKED":
-        raise Stop(BLOCKED, "implement", f"the ExecPlan {path} says Status: BLOCKED: {outcome.summary}")
+    outcome, tip, path, status = _run_checked(repo, job, ctx, "implement", round_no, {
+        "round": round_no, "earlier": dict(earlier), "findings": findings})
     if not outcome.ok:
         raise Stop(FAILED, "implement", outcome.detail)
     if tip == before or not host.refs.descends(repo, tip, before):
