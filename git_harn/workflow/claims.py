@@ -125,7 +125,9 @@ def _parse(repo: Repo, claim_id: str, ref: str, oid: str) -> Claim:
 def read_remote(repo: Repo, remote: str, ids: list[str] | None = None) -> list[Claim]:
     """The claims ``remote`` holds (of ``ids``, or all), read from their commits."""
     found = refs.remote_claims(repo, remote, ids or ())
-    wanted = {name: oid for name, oid in found.items() if not name[len(refs.PREFIX):].startswith(PROBES)}
+    exact = {refs.claim_ref(i) for i in ids or ()}
+    wanted = {name: oid for name, oid in found.items() if not name[len(refs.PREFIX):].startswith(PROBES)
+              and (not exact or name in exact)}  # ls-remote matches patterns by their tail
     if wanted:
         refs.fetch_claims(repo, remote, sorted(wanted))
     claims = []
