@@ -15,7 +15,7 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
-from helpers import all_refs, assert_valid, git, harn, ref
+from helpers import all_refs, assert_valid, descendants, git, harn, is_python_of_git_harn, ref
 from wfrepo import WF, config_text, setup
 
 CLAIMS = "refs/harnery/claims/"
@@ -362,3 +362,25 @@ def test_bad_claim_settings_are_named(tmp_path: Path) -> None:
         done = wf.run()
         assert done.code == 2 and named in done.err, done.err
         assert remote_claims(wf) == {}
+
+
+def test_sigterm_releases_the_claims_of_the_tasks_it_stopped(tmp_path: Path) -> None:
+    wf = claims_setup(tmp_path, "# R\n\n- [ ] 14.1 Stopped with work\n")
+    wf.script({"14.1:implement": "commit-hang"})
+    proc = start_run(wf.work)
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline and not [e for e in wf.log() if e["event"] == "hanging"]:
+            time.sleep(0.1)
+        assert f"{CLAIMS}14.1" in remote_claims(wf)
+        harn_pids = [p for p in descendants(proc.pid) if is_python_of_git_harn(p)]
+        assert harn_pids
+        os.kill(harn_pids[0], signal.SIGTERM)
+    finally:
+        code, doc, err = finish(proc, timeout=90)
+    assert code == 3, err
+    assert_valid(doc, "workflow-result")
+    assert doc["tasks"][0]["status"] == "halted" and doc["claims"]["released"] == ["14.1"]
+    assert remote_claims(wf) == {}  # the branch is left to the survivor rules, the claim freed
+    tip = ref(wf.work, "refs/heads/roadmap-14.1")
+    assert tip and "work-14.1.txt" in git(wf.work, "show", "--name-only", "--format=", tip)
