@@ -8,10 +8,13 @@ from typing import Any
 
 import click
 
-from git_harn.commands.common import json_option, repository
+from git_harn.commands.common import confirm, json_option, repository
 from git_harn.commands.render import show, table
+from git_harn.errors import BadInput
 from git_harn.text import one_line
 from git_harn.workflow import record
+from git_harn.workflow.claims import Claim, ClaimsResult, claim_settings, list_claims, release_claim
+from git_harn.workflow.claims import take_over as take_over_claim
 from git_harn.workflow.config import Options
 from git_harn.workflow.result import InitResult, StoredWorkflow, WorkflowList, WorkflowResult
 from git_harn.workflow.runner import run_workflow
@@ -30,11 +33,21 @@ def workflow() -> None:
 @click.option("--max-tasks", type=int, metavar="N", help="Start at most N tasks.")
 @click.option("--parallel", type=int, metavar="N", help="Run up to N tasks at once.")
 @click.option("--dry-run", is_flag=True, help="Show what would run; create nothing, run no agent.")
+@click.option("--claims/--no-claims", "claims", default=None,
+              help="Claim each task on the remote first, for several machines on one roadmap "
+              "(default: workflow.claims, off).")
+@click.option("--claim-heartbeat", type=float, metavar="SECONDS",
+              help="Refresh a running task's claim this often (default: workflow.claimHeartbeat, 60).")
+@click.option("--claim-stale-after", type=float, metavar="SECONDS",
+              help="A claim with an older heartbeat is stale (default: workflow.claimStaleAfter, 900).")
 @json_option
 def run(base: str | None, remote: str | None, max_tasks: int | None, parallel: int | None,
-        dry_run: bool, as_json: bool) -> int:
+        dry_run: bool, claims: bool | None, claim_heartbeat: float | None, claim_stale_after: float | None,
+        as_json: bool) -> int:
     """Select unblocked roadmap tasks on REMOTE/BASE and drive each to integration."""
-    result = run_workflow(repository(), Options(base, remote, max_tasks, parallel, dry_run, as_json))
+    result = run_workflow(repository(), Options(base, remote, max_tasks, parallel, dry_run, as_json,
+                                                claims=claims, claim_heartbeat=claim_heartbeat,
+                                                claim_stale_after=claim_stale_after))
     return show(result, as_json, _view)
 
 
@@ -57,6 +70,12 @@ def _common(doc: dict[str, Any]) -> list[str]:
         for stage, agent in doc.get("agents", {}).items():
             command = agent["command"] if agent["command"] == "builtin" else " ".join(agent["command"])
             lines.append(f"agent {stage}: {command}")
+    claims = doc.get("claims")
+    if claims:
+        lines.append(f"claims on {claims['remote']}: {len(claims['made'])} made, {len(claims['lost'])} lost, "
+                     f"{len(claims['released'])} released, {sum(claims['refreshed'].values())} refreshed"
+                     + (f", {len(claims['kept'])} kept" if claims["kept"] else ""))
+        lines += [f"claim kept on {k['taskId']}: {k['reason']}" for k in claims["kept"]]
     if doc.get("halted"):
         lines.append(f"halted: {doc['halted']}")
     lines.append(doc.get("summary", ""))
@@ -129,3 +148,60 @@ def init_cmd(as_json: bool) -> int:
         return lines
 
     return show(result, as_json, view)
+
+
+@workflow.command(name="claims")
+@click.option("--remote", metavar="NAME", help="Remote that holds the claims (default: workflow.remote, origin).")
+@click.option("--base", metavar="BRANCH", help="Branch whose .harn/workflow.toml says claimStaleAfter "
+              "(default: harn.base, main).")
+@click.option("--stale-after", type=float, metavar="SECONDS",
+              help="A claim with an older heartbeat is stale (default: workflow.claimStaleAfter, 900).")
+@click.option("--take-over", "take_over", metavar="TASK-ID",
+              help="Replace TASK-ID's stale claim with this clone's (asks on a terminal, else --yes).")
+@click.option("--release", metavar="TASK-ID",
+              help="Delete TASK-ID's claim held by this clone (after a take-over, once its branch is settled).")
+@click.option("--yes", is_flag=True, help="Confirm --take-over or --release without asking.")
+@json_option
+def claims_cmd(remote: str | None, base: str | None, stale_after: float | None, take_over: str | None,
+               release: str | None, yes: bool, as_json: bool) -> int:
+    """List the task claims on the remote (host, age, stale), or take a stale one over."""
+    repo = repository()
+    where = claim_settings(repo, remote, base, stale_after)
+
+    def ask(claim: Claim) -> bool:
+        return yes or confirm(f"Take over the claim on task {claim.claimId} held by {claim.holder()} "
+                              f"(heartbeat {claim.text('heartbeatAt') or '?'})?")
+
+    if take_over is not None and release is not None:
+        raise BadInput("--take-over and --release: one at a time")
+    if release is not None:
+        result = release_claim(repo, where.remote, release, where.stale_after,
+                               lambda claim: yes or confirm(f"Release the claim on task {claim.claimId}?"))
+    elif take_over is not None:
+        result = take_over_claim(repo, where.remote, take_over, where.stale_after, ask)
+    else:
+        result = list_claims(repo, where.remote, where.stale_after)
+    return show(result, as_json, _claim_lines)
+
+
+def _claim_lines(result: ClaimsResult) -> Iterable[str]:
+    rows = []
+    for c in result.claims:
+        age = "?" if c["ageSeconds"] is None else f"{c['ageSeconds']:.0f}s"
+        state = "unreadable" if c["error"] else "stale" if c["stale"] else "live"
+        rows.append([c["taskId"], state, c["host"] or "?", "this clone" if c["thisClone"] else (c["clone"] or "?"),
+                     c["workflowId"] or "(taken over)", age])
+    lines = table(["TASK", "STATE", "HOST", "CLONE", "WORKFLOW", "HEARTBEAT AGE"], rows).splitlines() if rows \
+        else [f"no claims on {result.remote}"]
+    stale = [c["taskId"] for c in result.claims if c["stale"] and not c["thisClone"]]
+    if stale and result.takenOver is None:
+        lines.append(f"stale (no heartbeat for {result.staleAfter:g}s): {', '.join(stale)}; if that machine is "
+                     "dead: git harn workflow claims --take-over <task-id>")
+    if result.takenOver is not None:
+        took = result.takenOver
+        lines.append(f"took over the claim on task {took['taskId']} from {took['from']['host'] or '?'} "
+                     f"({took['from']['workflowId'] or 'a take-over'})")
+        lines.append(took["next"])
+    if result.released is not None:
+        lines.append(f"released the claim on task {result.released['taskId']} ({result.released['oid'][:12]})")
+    return lines

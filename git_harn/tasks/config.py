@@ -57,9 +57,12 @@ DEFAULT_REMOTE = "origin"
 DEFAULT_STAGE_TIMEOUT = 1800.0
 DEFAULT_REVIEW_ROUNDS = 2
 MAX_PARALLEL = 64
+DEFAULT_CLAIM_HEARTBEAT = 60.0
+DEFAULT_CLAIM_STALE_AFTER = 900.0
 
 # key -> (type check, what it must be)
-_WORKFLOW_KEYS = ("base", "remote", "maxTasks", "parallel", "stageTimeout", "reviewRounds")
+_WORKFLOW_KEYS = ("base", "remote", "maxTasks", "parallel", "stageTimeout", "reviewRounds",
+                  "claims", "claimHeartbeat", "claimStaleAfter")
 _AGENT_KEYS = ("command", "timeout", "stdin")
 _TOP_KEYS = ("workflow", "agents", "gates")
 
@@ -91,6 +94,9 @@ class WorkflowSettings:
     stageTimeout: float | None = None
     reviewRounds: int | None = None
     agents: dict[str, AgentSettings] = field(default_factory=dict)
+    claims: bool | None = None
+    claimHeartbeat: float | None = None
+    claimStaleAfter: float | None = None
     gates: list[list[str]] = field(default_factory=list)
 
 
@@ -147,6 +153,19 @@ def _agent(stage: str, table: object, where: str) -> AgentSettings:
     return AgentSettings(stage, command, timeout, stdin)
 
 
+def _claim_settings(table: dict[str, Any], where: str) -> dict[str, Any]:
+    """``claims`` (true/false), ``claimHeartbeat`` and ``claimStaleAfter`` (seconds)."""
+    values: dict[str, Any] = {}
+    if "claims" in table:
+        if not isinstance(table["claims"], bool):
+            raise _bad(where, "workflow.claims", f"must be true or false, not {table['claims']!r}")
+        values["claims"] = table["claims"]
+    for key in ("claimHeartbeat", "claimStaleAfter"):
+        if key in table:
+            values[key] = _seconds(table[key], where, f"workflow.{key}")
+    return values
+
+
 def workflow_settings(config: dict[str, Any], where: str) -> WorkflowSettings:
     """The validated workflow model of a parsed ``.harn/workflow.toml``: a
     malformed or unknown setting is BadInput naming the key [P7]."""
@@ -173,6 +192,7 @@ def workflow_settings(config: dict[str, Any], where: str) -> WorkflowSettings:
         values["stageTimeout"] = _seconds(table["stageTimeout"], where, "workflow.stageTimeout")
     if "reviewRounds" in table:
         values["reviewRounds"] = _positive_int(table["reviewRounds"], where, "workflow.reviewRounds")
+    values.update(_claim_settings(table, where))
     agents_table = config.get("agents", {})
     if not isinstance(agents_table, dict):
         raise _bad(where, "agents", "must be a table of [agents.<stage>] tables")

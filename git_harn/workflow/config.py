@@ -14,6 +14,7 @@ from typing import Any
 from git_harn.errors import BadInput
 from git_harn.git import Repo
 from git_harn.git.workflow_refs import Oid
+from git_harn.tasks.config import DEFAULT_CLAIM_HEARTBEAT, DEFAULT_CLAIM_STALE_AFTER
 from git_harn.workflow import host
 from git_harn.workflow.host import (
     DEFAULT_REMOTE,
@@ -38,6 +39,9 @@ class Options:
     parallel: int | None = None
     dry_run: bool = False
     quiet: bool = False  # --json: nothing but the document
+    claims: bool | None = None  # --claims / --no-claims
+    claim_heartbeat: float | None = None
+    claim_stale_after: float | None = None
 
 
 @dataclass
@@ -51,6 +55,9 @@ class Effective:
     reviewRounds: int
     agents: dict[str, AgentSettings]
     gates: list[list[str]] = field(default_factory=list)
+    claims: bool = False  # task claims through the remote (workflow.claims)
+    claimHeartbeat: float = DEFAULT_CLAIM_HEARTBEAT
+    claimStaleAfter: float = DEFAULT_CLAIM_STALE_AFTER
 
     @property
     def upstream(self) -> str:
@@ -62,7 +69,9 @@ class Effective:
 
     def shown(self) -> dict[str, Any]:
         return {"maxTasks": self.maxTasks, "parallel": self.parallel, "stageTimeout": self.stageTimeout,
-                "reviewRounds": self.reviewRounds, "gates": self.gates}
+                "reviewRounds": self.reviewRounds, "gates": self.gates,
+                "claims": self.claims, "claimHeartbeat": self.claimHeartbeat,
+                "claimStaleAfter": self.claimStaleAfter}
 
 
 def _check_flags(options: Options) -> None:
@@ -70,6 +79,10 @@ def _check_flags(options: Options) -> None:
         raise BadInput("--max-tasks must be at least 1")
     if options.parallel is not None and not 1 <= options.parallel <= MAX_PARALLEL:
         raise BadInput(f"--parallel must be between 1 and {MAX_PARALLEL}")
+    for flag, seconds in (("--claim-heartbeat", options.claim_heartbeat),
+                          ("--claim-stale-after", options.claim_stale_after)):
+        if seconds is not None and not seconds > 0:
+            raise BadInput(f"{flag} must be a positive number of seconds")
 
 
 def _read(repo: Repo, remote: str, base: str, dry_run: bool) -> tuple[Oid, WorkflowSettings]:
@@ -120,4 +133,12 @@ def load(repo: Repo, options: Options) -> Effective:
         stageTimeout=settings.stageTimeout or DEFAULT_STAGE_TIMEOUT,
         reviewRounds=settings.reviewRounds or DEFAULT_REVIEW_ROUNDS,
         agents=agents, gates=gates,
+        claims=options.claims if options.claims is not None else bool(settings.claims),
+        claimHeartbeat=_first(options.claim_heartbeat, settings.claimHeartbeat, DEFAULT_CLAIM_HEARTBEAT),
+        claimStaleAfter=_first(options.claim_stale_after, settings.claimStaleAfter, DEFAULT_CLAIM_STALE_AFTER),
     )
+
+
+def _first(flag: float | None, setting: float | None, default: float) -> float:
+    """Flags over the file over the default."""
+    return flag if flag is not None else setting if setting is not None else default

@@ -90,6 +90,7 @@ class WorkflowResult(Result):
     agents: dict[str, dict[str, Any]] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
     faultMetrics: dict[str, int] = field(default_factory=zero_fault_metrics)
+    claims: dict[str, Any] | None = None  # claims made, lost, released, refreshed (workflow.claims)
     summary: str = ""
     halted: str | None = None
     interrupted: bool = False

@@ -23,6 +23,7 @@ from typing import Any
 from git_harn.clock import now_iso
 from git_harn.git import Repo
 from git_harn.text import one_line
+from git_harn.workflow import claims as claiming
 from git_harn.workflow import config, host, record, select
 from git_harn.workflow.pipeline import Job, run_id_for, run_task
 from git_harn.workflow.progress import Progress
@@ -63,8 +64,16 @@ def run_workflow(repo: Repo, options: config.Options) -> WorkflowResult:
     result.skipped.extend(held)
     held_ids = {s.taskId for s in held}
     if options.dry_run:
+        if eff.claims:  # read only: which selectable tasks another machine holds
+            claimed = claiming.claimed_elsewhere(repo, eff.remote, [t.id for t in tasks if t.id not in held_ids])
+            result.skipped.extend(claimed)
+            held_ids |= {s.taskId for s in claimed}
         return _dry_run(result, eff, tasks, held_ids)
-    return Scheduler(repo, eff, result, tasks, held_ids, Progress(options.quiet)).run()
+    claims = None
+    if eff.claims:
+        claims = claiming.Claims(repo, eff.remote, eff.base, workflow_id, eff.claimHeartbeat)
+        claims.preflight()  # a remote that refuses claims stops the run before anything is made
+    return Scheduler(repo, eff, result, tasks, held_ids, Progress(options.quiet), claims).run()
 
 
 def _dry_run(result: WorkflowResult, eff: config.Effective, tasks: list[host.Task],
@@ -89,9 +98,10 @@ def _dry_run(result: WorkflowResult, eff: config.Effective, tasks: list[host.Tas
 
 class Scheduler:
     def __init__(self, repo: Repo, eff: config.Effective, result: WorkflowResult, tasks: list[host.Task],
-                 held: set[str], progress: Progress) -> None:
+                 held: set[str], progress: Progress, claims: claiming.Claims | None = None) -> None:
         self.repo, self.eff, self.result, self.tasks, self.held = repo, eff, result, tasks, held
         self.progress = progress
+        self.claims = claims
         self.agents = Agents()
         self.writer = record.Writer(repo, result.workflowId)
         self.scratch = repo.common_dir / "harnery" / "workflow" / result.workflowId
@@ -146,6 +156,8 @@ class Scheduler:
                 self.limited = True
                 self.queue.clear()
                 return
+            if self.claims is not None and self._claimed_elsewhere(task):
+                continue
             self.taken.add(task.id)
             # The worker fills its own copy; the result shows this placeholder until
             # the task ends, so the record is never written from half-changed data.
@@ -160,6 +172,17 @@ class Scheduler:
             self.running[pool.submit(run_task, self.repo, job)] = job.result
             self.writer.write(self.result, "task-start", f"task {task.id} on {placeholder.branch}")
 
+    def _claimed_elsewhere(self, task: host.Task) -> bool:
+        """Claim the task on the remote; a task that is not ours is held out for the run."""
+        assert self.claims is not None
+        skipped = self.claims.take(task.id)
+        if skipped is not None:
+            self.held.add(task.id)
+            self.result.skipped.append(skipped)
+            self.progress.say(f"task {task.id}: skipped, {skipped.reason}: {skipped.detail}")
+        self.result.claims = self.claims.snapshot()
+        return skipped is not None
+
     def _collect(self, future: Future[TaskResult]) -> None:
         tr = self.running.pop(future)
         try:
@@ -167,6 +190,9 @@ class Scheduler:
         except Exception as exc:  # a bug must not take the siblings down
             tr.status = FAILED
             tr.detail = one_line(f"internal error: {type(exc).__name__}: {exc}", 500)
+        if self.claims is not None:  # every end leaves the branch to the survivor rules
+            self.claims.release(tr.taskId)
+            self.result.claims = self.claims.snapshot()
         at = next(i for i, t in enumerate(self.result.tasks) if t.taskId == tr.taskId)
         self.result.tasks[at] = tr
         self.progress.finished(tr)
@@ -227,6 +253,9 @@ class Scheduler:
             if tr.status in (PENDING, RUNNING):
                 tr.status, tr.detail = HALTED, tr.detail or "never finished"
         result.skipped.extend(select.left_out(self.tasks, self.taken, self.held, self.limited))
+        if self.claims is not None:
+            self.claims.close()
+            result.claims = self.claims.snapshot()
         result.finished = True
         result.finishedAt = now_iso()
         result.summary = result.make_summary()
