@@ -9,11 +9,12 @@ roadmap. Everything is checked before anything is created [P7].
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from git_harn.errors import BadInput
 from git_harn.git import Repo
 from git_harn.git.workflow_refs import Oid
+from git_harn.tasks.config import DEFAULT_MAX_RECOVERY_CANDIDATES, DEFAULT_RESUME_MODE, RESUME_MODES
 from git_harn.workflow import host
 from git_harn.workflow.host import (
     DEFAULT_REMOTE,
@@ -26,6 +27,7 @@ from git_harn.workflow.host import (
 )
 
 DEFAULT_BASE = "main"
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,9 @@ class Options:
     parallel: int | None = None
     dry_run: bool = False
     quiet: bool = False  # --json: nothing but the document
+    resume_partial_branches: bool | None = None
+    resume_mode: str | None = None
+    max_recovery_candidates: int | None = None
 
 
 @dataclass
@@ -51,6 +56,9 @@ class Effective:
     reviewRounds: int
     agents: dict[str, AgentSettings]
     gates: list[list[str]] = field(default_factory=list)
+    resumePartialBranches: bool = False
+    resumeMode: str = DEFAULT_RESUME_MODE
+    maxRecoveryCandidates: int = DEFAULT_MAX_RECOVERY_CANDIDATES
 
     @property
     def upstream(self) -> str:
@@ -62,7 +70,9 @@ class Effective:
 
     def shown(self) -> dict[str, Any]:
         return {"maxTasks": self.maxTasks, "parallel": self.parallel, "stageTimeout": self.stageTimeout,
-                "reviewRounds": self.reviewRounds, "gates": self.gates}
+                "reviewRounds": self.reviewRounds, "gates": self.gates,
+                "resumePartialBranches": self.resumePartialBranches, "resumeMode": self.resumeMode,
+                "maxRecoveryCandidates": self.maxRecoveryCandidates}
 
 
 def _check_flags(options: Options) -> None:
@@ -70,6 +80,10 @@ def _check_flags(options: Options) -> None:
         raise BadInput("--max-tasks must be at least 1")
     if options.parallel is not None and not 1 <= options.parallel <= MAX_PARALLEL:
         raise BadInput(f"--parallel must be between 1 and {MAX_PARALLEL}")
+    if options.resume_mode is not None and options.resume_mode not in RESUME_MODES:
+        raise BadInput(f"--resume-mode must be one of {', '.join(RESUME_MODES)}")
+    if options.max_recovery_candidates is not None and options.max_recovery_candidates < 1:
+        raise BadInput("--max-recovery-candidates must be at least 1")
 
 
 def _read(repo: Repo, remote: str, base: str, dry_run: bool) -> tuple[Oid, WorkflowSettings]:
@@ -120,4 +134,13 @@ def load(repo: Repo, options: Options) -> Effective:
         stageTimeout=settings.stageTimeout or DEFAULT_STAGE_TIMEOUT,
         reviewRounds=settings.reviewRounds or DEFAULT_REVIEW_ROUNDS,
         agents=agents, gates=gates,
+        resumePartialBranches=_first(options.resume_partial_branches, settings.resumePartialBranches, False),
+        resumeMode=_first(options.resume_mode, settings.resumeMode, DEFAULT_RESUME_MODE),
+        maxRecoveryCandidates=_first(options.max_recovery_candidates, settings.maxRecoveryCandidates,
+                                     DEFAULT_MAX_RECOVERY_CANDIDATES),
     )
+
+
+def _first(flag: T | None, setting: T | None, default: T) -> T:
+    """Flags over the file over the default."""
+    return flag if flag is not None else setting if setting is not None else default
