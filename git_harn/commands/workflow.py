@@ -30,11 +30,20 @@ def workflow() -> None:
 @click.option("--max-tasks", type=int, metavar="N", help="Start at most N tasks.")
 @click.option("--parallel", type=int, metavar="N", help="Run up to N tasks at once.")
 @click.option("--dry-run", is_flag=True, help="Show what would run; create nothing, run no agent.")
+@click.option("--resume-partial-branches/--no-resume-partial-branches", default=None,
+              help="Recover roadmap-* branches an earlier run left (default: workflow.resumePartialBranches, off).")
+@click.option("--resume-mode", type=click.Choice(["assess", "review", "continue"]), default=None,
+              help="How far recovery may go: assess (report only), review, continue (default: assess).")
+@click.option("--max-recovery-candidates", type=int, metavar="N", help="Recover at most N branches (default 20).")
 @json_option
 def run(base: str | None, remote: str | None, max_tasks: int | None, parallel: int | None,
-        dry_run: bool, as_json: bool) -> int:
+        dry_run: bool, resume_partial_branches: bool | None, resume_mode: str | None,
+        max_recovery_candidates: int | None, as_json: bool) -> int:
     """Select unblocked roadmap tasks on REMOTE/BASE and drive each to integration."""
-    result = run_workflow(repository(), Options(base, remote, max_tasks, parallel, dry_run, as_json))
+    result = run_workflow(repository(), Options(base, remote, max_tasks, parallel, dry_run, as_json,
+                                                resume_partial_branches=resume_partial_branches,
+                                                resume_mode=resume_mode,
+                                                max_recovery_candidates=max_recovery_candidates))
     return show(result, as_json, _view)
 
 
@@ -57,6 +66,7 @@ def _common(doc: dict[str, Any]) -> list[str]:
         for stage, agent in doc.get("agents", {}).items():
             command = agent["command"] if agent["command"] == "builtin" else " ".join(agent["command"])
             lines.append(f"agent {stage}: {command}")
+    lines += _recovery_lines(doc.get("recovery"))
     if doc.get("halted"):
         lines.append(f"halted: {doc['halted']}")
     lines.append(doc.get("summary", ""))
@@ -64,6 +74,21 @@ def _common(doc: dict[str, Any]) -> list[str]:
         if t["status"] in ("failed", "blocked", "halted") and t.get("runId"):
             lines.append(f"next for {t['branch']}: git harn assess {t['branch']} --task {t['taskId']}; "
                          f"then git harn reclaim {t['runId']} or git harn cleanup {t['runId']}")
+    return lines
+
+
+def _recovery_lines(rec: dict[str, Any] | None) -> list[str]:
+    if not rec:
+        return []
+    lines = [f"recovery ({rec['mode']}): {len(rec['candidates'])} candidate(s), {len(rec['assessed'])} assessed, "
+             f"{len(rec['resumed'])} resumed" + (f"; blocked: {rec['blocked']}" if rec.get("blocked") else "")]
+    for r in rec["results"]:
+        why = f" ({r['reason']})" if r.get("reason") else ""
+        lines.append(f"  {r['branch']}: {r['classification'] or '-'} -> {r['action']}{why}"
+                     + (f", {r['status']}" if r.get("status") else ""))
+    for s in rec["skipped"]:
+        if not any(r["branch"] == s["branch"] for r in rec["results"]):
+            lines.append(f"  {s['branch']}: skipped, {s['reason']}")
     return lines
 
 
@@ -129,3 +154,4 @@ def init_cmd(as_json: bool) -> int:
         return lines
 
     return show(result, as_json, view)
+

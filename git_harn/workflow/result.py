@@ -90,6 +90,7 @@ class WorkflowResult(Result):
     agents: dict[str, dict[str, Any]] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
     faultMetrics: dict[str, int] = field(default_factory=zero_fault_metrics)
+    recovery: dict[str, Any] | None = None  # resumePartialBranches: the recovery pass (seed 002)
     summary: str = ""
     halted: str | None = None
     interrupted: bool = False
@@ -103,6 +104,8 @@ class WorkflowResult(Result):
             return INTERRUPTED
         if not self.finished:
             return IN_PROGRESS
+        if self.recovery and self.recovery.get("unresolved"):
+            return INCOMPLETE  # halted: needs-operator-recovery, never a clean stop
         return ALL_DONE if all(t.status == DONE for t in self.tasks) else INCOMPLETE
 
     def task(self, task_id: str) -> TaskResult | None:
