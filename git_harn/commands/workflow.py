@@ -8,11 +8,14 @@ from typing import Any
 
 import click
 
-from git_harn.commands.common import json_option, repository
+from git_harn.commands.common import confirm, json_option, repository
 from git_harn.commands.render import show, table
+from git_harn.errors import BadInput
+from git_harn.notices import interactive
 from git_harn.text import one_line
 from git_harn.workflow import record
 from git_harn.workflow.config import Options
+from git_harn.workflow.discard import DiscardResult, discard, surviving
 from git_harn.workflow.result import InitResult, StoredWorkflow, WorkflowList, WorkflowResult
 from git_harn.workflow.runner import run_workflow
 from git_harn.workflow.scaffold import init as init_workflow
@@ -155,3 +158,32 @@ def init_cmd(as_json: bool) -> int:
 
     return show(result, as_json, view)
 
+@workflow.command(name="discard")
+@click.argument("task_id")
+@click.option("--yes", is_flag=True, help="Confirm without asking.")
+@json_option
+def discard_cmd(task_id: str, yes: bool, as_json: bool) -> int:
+    """Retire the surviving roadmap-TASK_ID branch: its work salvaged first, then the branch removed."""
+    repo = repository()
+    branch, tip, records = surviving(repo, task_id)
+    if not yes:
+        if not interactive():
+            raise BadInput(f"workflow discard removes {branch} (its work is salvaged first); add --yes to "
+                           "confirm (nothing was changed)")
+        runs = ", ".join(r.runId for r in records) or "none"
+        if not confirm(f"Salvage the workspaces of {branch} (runs: {runs}) and delete {branch}"
+                       f"{' at ' + str(tip)[:12] if tip else ''}?"):
+            raise BadInput("workflow discard not confirmed; nothing was changed")
+
+    def view(item: DiscardResult) -> Iterable[str]:
+        for ws in item.workspaces:
+            salvage = ws.get("salvage") or {}
+            where = f"; work kept on {salvage['ref'].removeprefix('refs/heads/')} at {salvage['oid'][:12]}" \
+                if salvage.get("ref") else ""
+            yield f"reclaimed run {ws['runId']}: {ws['state']}{where}"
+        if item.keptAt:
+            kept = item.keptAt.removeprefix("refs/heads/")
+            yield f"kept {item.branch} at {item.tip[:12] if item.tip else '?'} as {kept}"
+        yield f"discard {item.outcome}: {item.reason}"
+
+    return show(discard(repo, task_id), as_json, view)
