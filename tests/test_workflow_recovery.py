@@ -130,6 +130,7 @@ def test_assess_mode_changes_no_ref_index_or_worktree_and_keeps_ids_held(tmp_pat
     assert doc["halted"].startswith("needs-operator-recovery: 1 surviving branch(es) unresolved (roadmap-5.1)")
     human = wf.run(*RESUME)
     assert human.code == 3 and "halted: needs-operator-recovery" in human.out
+    assert "recovery (assess): 1 candidate(s), 1 assessed, 0 resumed" in human.out
 
 
 def test_assess_mode_uses_the_configured_assessor_agent(tmp_path: Path) -> None:
@@ -359,3 +360,53 @@ def test_a_failed_auth_preflight_blocks_recovery_entirely(tmp_path: Path) -> Non
     assert doc["results"] == [{"taskId": "5.1", "branch": "roadmap-5.1", "classification": None,
                                "action": "not-run", "reason": "auth-preflight-failed"}]
     assert all_refs(wf.work) == before
+
+
+def test_a_resumed_task_that_fails_is_unresolved_and_its_workspace_preserved_again(tmp_path: Path) -> None:
+    wf = wf_with(tmp_path)
+    first = survivor(wf)
+    tip = ref(wf.work, "refs/heads/roadmap-5.1")
+    wf.script({"review": "never-approve"})
+    again = wf.run("--json", *RESUME, "--resume-mode", "review")
+    assert again.code == 3, again.err
+    doc = again.json()
+    rec = recovery_of(doc)
+    assert rec["results"][0]["status"] == "failed"
+    assert rec["unresolved"][0]["reason"].startswith("resumed, then failed at review")
+    assert doc["halted"].startswith("needs-operator-recovery")
+    assert ref(wf.work, "refs/heads/roadmap-5.1") == tip  # reviewers changed nothing, nothing was lost
+    kept = record(wf.work, first["runId"])
+    assert kept["state"] == "preserved_unmerged" and kept["frozenIntent"]["oid"] == tip
+    wf.script({})
+    third = wf.run("--json", *RESUME, "--resume-mode", "review")
+    assert third.code == 0, third.err  # resumed once more from the new frozen intent, and landed
+    assert "- [x] 5.1" in wf.remote_file("docs/roadmap.md")
+
+
+def test_review_mode_reports_a_verdict_short_of_adopt_complete(tmp_path: Path) -> None:
+    wf = wf_with(tmp_path)
+    hand_branch(wf, "roadmap-5.1", {"docs/execplans/5.1.md": "# ExecPlan 5.1\n\nStatus: IN PROGRESS\n",
+                                    "half.txt": "half done\n"})
+    done = wf.run("--json", *RESUME, "--resume-mode", "review")
+    assert done.code == 3, done.err
+    result = recovery_of(done.json())["results"][0]
+    assert (result["classification"], result["action"], result["reason"]) == (
+        "adopt-partial", "report-only", "missing-validation-evidence")
+    assert wf.log() == []
+
+
+def test_continue_mode_reports_addenda_broken_evidence_and_foreign_worktrees(tmp_path: Path) -> None:
+    wf = wf_with(tmp_path)
+    first = survivor(wf, "5.1")
+    wf.push_change({"docs/roadmap.md": ONE + "- [ ] 5.2 Two\n- [ ] 5.3 Three\n"})
+    (Path(first["workspace"]["path"]) / ".git").write_text("gitdir: /nonexistent/place\n")
+    hand_branch(wf, "roadmap-5.2-addendum-1", {"addendum.txt": "more\n"})
+    hand_branch(wf, "roadmap-5.3", {"docs/execplans/5.3.md": "# ExecPlan 5.3\n\nStatus: APPROVED\n"})
+    git(wf.work, "worktree", "add", "-q", str(tmp_path / "by-hand"), "roadmap-5.3")
+    done = wf.run("--json", *RESUME, "--resume-mode", "continue")
+    assert done.code == 3, done.err
+    rec = recovery_of(done.json())
+    assert {s["branch"]: s["reason"] for s in rec["skipped"]} == {
+        "roadmap-5.1": "evidence-collection-error", "roadmap-5.2-addendum-1": "addendum-branch",
+        "roadmap-5.3": "unmanaged-worktree"}
+    assert rec["resumed"] == [] and len(rec["unresolved"]) == 3 and wf.log() == []
