@@ -360,6 +360,15 @@ def test_a_failed_auth_preflight_blocks_recovery_entirely(tmp_path: Path) -> Non
     assert doc["results"] == [{"taskId": "5.1", "branch": "roadmap-5.1", "classification": None,
                                "action": "not-run", "reason": "auth-preflight-failed"}]
     assert all_refs(wf.work) == before
+    from git_harn.workflow.result import WorkflowResult
+
+    result = WorkflowResult(workflowId="wf-test", base="main", remote="origin", baseOid=str(eff.base_oid),
+                            dryRun=False, startedAt="now", finished=True)
+    recovery.settle(repo, rec, result)
+    assert result.recovery is not None and result.recovery["blocked"] == "auth-preflight-failed"
+    assert result.recovery["unresolved"][0]["reason"] == "auth-preflight-failed"
+    assert result.halted is not None and result.halted.startswith("needs-operator-recovery")
+    assert result.exit_code == 3
 
 
 def test_a_resumed_task_that_fails_is_unresolved_and_its_workspace_preserved_again(tmp_path: Path) -> None:
