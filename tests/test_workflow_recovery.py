@@ -419,3 +419,17 @@ def test_continue_mode_reports_addenda_broken_evidence_and_foreign_worktrees(tmp
         "roadmap-5.1": "evidence-collection-error", "roadmap-5.2-addendum-1": "addendum-branch",
         "roadmap-5.3": "unmanaged-worktree"}
     assert rec["resumed"] == [] and len(rec["unresolved"]) == 3 and wf.log() == []
+
+
+def test_a_workspace_moved_since_its_frozen_intent_is_not_resumed(tmp_path: Path) -> None:
+    wf = wf_with(tmp_path)
+    first = survivor(wf)
+    _unvalidated(wf, first)  # a commit by hand after cleanup froze the intent [W8]
+    tip = ref(wf.work, "refs/heads/roadmap-5.1")
+    done = wf.run("--json", *RESUME, "--resume-mode", "continue")
+    assert done.code == 3, done.err
+    rec = recovery_of(done.json())
+    assert rec["skipped"][0]["reason"] == "workspace-not-resumable"
+    assert "moved since cleanup froze it" in rec["skipped"][0]["detail"]
+    assert wf.log() == [] and ref(wf.work, "refs/heads/roadmap-5.1") == tip
+    assert record(wf.work, first["runId"])["state"] == "preserved_unmerged"
