@@ -11,11 +11,13 @@ import click
 from git_harn.commands.common import confirm, json_option, repository
 from git_harn.commands.render import show, table
 from git_harn.errors import BadInput
+from git_harn.notices import interactive
 from git_harn.text import one_line
 from git_harn.workflow import record
 from git_harn.workflow.claims import Claim, ClaimsResult, claim_settings, list_claims, release_claim
 from git_harn.workflow.claims import take_over as take_over_claim
 from git_harn.workflow.config import Options
+from git_harn.workflow.discard import DiscardResult, discard, surviving
 from git_harn.workflow.result import InitResult, StoredWorkflow, WorkflowList, WorkflowResult
 from git_harn.workflow.runner import run_workflow
 from git_harn.workflow.scaffold import init as init_workflow
@@ -40,14 +42,23 @@ def workflow() -> None:
               help="Refresh a running task's claim this often (default: workflow.claimHeartbeat, 60).")
 @click.option("--claim-stale-after", type=float, metavar="SECONDS",
               help="A claim with an older heartbeat is stale (default: workflow.claimStaleAfter, 900).")
+@click.option("--resume-partial-branches/--no-resume-partial-branches", default=None,
+              help="Recover roadmap-* branches an earlier run left (default: workflow.resumePartialBranches, off).")
+@click.option("--resume-mode", type=click.Choice(["assess", "review", "continue"]), default=None,
+              help="How far recovery may go: assess (report only), review, continue (default: assess).")
+@click.option("--max-recovery-candidates", type=int, metavar="N", help="Recover at most N branches (default 20).")
 @json_option
 def run(base: str | None, remote: str | None, max_tasks: int | None, parallel: int | None,
         dry_run: bool, claims: bool | None, claim_heartbeat: float | None, claim_stale_after: float | None,
-        as_json: bool) -> int:
+        resume_partial_branches: bool | None, resume_mode: str | None,
+        max_recovery_candidates: int | None, as_json: bool) -> int:
     """Select unblocked roadmap tasks on REMOTE/BASE and drive each to integration."""
     result = run_workflow(repository(), Options(base, remote, max_tasks, parallel, dry_run, as_json,
                                                 claims=claims, claim_heartbeat=claim_heartbeat,
-                                                claim_stale_after=claim_stale_after))
+                                                claim_stale_after=claim_stale_after,
+                                                resume_partial_branches=resume_partial_branches,
+                                                resume_mode=resume_mode,
+                                                max_recovery_candidates=max_recovery_candidates))
     return show(result, as_json, _view)
 
 
@@ -76,6 +87,7 @@ def _common(doc: dict[str, Any]) -> list[str]:
                      f"{len(claims['released'])} released, {sum(claims['refreshed'].values())} refreshed"
                      + (f", {len(claims['kept'])} kept" if claims["kept"] else ""))
         lines += [f"claim kept on {k['taskId']}: {k['reason']}" for k in claims["kept"]]
+    lines += _recovery_lines(doc.get("recovery"))
     if doc.get("halted"):
         lines.append(f"halted: {doc['halted']}")
     lines.append(doc.get("summary", ""))
@@ -83,6 +95,21 @@ def _common(doc: dict[str, Any]) -> list[str]:
         if t["status"] in ("failed", "blocked", "halted") and t.get("runId"):
             lines.append(f"next for {t['branch']}: git harn assess {t['branch']} --task {t['taskId']}; "
                          f"then git harn reclaim {t['runId']} or git harn cleanup {t['runId']}")
+    return lines
+
+
+def _recovery_lines(rec: dict[str, Any] | None) -> list[str]:
+    if not rec:
+        return []
+    lines = [f"recovery ({rec['mode']}): {len(rec['candidates'])} candidate(s), {len(rec['assessed'])} assessed, "
+             f"{len(rec['resumed'])} resumed" + (f"; blocked: {rec['blocked']}" if rec.get("blocked") else "")]
+    for r in rec["results"]:
+        why = f" ({r['reason']})" if r.get("reason") else ""
+        lines.append(f"  {r['branch']}: {r['classification'] or '-'} -> {r['action']}{why}"
+                     + (f", {r['status']}" if r.get("status") else ""))
+    for s in rec["skipped"]:
+        if not any(r["branch"] == s["branch"] for r in rec["results"]):
+            lines.append(f"  {s['branch']}: skipped, {s['reason']}")
     return lines
 
 
@@ -205,3 +232,34 @@ def _claim_lines(result: ClaimsResult) -> Iterable[str]:
     if result.released is not None:
         lines.append(f"released the claim on task {result.released['taskId']} ({result.released['oid'][:12]})")
     return lines
+
+
+@workflow.command(name="discard")
+@click.argument("task_id")
+@click.option("--yes", is_flag=True, help="Confirm without asking.")
+@json_option
+def discard_cmd(task_id: str, yes: bool, as_json: bool) -> int:
+    """Retire the surviving roadmap-TASK_ID branch: its work salvaged first, then the branch removed."""
+    repo = repository()
+    branch, tip, records = surviving(repo, task_id)
+    if not yes:
+        if not interactive():
+            raise BadInput(f"workflow discard removes {branch} (its work is salvaged first); add --yes to "
+                           "confirm (nothing was changed)")
+        runs = ", ".join(r.runId for r in records) or "none"
+        if not confirm(f"Salvage the workspaces of {branch} (runs: {runs}) and delete {branch}"
+                       f"{' at ' + str(tip)[:12] if tip else ''}?"):
+            raise BadInput("workflow discard not confirmed; nothing was changed")
+
+    def view(item: DiscardResult) -> Iterable[str]:
+        for ws in item.workspaces:
+            salvage = ws.get("salvage") or {}
+            where = f"; work kept on {salvage['ref'].removeprefix('refs/heads/')} at {salvage['oid'][:12]}" \
+                if salvage.get("ref") else ""
+            yield f"reclaimed run {ws['runId']}: {ws['state']}{where}"
+        if item.keptAt:
+            kept = item.keptAt.removeprefix("refs/heads/")
+            yield f"kept {item.branch} at {item.tip[:12] if item.tip else '?'} as {kept}"
+        yield f"discard {item.outcome}: {item.reason}"
+
+    return show(discard(repo, task_id), as_json, view)

@@ -59,10 +59,15 @@ DEFAULT_REVIEW_ROUNDS = 2
 MAX_PARALLEL = 64
 DEFAULT_CLAIM_HEARTBEAT = 60.0
 DEFAULT_CLAIM_STALE_AFTER = 900.0
+RESUME_MODES = ("assess", "review", "continue")  # how far recovery may go [seed 002]
+DEFAULT_RESUME_MODE = "assess"
+DEFAULT_MAX_RECOVERY_CANDIDATES = 20
+OPTIONAL_AGENTS = ("assess",)  # [agents.assess]: the external assessor of recovery [A3]
 
 # key -> (type check, what it must be)
 _WORKFLOW_KEYS = ("base", "remote", "maxTasks", "parallel", "stageTimeout", "reviewRounds",
-                  "claims", "claimHeartbeat", "claimStaleAfter")
+                  "claims", "claimHeartbeat", "claimStaleAfter",
+                  "resumePartialBranches", "resumeMode", "maxRecoveryCandidates")
 _AGENT_KEYS = ("command", "timeout", "stdin")
 _TOP_KEYS = ("workflow", "agents", "gates")
 
@@ -93,6 +98,9 @@ class WorkflowSettings:
     parallel: int | None = None
     stageTimeout: float | None = None
     reviewRounds: int | None = None
+    resumePartialBranches: bool | None = None
+    resumeMode: str | None = None
+    maxRecoveryCandidates: int | None = None
     agents: dict[str, AgentSettings] = field(default_factory=dict)
     claims: bool | None = None
     claimHeartbeat: float | None = None
@@ -193,16 +201,37 @@ def workflow_settings(config: dict[str, Any], where: str) -> WorkflowSettings:
     if "reviewRounds" in table:
         values["reviewRounds"] = _positive_int(table["reviewRounds"], where, "workflow.reviewRounds")
     values.update(_claim_settings(table, where))
+    values.update(_recovery_settings(table, where))
     agents_table = config.get("agents", {})
     if not isinstance(agents_table, dict):
         raise _bad(where, "agents", "must be a table of [agents.<stage>] tables")
     for stage in agents_table:
-        if stage not in STAGES:
+        if stage not in STAGES and stage not in OPTIONAL_AGENTS:
             raise BadInput(f"{where}: unknown setting agents.{stage} (stages: {', '.join(STAGES)})")
-    agents = {stage: _agent(stage, agents_table[stage], where) for stage in STAGES if stage in agents_table}
+    agents = {stage: _agent(stage, agents_table[stage], where) for stage in STAGES + OPTIONAL_AGENTS
+              if stage in agents_table}
     gates = config.get("gates", {})
     if isinstance(gates, dict):
         for key in gates:
             if key != "commands":
                 raise BadInput(f"{where}: unknown setting gates.{key}")
     return WorkflowSettings(**values, agents=agents, gates=gate_argv_lists(config, where))
+
+
+def _recovery_settings(table: dict[str, Any], where: str) -> dict[str, Any]:
+    """resumePartialBranches, resumeMode, maxRecoveryCandidates [seed 002]."""
+    values: dict[str, Any] = {}
+    if "resumePartialBranches" in table:
+        if not isinstance(table["resumePartialBranches"], bool):
+            raise _bad(where, "workflow.resumePartialBranches",
+                       f"must be true or false, not {table['resumePartialBranches']!r}")
+        values["resumePartialBranches"] = table["resumePartialBranches"]
+    if "resumeMode" in table:
+        if table["resumeMode"] not in RESUME_MODES:
+            raise _bad(where, "workflow.resumeMode",
+                       f"must be one of {', '.join(map(repr, RESUME_MODES))}, not {table['resumeMode']!r}")
+        values["resumeMode"] = table["resumeMode"]
+    if "maxRecoveryCandidates" in table:
+        values["maxRecoveryCandidates"] = _positive_int(table["maxRecoveryCandidates"], where,
+                                                        "workflow.maxRecoveryCandidates")
+    return values

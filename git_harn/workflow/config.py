@@ -9,12 +9,18 @@ roadmap. Everything is checked before anything is created [P7].
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from git_harn.errors import BadInput
 from git_harn.git import Repo
 from git_harn.git.workflow_refs import Oid
-from git_harn.tasks.config import DEFAULT_CLAIM_HEARTBEAT, DEFAULT_CLAIM_STALE_AFTER
+from git_harn.tasks.config import (
+    DEFAULT_CLAIM_HEARTBEAT,
+    DEFAULT_CLAIM_STALE_AFTER,
+    DEFAULT_MAX_RECOVERY_CANDIDATES,
+    DEFAULT_RESUME_MODE,
+    RESUME_MODES,
+)
 from git_harn.workflow import host
 from git_harn.workflow.host import (
     DEFAULT_REMOTE,
@@ -27,6 +33,7 @@ from git_harn.workflow.host import (
 )
 
 DEFAULT_BASE = "main"
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -42,6 +49,9 @@ class Options:
     claims: bool | None = None  # --claims / --no-claims
     claim_heartbeat: float | None = None
     claim_stale_after: float | None = None
+    resume_partial_branches: bool | None = None
+    resume_mode: str | None = None
+    max_recovery_candidates: int | None = None
 
 
 @dataclass
@@ -58,6 +68,9 @@ class Effective:
     claims: bool = False  # task claims through the remote (workflow.claims)
     claimHeartbeat: float = DEFAULT_CLAIM_HEARTBEAT
     claimStaleAfter: float = DEFAULT_CLAIM_STALE_AFTER
+    resumePartialBranches: bool = False
+    resumeMode: str = DEFAULT_RESUME_MODE
+    maxRecoveryCandidates: int = DEFAULT_MAX_RECOVERY_CANDIDATES
 
     @property
     def upstream(self) -> str:
@@ -71,7 +84,9 @@ class Effective:
         return {"maxTasks": self.maxTasks, "parallel": self.parallel, "stageTimeout": self.stageTimeout,
                 "reviewRounds": self.reviewRounds, "gates": self.gates,
                 "claims": self.claims, "claimHeartbeat": self.claimHeartbeat,
-                "claimStaleAfter": self.claimStaleAfter}
+                "claimStaleAfter": self.claimStaleAfter,
+                "resumePartialBranches": self.resumePartialBranches, "resumeMode": self.resumeMode,
+                "maxRecoveryCandidates": self.maxRecoveryCandidates}
 
 
 def _check_flags(options: Options) -> None:
@@ -83,6 +98,10 @@ def _check_flags(options: Options) -> None:
                           ("--claim-stale-after", options.claim_stale_after)):
         if seconds is not None and not seconds > 0:
             raise BadInput(f"{flag} must be a positive number of seconds")
+    if options.resume_mode is not None and options.resume_mode not in RESUME_MODES:
+        raise BadInput(f"--resume-mode must be one of {', '.join(RESUME_MODES)}")
+    if options.max_recovery_candidates is not None and options.max_recovery_candidates < 1:
+        raise BadInput("--max-recovery-candidates must be at least 1")
 
 
 def _read(repo: Repo, remote: str, base: str, dry_run: bool) -> tuple[Oid, WorkflowSettings]:
@@ -136,9 +155,13 @@ def load(repo: Repo, options: Options) -> Effective:
         claims=options.claims if options.claims is not None else bool(settings.claims),
         claimHeartbeat=_first(options.claim_heartbeat, settings.claimHeartbeat, DEFAULT_CLAIM_HEARTBEAT),
         claimStaleAfter=_first(options.claim_stale_after, settings.claimStaleAfter, DEFAULT_CLAIM_STALE_AFTER),
+        resumePartialBranches=_first(options.resume_partial_branches, settings.resumePartialBranches, False),
+        resumeMode=_first(options.resume_mode, settings.resumeMode, DEFAULT_RESUME_MODE),
+        maxRecoveryCandidates=_first(options.max_recovery_candidates, settings.maxRecoveryCandidates,
+                                     DEFAULT_MAX_RECOVERY_CANDIDATES),
     )
 
 
-def _first(flag: float | None, setting: float | None, default: float) -> float:
+def _first(flag: T | None, setting: T | None, default: T) -> T:
     """Flags over the file over the default."""
     return flag if flag is not None else setting if setting is not None else default
