@@ -206,3 +206,19 @@ def test_corrupt_remote_records_are_quarantined_while_the_rest_sync(world: World
     assert git(world.remote, "rev-parse", "refs/harnery/runs/shared") == on_top
     assert git(world.remote, "rev-parse", "refs/harnery/runs/unrelated") == bad["unrelated"]
     assert shared_tip in chain(world.b, "refs/harnery/runs/shared")
+
+
+def test_the_push_staging_namespace_never_leaves_the_clone(world: World) -> None:
+    """Pushes go through one glob over ``refs/harnery-push/<token>/``: after a
+    sync nothing is left there, a namespace a killed sync left is swept, and
+    the remote only ever sees refs/harnery/*."""
+    head = git(world.a, "rev-parse", "HEAD")
+    git(world.a, "update-ref", "refs/harnery-push/deadbeef0000/harnery/runs/left", head)
+    oids = {run_id: add_record(world.a, run_id) for run_id in ("one", "two")}
+    document = sync(world.a)
+    assert actions(document) == {"refs/harnery/runs/one": "ahead", "refs/harnery/runs/two": "ahead"}
+    assert document["pushedCount"] == 2
+    assert git(world.a, "for-each-ref", "refs/harnery-push/") == ""
+    remote_refs = git(world.remote, "for-each-ref", "--format=%(refname) %(objectname)").splitlines()
+    assert sorted(line for line in remote_refs if "harnery" in line) == sorted(
+        f"refs/harnery/runs/{run_id} {oid}" for run_id, oid in oids.items())

@@ -11,6 +11,7 @@ fast-forwards, and the server applies it against the old value it advertised.
 from __future__ import annotations
 
 import re
+import secrets
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -100,8 +101,11 @@ def push(repo: Repo, remote: str, updates: Sequence[tuple[str, str]], atomic: bo
     args = ["push", "--porcelain", "--no-follow-tags"]
     if atomic:
         args.append("--atomic")
-    args += [remote, *(f"{oid}:{ref}" for oid, ref in updates)]
-    done = run_git(args, repo.cli_cwd, check=False)
+    staging = _stage(repo, updates)
+    try:
+        done = run_git([*args, remote, f"{staging}*:refs/*"], repo.cli_cwd, check=False)
+    finally:
+        _unstage(repo, staging, [ref for _, ref in updates])
     stderr = done.stderr.decode("utf-8", "replace")
     outcome.said = _remote_lines(stderr)
     wanted = {ref for _, ref in updates}
@@ -133,6 +137,29 @@ def push(repo: Repo, remote: str, updates: Sequence[tuple[str, str]], atomic: bo
         else:
             outcome.failure = error_line(done.stderr or done.stdout)
     return outcome
+
+
+# git matches each explicit refspec against every remote ref (and every local
+# one): with thousands of records, 25 ``<oid>:<ref>`` specs cost more than the
+# transfer. One glob over a namespace that holds exactly the refs to push is
+# matched in one pass. The namespace is local only, never pushed as itself,
+# and swept when a killed sync left one behind.
+STAGING_ROOT = "refs/harnery-push/"
+
+
+def _stage(repo: Repo, updates: Sequence[tuple[str, str]]) -> str:
+    """A fresh namespace holding ``<staging><ref minus refs/>`` at each oid."""
+    staging = f"{STAGING_ROOT}{secrets.token_hex(6)}/"
+    left = refs_under(repo, [STAGING_ROOT])
+    lines = [f"delete {name} {oid}" for name, oid in left.items()]
+    lines += [f"create {staging}{ref.removeprefix('refs/')} {oid}" for oid, ref in updates]
+    run_git(["update-ref", "--stdin"], repo.cli_cwd, input_bytes=("\n".join(lines) + "\n").encode())
+    return staging
+
+
+def _unstage(repo: Repo, staging: str, refs: Sequence[str]) -> None:
+    lines = "".join(f"delete {staging}{ref.removeprefix('refs/')}\n" for ref in refs)
+    run_git(["update-ref", "--stdin"], repo.cli_cwd, check=False, input_bytes=lines.encode())
 
 
 def _clean(text: str) -> str:
