@@ -30,11 +30,14 @@ def workflow() -> None:
 @click.option("--max-tasks", type=int, metavar="N", help="Start at most N tasks.")
 @click.option("--parallel", type=int, metavar="N", help="Run up to N tasks at once.")
 @click.option("--dry-run", is_flag=True, help="Show what would run; create nothing, run no agent.")
+@click.option("--idle-timeout", type=float, metavar="SECONDS",
+              help="Seconds a claude or codex agent may print no event before it counts as hung (default 600).")
 @json_option
 def run(base: str | None, remote: str | None, max_tasks: int | None, parallel: int | None,
-        dry_run: bool, as_json: bool) -> int:
+        dry_run: bool, idle_timeout: float | None, as_json: bool) -> int:
     """Select unblocked roadmap tasks on REMOTE/BASE and drive each to integration."""
-    result = run_workflow(repository(), Options(base, remote, max_tasks, parallel, dry_run, as_json))
+    result = run_workflow(repository(), Options(base, remote, max_tasks, parallel, dry_run, as_json,
+                                                idle_timeout=idle_timeout))
     return show(result, as_json, _view)
 
 

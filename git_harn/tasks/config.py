@@ -59,8 +59,14 @@ DEFAULT_REVIEW_ROUNDS = 2
 MAX_PARALLEL = 64
 
 # key -> (type check, what it must be)
-_WORKFLOW_KEYS = ("base", "remote", "maxTasks", "parallel", "stageTimeout", "reviewRounds")
-_AGENT_KEYS = ("command", "timeout", "stdin")
+_WORKFLOW_KEYS = ("base", "remote", "maxTasks", "parallel", "stageTimeout", "reviewRounds", "idleTimeout")
+_AGENT_KEYS = ("command", "timeout", "stdin", "adapter", "args", "model", "maxTurns", "maxBudgetUsd", "idleTimeout")
+# [agents.<stage>] adapter: "command" is the stage agent protocol itself; the
+# others turn a coding agent CLI into a stage agent (workflow/adapters/)
+COMMAND_ADAPTER = "command"
+ADAPTERS = (COMMAND_ADAPTER, "claude", "codex")
+ADAPTER_ONLY_KEYS = ("args", "model", "maxTurns", "maxBudgetUsd", "idleTimeout")
+DEFAULT_IDLE_TIMEOUT = 600.0
 _TOP_KEYS = ("workflow", "agents", "gates")
 
 
@@ -70,14 +76,24 @@ class AgentSettings:
     command: list[str] | None  # None: builtin (integrate only)
     timeout: float | None = None
     stdin: str = "json"
+    adapter: str = COMMAND_ADAPTER
+    args: tuple[str, ...] = ()
+    model: str | None = None
+    maxTurns: int | None = None
+    maxBudgetUsd: float | None = None
+    idleTimeout: float | None = None
 
     @property
     def builtin(self) -> bool:
         return self.command is None
 
     def shown(self) -> dict[str, Any]:
-        return {"command": self.command if self.command is not None else BUILTIN,
-                "timeout": self.timeout, "stdin": self.stdin}
+        shown: dict[str, Any] = {"command": self.command if self.command is not None else BUILTIN,
+                                 "timeout": self.timeout, "stdin": self.stdin}
+        if self.adapter != COMMAND_ADAPTER:
+            shown.update(adapter=self.adapter, args=list(self.args), model=self.model, maxTurns=self.maxTurns,
+                         maxBudgetUsd=self.maxBudgetUsd, idleTimeout=self.idleTimeout)
+        return shown
 
 
 @dataclass(frozen=True)
@@ -90,6 +106,7 @@ class WorkflowSettings:
     parallel: int | None = None
     stageTimeout: float | None = None
     reviewRounds: int | None = None
+    idleTimeout: float | None = None
     agents: dict[str, AgentSettings] = field(default_factory=dict)
     gates: list[list[str]] = field(default_factory=list)
 
@@ -125,6 +142,14 @@ def _agent(stage: str, table: object, where: str) -> AgentSettings:
     for key in table:
         if key not in _AGENT_KEYS:
             raise BadInput(f"{where}: unknown setting {prefix}.{key}")
+    adapter = table.get("adapter", COMMAND_ADAPTER)
+    if adapter not in ADAPTERS:
+        raise _bad(where, f"{prefix}.adapter", f"must be one of {', '.join(map(repr, ADAPTERS))}, not {adapter!r}")
+    if adapter != COMMAND_ADAPTER:
+        return _adapter_agent(stage, table, where, adapter)
+    for key in ADAPTER_ONLY_KEYS:
+        if key in table:
+            raise _bad(where, f"{prefix}.{key}", 'applies only with adapter = "claude" or "codex"')
     if "command" not in table:
         if stage != "integrate":
             raise BadInput(f"{where}: missing setting {prefix}.command (an argv list)")
@@ -145,6 +170,35 @@ def _agent(stage: str, table: object, where: str) -> AgentSettings:
     if command is None and ("timeout" in table or "stdin" in table):
         raise _bad(where, f"{prefix}.timeout", "and stdin apply to an agent command, not the builtin integration")
     return AgentSettings(stage, command, timeout, stdin)
+
+
+def _adapter_agent(stage: str, table: dict[str, Any], where: str, adapter: str) -> AgentSettings:
+    """An agent run through an adapter: ``command`` names the executable
+    (default: the CLI's own name on PATH); the prompt always goes on stdin."""
+    prefix = f"agents.{stage}"
+    raw = table.get("command", [adapter])
+    if isinstance(raw, str) and raw != BUILTIN:
+        raw = [raw]
+    if not _is_argv(raw):
+        raise _bad(where, f"{prefix}.command", f'must name the {adapter} executable, such as ["{adapter}"]')
+    args = table.get("args", [])
+    if not isinstance(args, list) or not all(isinstance(word, str) for word in args):
+        raise _bad(where, f"{prefix}.args", 'must be a list of strings such as ["--model", "x"]')
+    if "stdin" in table and table["stdin"] != "prompt":
+        raise _bad(where, f"{prefix}.stdin", f'is always "prompt" with adapter = "{adapter}"')
+    model = table.get("model")
+    if model is not None and (not isinstance(model, str) or not model or model.startswith("-")):
+        raise _bad(where, f"{prefix}.model", f"must be a model name, not {model!r}")
+    max_turns = _positive_int(table["maxTurns"], where, f"{prefix}.maxTurns") if "maxTurns" in table else None
+    budget = table.get("maxBudgetUsd")
+    if budget is not None and (isinstance(budget, bool) or not isinstance(budget, (int, float)) or not budget > 0):
+        raise _bad(where, f"{prefix}.maxBudgetUsd", f"must be a positive amount of US dollars, not {budget!r}")
+    if adapter == "codex" and (max_turns is not None or budget is not None):
+        raise _bad(where, f"{prefix}.maxTurns", "and maxBudgetUsd are Claude Code settings; codex exec has neither")
+    return AgentSettings(
+        stage, list(raw), _seconds(table["timeout"], where, f"{prefix}.timeout") if "timeout" in table else None,
+        "prompt", adapter, tuple(args), model, max_turns, float(budget) if budget is not None else None,
+        _seconds(table["idleTimeout"], where, f"{prefix}.idleTimeout") if "idleTimeout" in table else None)
 
 
 def workflow_settings(config: dict[str, Any], where: str) -> WorkflowSettings:
@@ -173,6 +227,8 @@ def workflow_settings(config: dict[str, Any], where: str) -> WorkflowSettings:
         values["stageTimeout"] = _seconds(table["stageTimeout"], where, "workflow.stageTimeout")
     if "reviewRounds" in table:
         values["reviewRounds"] = _positive_int(table["reviewRounds"], where, "workflow.reviewRounds")
+    if "idleTimeout" in table:
+        values["idleTimeout"] = _seconds(table["idleTimeout"], where, "workflow.idleTimeout")
     agents_table = config.get("agents", {})
     if not isinstance(agents_table, dict):
         raise _bad(where, "agents", "must be a table of [agents.<stage>] tables")

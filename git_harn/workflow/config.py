@@ -16,6 +16,7 @@ from git_harn.git import Repo
 from git_harn.git.workflow_refs import Oid
 from git_harn.workflow import host
 from git_harn.workflow.host import (
+    DEFAULT_IDLE_TIMEOUT,
     DEFAULT_REMOTE,
     DEFAULT_REVIEW_ROUNDS,
     DEFAULT_STAGE_TIMEOUT,
@@ -38,6 +39,7 @@ class Options:
     parallel: int | None = None
     dry_run: bool = False
     quiet: bool = False  # --json: nothing but the document
+    idle_timeout: float | None = None
 
 
 @dataclass
@@ -51,6 +53,7 @@ class Effective:
     reviewRounds: int
     agents: dict[str, AgentSettings]
     gates: list[list[str]] = field(default_factory=list)
+    idleTimeout: float = DEFAULT_IDLE_TIMEOUT
 
     @property
     def upstream(self) -> str:
@@ -60,9 +63,14 @@ class Effective:
         agent = self.agents.get(stage)
         return agent.timeout if agent is not None and agent.timeout is not None else self.stageTimeout
 
+    def idle_of(self, stage: str) -> float:
+        """Seconds an adapter's agent may go without printing an event."""
+        agent = self.agents.get(stage)
+        return agent.idleTimeout if agent is not None and agent.idleTimeout is not None else self.idleTimeout
+
     def shown(self) -> dict[str, Any]:
         return {"maxTasks": self.maxTasks, "parallel": self.parallel, "stageTimeout": self.stageTimeout,
-                "reviewRounds": self.reviewRounds, "gates": self.gates}
+                "reviewRounds": self.reviewRounds, "gates": self.gates, "idleTimeout": self.idleTimeout}
 
 
 def _check_flags(options: Options) -> None:
@@ -70,6 +78,8 @@ def _check_flags(options: Options) -> None:
         raise BadInput("--max-tasks must be at least 1")
     if options.parallel is not None and not 1 <= options.parallel <= MAX_PARALLEL:
         raise BadInput(f"--parallel must be between 1 and {MAX_PARALLEL}")
+    if options.idle_timeout is not None and not options.idle_timeout > 0:
+        raise BadInput("--idle-timeout must be a positive number of seconds")
 
 
 def _read(repo: Repo, remote: str, base: str, dry_run: bool) -> tuple[Oid, WorkflowSettings]:
@@ -120,4 +130,5 @@ def load(repo: Repo, options: Options) -> Effective:
         stageTimeout=settings.stageTimeout or DEFAULT_STAGE_TIMEOUT,
         reviewRounds=settings.reviewRounds or DEFAULT_REVIEW_ROUNDS,
         agents=agents, gates=gates,
+        idleTimeout=options.idle_timeout or settings.idleTimeout or DEFAULT_IDLE_TIMEOUT,
     )
