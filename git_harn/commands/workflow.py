@@ -12,6 +12,9 @@ from git_harn.commands.common import json_option, repository
 from git_harn.commands.render import show, table
 from git_harn.text import one_line
 from git_harn.workflow import record
+from git_harn.workflow.adapters.preflight import WorkflowCheck
+from git_harn.workflow.adapters.preflight import check as check_agents
+from git_harn.workflow.adapters.starter import AGENT_CHOICES
 from git_harn.workflow.config import Options
 from git_harn.workflow.result import InitResult, StoredWorkflow, WorkflowList, WorkflowResult
 from git_harn.workflow.runner import run_workflow
@@ -120,15 +123,42 @@ def list_cmd(as_json: bool) -> int:
 
 
 @workflow.command(name="init")
+@click.option("--agent", type=click.Choice(AGENT_CHOICES), help="Stage agents through the Claude Code or "
+              "Codex CLI adapter (default: a placeholder command).")
 @json_option
-def init_cmd(as_json: bool) -> int:
+def init_cmd(agent: str | None, as_json: bool) -> int:
     """Write a starter .harn/workflow.toml and .harn/prompts/ (nothing is overwritten)."""
-    result = init_workflow(repository())
+    result = init_workflow(repository(), agent)
 
     def view(item: InitResult) -> Iterable[str]:
         lines = [f"wrote {name}" for name in item.written] + [f"kept {name} (exists)" for name in item.kept]
         if item.written:
             lines.append("edit them, then commit and push: the workflow reads them from <remote>/<base>")
+        return lines
+
+    return show(result, as_json, view)
+
+
+@workflow.command(name="check")
+@click.option("--base", metavar="BRANCH", help="Branch whose configuration to check (as for run).")
+@click.option("--remote", metavar="NAME", help="Remote that is the source of truth (default: origin).")
+@click.option("--live", is_flag=True, help="Also send each claude/codex agent a tiny no-op prompt (costs tokens).")
+@json_option
+def check_cmd(base: str | None, remote: str | None, live: bool, as_json: bool) -> int:
+    """Check that every configured stage agent can run; say what is missing."""
+    result = check_agents(repository(), Options(base, remote), live)
+
+    def view(item: WorkflowCheck) -> Iterable[str]:
+        rows = []
+        for a in item.agents:
+            command = a["command"] if a["command"] == "builtin" else " ".join(a["command"])
+            state = "ok" if a["ok"] else "MISSING" if a["found"] is None and a["command"] != "builtin" else "FAILED"
+            rows.append([a["stage"], a["adapter"], command, a["version"] or "", state])
+        lines = table(["STAGE", "ADAPTER", "COMMAND", "VERSION", "CHECK"], rows).splitlines()
+        lines += [f"{a['stage']}: {problem}" for a in item.agents for problem in a["problems"]]
+        lines.append(f"configuration at {item.remote}/{item.base}: "
+                     + ("every agent can run" if item.ok else "some agents cannot run")
+                     + (" (live)" if item.live else ""))
         return lines
 
     return show(result, as_json, view)
