@@ -93,3 +93,13 @@ def test_live_check_sends_a_noop_prompt_outside_the_repository_and_classifies(tm
         assert "preflight check" in call["stdin"]
     codex = next(c for c in calls if c["name"] == "codex")
     assert "--skip-git-repo-check" in codex["argv"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the refusal applies to root only")
+def test_check_warns_that_claude_refuses_to_skip_permissions_as_root(tmp_path: Path) -> None:
+    env = _fake_bin(tmp_path)
+    config = CONFIG.replace('args = ["--permission-mode", "acceptEdits"]', 'args = ["--dangerously-skip-permissions"]')
+    wf = setup(tmp_path, config=config)
+    done = harn(wf.work, "workflow", "check", env={**env, "IS_SANDBOX": ""})
+    assert done.code == 3 and "plan: claude refuses --dangerously-skip-permissions as root" in done.out
+    assert harn(wf.work, "workflow", "check", env={**env, "IS_SANDBOX": "1"}).code == 0

@@ -217,3 +217,16 @@ def test_a_missing_executable_is_an_infra_fault(tmp_path: Path, monkeypatch: pyt
     missing = agent("claude")
     outcome = kit.run(type(missing)(**{**missing.__dict__, "command": [str(tmp_path / "no-such-claude")]}))
     assert outcome.fault == "infra" and "could not start" in outcome.detail
+
+
+def test_a_session_that_cannot_be_resumed_is_started_afresh_next_time(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    kit = install(tmp_path, monkeypatch)
+    kit.scenario([[claude_init(), {"exit": 1}],
+                  [{"stderr": "No conversation found with session ID"}, {"exit": 1}],
+                  claude_ok()])
+    assert kit.run(agent("claude"), attempt=1).fault == "infra"
+    resumed = kit.run(agent("claude"), attempt=2)
+    assert resumed.fault == "infra" and "--resume" in kit.calls()[1]["argv"]
+    fresh = kit.run(agent("claude"), attempt=3)
+    assert fresh.ok and "--resume" not in kit.calls()[2]["argv"] and "--session-id" in kit.calls()[2]["argv"]

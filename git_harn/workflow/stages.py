@@ -250,7 +250,9 @@ def _run_adapter(ctx: TaskContext, agent: AgentSettings, key: str, attempt: int,
 def _after_adapter(ctx: TaskContext, key: str, run: adapters.AgentRun, outcome: StageOutcome) -> None:
     outcome.agentRun = run.shown()
     verdict = run.verdict
-    if run.sessionId is not None:
+    if run.resumed and outcome.fault is not None and run.events == 0:
+        ctx.sessions.pop(key, None)  # the session could not be resumed: the next attempt starts afresh
+    elif run.sessionId is not None:
         ctx.sessions[key] = AgentSession(run.sessionId, run.adapter, outcome.fault is not None)
     if outcome.fault is not None and outcome.fault != INTERRUPTED and verdict.fault is not None:
         outcome.fault = verdict.fault  # the class the adapter read from the stream

@@ -14,8 +14,9 @@ ordinary stage protocol, so the one ``stages.judge`` decides:
   report and a non-zero exit (a death or an idle stream);
 - a final event without an answer → no report, the CLI's exit code.
 
-Part of the workflow layer (layer 5); imports only tasks/ and the shared
-helpers besides its own modules and ``workflow.host``.
+Part of the workflow layer (layer 5): imports tasks/, the shared helpers
+and its own modules (``preflight`` also the workflow's config and host).
+It builds no git argv.
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ few tokens per agent.
 from __future__ import annotations
 
 import dataclasses
+import os
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -90,6 +91,10 @@ def _live(agent: AgentSettings) -> dict[str, Any]:
             "seconds": round(run.finished.seconds, 3), "usage": run.usage.shown()}
 
 
+def _root_unsandboxed() -> bool:
+    return hasattr(os, "geteuid") and os.geteuid() == 0 and os.environ.get("IS_SANDBOX") != "1"
+
+
 def _check_agent(agent: AgentSettings, live: bool) -> dict[str, Any]:
     entry: dict[str, Any] = {"stage": agent.stage, "adapter": agent.adapter,
                              "command": agent.command if agent.command is not None else "builtin",
@@ -104,6 +109,9 @@ def _check_agent(agent: AgentSettings, live: bool) -> dict[str, Any]:
                                  + (f" (install {agent.adapter}, or name it with command = [...])"
                                     if agent.adapter != COMMAND_ADAPTER else ""))
     elif agent.adapter != COMMAND_ADAPTER:
+        if agent.adapter == "claude" and "--dangerously-skip-permissions" in agent.args and _root_unsandboxed():
+            entry["problems"].append("claude refuses --dangerously-skip-permissions as root unless IS_SANDBOX=1 "
+                                     "(set it only inside a container or VM)")
         entry["version"], problem = _version(agent.command)
         if problem:
             entry["problems"].append(problem)
