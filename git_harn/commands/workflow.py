@@ -8,14 +8,19 @@ from typing import Any
 
 import click
 
-from git_harn.commands.common import json_option, repository
+from git_harn.commands.common import confirm, json_option, repository
 from git_harn.commands.render import show, table
+from git_harn.errors import BadInput
+from git_harn.notices import interactive
 from git_harn.text import one_line
 from git_harn.workflow import record
 from git_harn.workflow.adapters.preflight import WorkflowCheck
 from git_harn.workflow.adapters.preflight import check as check_agents
 from git_harn.workflow.adapters.starter import AGENT_CHOICES
+from git_harn.workflow.claims import Claim, ClaimsResult, claim_settings, list_claims, release_claim
+from git_harn.workflow.claims import take_over as take_over_claim
 from git_harn.workflow.config import Options
+from git_harn.workflow.discard import DiscardResult, discard, surviving
 from git_harn.workflow.result import InitResult, StoredWorkflow, WorkflowList, WorkflowResult
 from git_harn.workflow.runner import run_workflow
 from git_harn.workflow.scaffold import init as init_workflow
@@ -33,13 +38,32 @@ def workflow() -> None:
 @click.option("--max-tasks", type=int, metavar="N", help="Start at most N tasks.")
 @click.option("--parallel", type=int, metavar="N", help="Run up to N tasks at once.")
 @click.option("--dry-run", is_flag=True, help="Show what would run; create nothing, run no agent.")
+@click.option("--claims/--no-claims", "claims", default=None,
+              help="Claim each task on the remote first, for several machines on one roadmap "
+              "(default: workflow.claims, off).")
+@click.option("--claim-heartbeat", type=float, metavar="SECONDS",
+              help="Refresh a running task's claim this often (default: workflow.claimHeartbeat, 60).")
+@click.option("--claim-stale-after", type=float, metavar="SECONDS",
+              help="A claim with an older heartbeat is stale (default: workflow.claimStaleAfter, 900).")
+@click.option("--resume-partial-branches/--no-resume-partial-branches", default=None,
+              help="Recover roadmap-* branches an earlier run left (default: workflow.resumePartialBranches, off).")
+@click.option("--resume-mode", type=click.Choice(["assess", "review", "continue"]), default=None,
+              help="How far recovery may go: assess (report only), review, continue (default: assess).")
+@click.option("--max-recovery-candidates", type=int, metavar="N", help="Recover at most N branches (default 20).")
 @click.option("--idle-timeout", type=float, metavar="SECONDS",
               help="Seconds a claude or codex agent may print no event before it counts as hung (default 600).")
 @json_option
 def run(base: str | None, remote: str | None, max_tasks: int | None, parallel: int | None,
-        dry_run: bool, idle_timeout: float | None, as_json: bool) -> int:
+        dry_run: bool, claims: bool | None, claim_heartbeat: float | None, claim_stale_after: float | None,
+        resume_partial_branches: bool | None, resume_mode: str | None,
+        max_recovery_candidates: int | None, idle_timeout: float | None, as_json: bool) -> int:
     """Select unblocked roadmap tasks on REMOTE/BASE and drive each to integration."""
     result = run_workflow(repository(), Options(base, remote, max_tasks, parallel, dry_run, as_json,
+                                                claims=claims, claim_heartbeat=claim_heartbeat,
+                                                claim_stale_after=claim_stale_after,
+                                                resume_partial_branches=resume_partial_branches,
+                                                resume_mode=resume_mode,
+                                                max_recovery_candidates=max_recovery_candidates,
                                                 idle_timeout=idle_timeout))
     return show(result, as_json, _view)
 
@@ -63,6 +87,13 @@ def _common(doc: dict[str, Any]) -> list[str]:
         for stage, agent in doc.get("agents", {}).items():
             command = agent["command"] if agent["command"] == "builtin" else " ".join(agent["command"])
             lines.append(f"agent {stage}: {command}")
+    claims = doc.get("claims")
+    if claims:
+        lines.append(f"claims on {claims['remote']}: {len(claims['made'])} made, {len(claims['lost'])} lost, "
+                     f"{len(claims['released'])} released, {sum(claims['refreshed'].values())} refreshed"
+                     + (f", {len(claims['kept'])} kept" if claims["kept"] else ""))
+        lines += [f"claim kept on {k['taskId']}: {k['reason']}" for k in claims["kept"]]
+    lines += _recovery_lines(doc.get("recovery"))
     if doc.get("halted"):
         lines.append(f"halted: {doc['halted']}")
     lines.append(doc.get("summary", ""))
@@ -70,6 +101,21 @@ def _common(doc: dict[str, Any]) -> list[str]:
         if t["status"] in ("failed", "blocked", "halted") and t.get("runId"):
             lines.append(f"next for {t['branch']}: git harn assess {t['branch']} --task {t['taskId']}; "
                          f"then git harn reclaim {t['runId']} or git harn cleanup {t['runId']}")
+    return lines
+
+
+def _recovery_lines(rec: dict[str, Any] | None) -> list[str]:
+    if not rec:
+        return []
+    lines = [f"recovery ({rec['mode']}): {len(rec['candidates'])} candidate(s), {len(rec['assessed'])} assessed, "
+             f"{len(rec['resumed'])} resumed" + (f"; blocked: {rec['blocked']}" if rec.get("blocked") else "")]
+    for r in rec["results"]:
+        why = f" ({r['reason']})" if r.get("reason") else ""
+        lines.append(f"  {r['branch']}: {r['classification'] or '-'} -> {r['action']}{why}"
+                     + (f", {r['status']}" if r.get("status") else ""))
+    for s in rec["skipped"]:
+        if not any(r["branch"] == s["branch"] for r in rec["results"]):
+            lines.append(f"  {s['branch']}: skipped, {s['reason']}")
     return lines
 
 
@@ -162,3 +208,91 @@ def check_cmd(base: str | None, remote: str | None, live: bool, as_json: bool) -
         return lines
 
     return show(result, as_json, view)
+
+
+@workflow.command(name="claims")
+@click.option("--remote", metavar="NAME", help="Remote that holds the claims (default: workflow.remote, origin).")
+@click.option("--base", metavar="BRANCH", help="Branch whose .harn/workflow.toml says claimStaleAfter "
+              "(default: harn.base, main).")
+@click.option("--stale-after", type=float, metavar="SECONDS",
+              help="A claim with an older heartbeat is stale (default: workflow.claimStaleAfter, 900).")
+@click.option("--take-over", "take_over", metavar="TASK-ID",
+              help="Replace TASK-ID's stale claim with this clone's (asks on a terminal, else --yes).")
+@click.option("--release", metavar="TASK-ID",
+              help="Delete TASK-ID's claim held by this clone (after a take-over, once its branch is settled).")
+@click.option("--yes", is_flag=True, help="Confirm --take-over or --release without asking.")
+@json_option
+def claims_cmd(remote: str | None, base: str | None, stale_after: float | None, take_over: str | None,
+               release: str | None, yes: bool, as_json: bool) -> int:
+    """List the task claims on the remote (host, age, stale), or take a stale one over."""
+    repo = repository()
+    where = claim_settings(repo, remote, base, stale_after)
+
+    def ask(claim: Claim) -> bool:
+        return yes or confirm(f"Take over the claim on task {claim.claimId} held by {claim.holder()} "
+                              f"(heartbeat {claim.text('heartbeatAt') or '?'})?")
+
+    if take_over is not None and release is not None:
+        raise BadInput("--take-over and --release: one at a time")
+    if release is not None:
+        result = release_claim(repo, where.remote, release, where.stale_after,
+                               lambda claim: yes or confirm(f"Release the claim on task {claim.claimId}?"))
+    elif take_over is not None:
+        result = take_over_claim(repo, where.remote, take_over, where.stale_after, ask)
+    else:
+        result = list_claims(repo, where.remote, where.stale_after)
+    return show(result, as_json, _claim_lines)
+
+
+def _claim_lines(result: ClaimsResult) -> Iterable[str]:
+    rows = []
+    for c in result.claims:
+        age = "?" if c["ageSeconds"] is None else f"{c['ageSeconds']:.0f}s"
+        state = "unreadable" if c["error"] else "stale" if c["stale"] else "live"
+        rows.append([c["taskId"], state, c["host"] or "?", "this clone" if c["thisClone"] else (c["clone"] or "?"),
+                     c["workflowId"] or "(taken over)", age])
+    lines = table(["TASK", "STATE", "HOST", "CLONE", "WORKFLOW", "HEARTBEAT AGE"], rows).splitlines() if rows \
+        else [f"no claims on {result.remote}"]
+    stale = [c["taskId"] for c in result.claims if c["stale"] and not c["thisClone"]]
+    if stale and result.takenOver is None:
+        lines.append(f"stale (no heartbeat for {result.staleAfter:g}s): {', '.join(stale)}; if that machine is "
+                     "dead: git harn workflow claims --take-over <task-id>")
+    if result.takenOver is not None:
+        took = result.takenOver
+        lines.append(f"took over the claim on task {took['taskId']} from {took['from']['host'] or '?'} "
+                     f"({took['from']['workflowId'] or 'a take-over'})")
+        lines.append(took["next"])
+    if result.released is not None:
+        lines.append(f"released the claim on task {result.released['taskId']} ({result.released['oid'][:12]})")
+    return lines
+
+
+@workflow.command(name="discard")
+@click.argument("task_id")
+@click.option("--yes", is_flag=True, help="Confirm without asking.")
+@json_option
+def discard_cmd(task_id: str, yes: bool, as_json: bool) -> int:
+    """Retire the surviving roadmap-TASK_ID branch: its work salvaged first, then the branch removed."""
+    repo = repository()
+    branch, tip, records = surviving(repo, task_id)
+    if not yes:
+        if not interactive():
+            raise BadInput(f"workflow discard removes {branch} (its work is salvaged first); add --yes to "
+                           "confirm (nothing was changed)")
+        runs = ", ".join(r.runId for r in records) or "none"
+        if not confirm(f"Salvage the workspaces of {branch} (runs: {runs}) and delete {branch}"
+                       f"{' at ' + str(tip)[:12] if tip else ''}?"):
+            raise BadInput("workflow discard not confirmed; nothing was changed")
+
+    def view(item: DiscardResult) -> Iterable[str]:
+        for ws in item.workspaces:
+            salvage = ws.get("salvage") or {}
+            where = f"; work kept on {salvage['ref'].removeprefix('refs/heads/')} at {salvage['oid'][:12]}" \
+                if salvage.get("ref") else ""
+            yield f"reclaimed run {ws['runId']}: {ws['state']}{where}"
+        if item.keptAt:
+            kept = item.keptAt.removeprefix("refs/heads/")
+            yield f"kept {item.branch} at {item.tip[:12] if item.tip else '?'} as {kept}"
+        yield f"discard {item.outcome}: {item.reason}"
+
+    return show(discard(repo, task_id), as_json, view)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -20,20 +22,39 @@ def run_git(
 ) -> subprocess.CompletedProcess[bytes]:
     """Run ``git <args>`` in ``cwd``; raise GitFailure with git's own first line."""
     argv = ["git", *args]
-    try:
-        done = subprocess.run(
-            argv,
-            cwd=cwd,
-            input=input_bytes,
-            capture_output=True,
-            env=git_env(env),
-            check=False,
-        )
-    except OSError as exc:
-        raise GitFailure(f"cannot run git: {exc}") from exc
+    retryable = subcommand(args) in ENUMERATING_COMMANDS
+    for pause in (*HALF_WRITTEN_PAUSES, None):
+        done = _run_once(argv, cwd, input_bytes, env)
+        if pause is None or not retryable or not saw_half_written_worktree(done):
+            break
+        time.sleep(pause)
     if check and done.returncode != 0:
         raise GitFailure(f"git {subcommand(args)} failed: {error_line(done.stderr or done.stdout)}")
     return done
+
+
+# git dies ("failed to read <gitdir>/worktrees/<name>/commondir: Success")
+# when it lists worktrees while another git is between creating that file and
+# writing it (``worktree add``), or removing the folder (``worktree remove``,
+# ``prune``): a window of microseconds that parallel tasks do hit. These
+# commands read the list before they change anything, so running them again is
+# safe; others (rebase, commit, merge) are left to fail as they would.
+ENUMERATING_COMMANDS = frozenset({"fetch", "worktree", "branch", "checkout", "switch"})
+HALF_WRITTEN_PAUSES = (0.01, 0.03, 0.1, 0.3, 1.0)
+_HALF_WRITTEN = re.compile(rb"fatal: failed to read (?:[^\n]*/)?worktrees/[^/\n]+/commondir")
+
+
+def saw_half_written_worktree(done: subprocess.CompletedProcess[bytes]) -> bool:
+    return done.returncode != 0 and _HALF_WRITTEN.search(done.stderr or b"") is not None
+
+
+def _run_once(argv: list[str], cwd: Path, input_bytes: bytes | None,
+              env: Mapping[str, str] | None) -> subprocess.CompletedProcess[bytes]:
+    try:
+        return subprocess.run(argv, cwd=cwd, input=input_bytes, capture_output=True, env=git_env(env),
+                              check=False)
+    except OSError as exc:
+        raise GitFailure(f"cannot run git: {exc}") from exc
 
 
 def subcommand(args: Sequence[str]) -> str:

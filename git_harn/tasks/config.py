@@ -57,9 +57,17 @@ DEFAULT_REMOTE = "origin"
 DEFAULT_STAGE_TIMEOUT = 1800.0
 DEFAULT_REVIEW_ROUNDS = 2
 MAX_PARALLEL = 64
+DEFAULT_CLAIM_HEARTBEAT = 60.0
+DEFAULT_CLAIM_STALE_AFTER = 900.0
+RESUME_MODES = ("assess", "review", "continue")  # how far recovery may go [seed 002]
+DEFAULT_RESUME_MODE = "assess"
+DEFAULT_MAX_RECOVERY_CANDIDATES = 20
+OPTIONAL_AGENTS = ("assess",)  # [agents.assess]: the external assessor of recovery [A3]
 
 # key -> (type check, what it must be)
-_WORKFLOW_KEYS = ("base", "remote", "maxTasks", "parallel", "stageTimeout", "reviewRounds", "idleTimeout")
+_WORKFLOW_KEYS = ("base", "remote", "maxTasks", "parallel", "stageTimeout", "reviewRounds",
+                  "claims", "claimHeartbeat", "claimStaleAfter",
+                  "resumePartialBranches", "resumeMode", "maxRecoveryCandidates", "idleTimeout")
 _AGENT_KEYS = ("command", "timeout", "stdin", "adapter", "args", "model", "maxTurns", "maxBudgetUsd", "idleTimeout")
 # [agents.<stage>] adapter: "command" is the stage agent protocol itself; the
 # others turn a coding agent CLI into a stage agent (workflow/adapters/)
@@ -107,7 +115,13 @@ class WorkflowSettings:
     stageTimeout: float | None = None
     reviewRounds: int | None = None
     idleTimeout: float | None = None
+    resumePartialBranches: bool | None = None
+    resumeMode: str | None = None
+    maxRecoveryCandidates: int | None = None
     agents: dict[str, AgentSettings] = field(default_factory=dict)
+    claims: bool | None = None
+    claimHeartbeat: float | None = None
+    claimStaleAfter: float | None = None
     gates: list[list[str]] = field(default_factory=list)
 
 
@@ -145,6 +159,8 @@ def _agent(stage: str, table: object, where: str) -> AgentSettings:
     adapter = table.get("adapter", COMMAND_ADAPTER)
     if adapter not in ADAPTERS:
         raise _bad(where, f"{prefix}.adapter", f"must be one of {', '.join(map(repr, ADAPTERS))}, not {adapter!r}")
+    if adapter != COMMAND_ADAPTER and stage in OPTIONAL_AGENTS:
+        raise _bad(where, f"{prefix}.adapter", "applies to the stage agents (plan, implement, review, integrate)")
     if adapter != COMMAND_ADAPTER:
         return _adapter_agent(stage, table, where, adapter)
     for key in ADAPTER_ONLY_KEYS:
@@ -201,6 +217,19 @@ def _adapter_agent(stage: str, table: dict[str, Any], where: str, adapter: str) 
         _seconds(table["idleTimeout"], where, f"{prefix}.idleTimeout") if "idleTimeout" in table else None)
 
 
+def _claim_settings(table: dict[str, Any], where: str) -> dict[str, Any]:
+    """``claims`` (true/false), ``claimHeartbeat`` and ``claimStaleAfter`` (seconds)."""
+    values: dict[str, Any] = {}
+    if "claims" in table:
+        if not isinstance(table["claims"], bool):
+            raise _bad(where, "workflow.claims", f"must be true or false, not {table['claims']!r}")
+        values["claims"] = table["claims"]
+    for key in ("claimHeartbeat", "claimStaleAfter"):
+        if key in table:
+            values[key] = _seconds(table[key], where, f"workflow.{key}")
+    return values
+
+
 def workflow_settings(config: dict[str, Any], where: str) -> WorkflowSettings:
     """The validated workflow model of a parsed ``.harn/workflow.toml``: a
     malformed or unknown setting is BadInput naming the key [P7]."""
@@ -229,16 +258,38 @@ def workflow_settings(config: dict[str, Any], where: str) -> WorkflowSettings:
         values["reviewRounds"] = _positive_int(table["reviewRounds"], where, "workflow.reviewRounds")
     if "idleTimeout" in table:
         values["idleTimeout"] = _seconds(table["idleTimeout"], where, "workflow.idleTimeout")
+    values.update(_claim_settings(table, where))
+    values.update(_recovery_settings(table, where))
     agents_table = config.get("agents", {})
     if not isinstance(agents_table, dict):
         raise _bad(where, "agents", "must be a table of [agents.<stage>] tables")
     for stage in agents_table:
-        if stage not in STAGES:
+        if stage not in STAGES and stage not in OPTIONAL_AGENTS:
             raise BadInput(f"{where}: unknown setting agents.{stage} (stages: {', '.join(STAGES)})")
-    agents = {stage: _agent(stage, agents_table[stage], where) for stage in STAGES if stage in agents_table}
+    agents = {stage: _agent(stage, agents_table[stage], where) for stage in STAGES + OPTIONAL_AGENTS
+              if stage in agents_table}
     gates = config.get("gates", {})
     if isinstance(gates, dict):
         for key in gates:
             if key != "commands":
                 raise BadInput(f"{where}: unknown setting gates.{key}")
     return WorkflowSettings(**values, agents=agents, gates=gate_argv_lists(config, where))
+
+
+def _recovery_settings(table: dict[str, Any], where: str) -> dict[str, Any]:
+    """resumePartialBranches, resumeMode, maxRecoveryCandidates [seed 002]."""
+    values: dict[str, Any] = {}
+    if "resumePartialBranches" in table:
+        if not isinstance(table["resumePartialBranches"], bool):
+            raise _bad(where, "workflow.resumePartialBranches",
+                       f"must be true or false, not {table['resumePartialBranches']!r}")
+        values["resumePartialBranches"] = table["resumePartialBranches"]
+    if "resumeMode" in table:
+        if table["resumeMode"] not in RESUME_MODES:
+            raise _bad(where, "workflow.resumeMode",
+                       f"must be one of {', '.join(map(repr, RESUME_MODES))}, not {table['resumeMode']!r}")
+        values["resumeMode"] = table["resumeMode"]
+    if "maxRecoveryCandidates" in table:
+        values["maxRecoveryCandidates"] = _positive_int(table["maxRecoveryCandidates"], where,
+                                                        "workflow.maxRecoveryCandidates")
+    return values

@@ -9,11 +9,18 @@ roadmap. Everything is checked before anything is created [P7].
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from git_harn.errors import BadInput
 from git_harn.git import Repo
 from git_harn.git.workflow_refs import Oid
+from git_harn.tasks.config import (
+    DEFAULT_CLAIM_HEARTBEAT,
+    DEFAULT_CLAIM_STALE_AFTER,
+    DEFAULT_MAX_RECOVERY_CANDIDATES,
+    DEFAULT_RESUME_MODE,
+    RESUME_MODES,
+)
 from git_harn.workflow import host
 from git_harn.workflow.host import (
     DEFAULT_IDLE_TIMEOUT,
@@ -27,6 +34,7 @@ from git_harn.workflow.host import (
 )
 
 DEFAULT_BASE = "main"
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -40,6 +48,12 @@ class Options:
     dry_run: bool = False
     quiet: bool = False  # --json: nothing but the document
     idle_timeout: float | None = None
+    claims: bool | None = None  # --claims / --no-claims
+    claim_heartbeat: float | None = None
+    claim_stale_after: float | None = None
+    resume_partial_branches: bool | None = None
+    resume_mode: str | None = None
+    max_recovery_candidates: int | None = None
 
 
 @dataclass
@@ -54,6 +68,12 @@ class Effective:
     agents: dict[str, AgentSettings]
     gates: list[list[str]] = field(default_factory=list)
     idleTimeout: float = DEFAULT_IDLE_TIMEOUT
+    claims: bool = False  # task claims through the remote (workflow.claims)
+    claimHeartbeat: float = DEFAULT_CLAIM_HEARTBEAT
+    claimStaleAfter: float = DEFAULT_CLAIM_STALE_AFTER
+    resumePartialBranches: bool = False
+    resumeMode: str = DEFAULT_RESUME_MODE
+    maxRecoveryCandidates: int = DEFAULT_MAX_RECOVERY_CANDIDATES
 
     @property
     def upstream(self) -> str:
@@ -70,7 +90,11 @@ class Effective:
 
     def shown(self) -> dict[str, Any]:
         return {"maxTasks": self.maxTasks, "parallel": self.parallel, "stageTimeout": self.stageTimeout,
-                "reviewRounds": self.reviewRounds, "gates": self.gates, "idleTimeout": self.idleTimeout}
+                "reviewRounds": self.reviewRounds, "gates": self.gates,
+                "claims": self.claims, "claimHeartbeat": self.claimHeartbeat,
+                "claimStaleAfter": self.claimStaleAfter,
+                "resumePartialBranches": self.resumePartialBranches, "resumeMode": self.resumeMode,
+                "maxRecoveryCandidates": self.maxRecoveryCandidates, "idleTimeout": self.idleTimeout}
 
 
 def _check_flags(options: Options) -> None:
@@ -80,6 +104,14 @@ def _check_flags(options: Options) -> None:
         raise BadInput(f"--parallel must be between 1 and {MAX_PARALLEL}")
     if options.idle_timeout is not None and not options.idle_timeout > 0:
         raise BadInput("--idle-timeout must be a positive number of seconds")
+    for flag, seconds in (("--claim-heartbeat", options.claim_heartbeat),
+                          ("--claim-stale-after", options.claim_stale_after)):
+        if seconds is not None and not seconds > 0:
+            raise BadInput(f"{flag} must be a positive number of seconds")
+    if options.resume_mode is not None and options.resume_mode not in RESUME_MODES:
+        raise BadInput(f"--resume-mode must be one of {', '.join(RESUME_MODES)}")
+    if options.max_recovery_candidates is not None and options.max_recovery_candidates < 1:
+        raise BadInput("--max-recovery-candidates must be at least 1")
 
 
 def _read(repo: Repo, remote: str, base: str, dry_run: bool) -> tuple[Oid, WorkflowSettings]:
@@ -131,4 +163,16 @@ def load(repo: Repo, options: Options) -> Effective:
         reviewRounds=settings.reviewRounds or DEFAULT_REVIEW_ROUNDS,
         agents=agents, gates=gates,
         idleTimeout=options.idle_timeout or settings.idleTimeout or DEFAULT_IDLE_TIMEOUT,
+        claims=options.claims if options.claims is not None else bool(settings.claims),
+        claimHeartbeat=_first(options.claim_heartbeat, settings.claimHeartbeat, DEFAULT_CLAIM_HEARTBEAT),
+        claimStaleAfter=_first(options.claim_stale_after, settings.claimStaleAfter, DEFAULT_CLAIM_STALE_AFTER),
+        resumePartialBranches=_first(options.resume_partial_branches, settings.resumePartialBranches, False),
+        resumeMode=_first(options.resume_mode, settings.resumeMode, DEFAULT_RESUME_MODE),
+        maxRecoveryCandidates=_first(options.max_recovery_candidates, settings.maxRecoveryCandidates,
+                                     DEFAULT_MAX_RECOVERY_CANDIDATES),
     )
+
+
+def _first(flag: T | None, setting: T | None, default: T) -> T:
+    """Flags over the file over the default."""
+    return flag if flag is not None else setting if setting is not None else default

@@ -24,6 +24,7 @@ from git_harn.integrate import target as _target
 from git_harn.proc import Finished, kill_group, run_bounded, tail
 from git_harn.results import CheckResult
 from git_harn.store import locks as _locks
+from git_harn.store import runs as _runs
 from git_harn.store.notes import merge_note
 from git_harn.tasks import execplan as _execplan
 from git_harn.tasks import roadmap as _roadmap
@@ -45,6 +46,7 @@ from git_harn.tasks.config import (
 )
 from git_harn.text import jsonable
 from git_harn.workspace.cleanup import CleanupResult, cleanup_locked
+from git_harn.workspace.resume import resume_locked
 from git_harn.workspace.start import start_locked
 
 Task = _roadmap.Task
@@ -134,6 +136,16 @@ def note_agent(repo: Repo, run_id: str, pid: int) -> None:
 def start_workspace(repo: Repo, run_id: str, base: Oid, branch: str) -> Any:
     """A git-harn workspace on ``branch`` at ``base``; the caller holds the run lock."""
     return start_locked(repo, run_id, str(base), branch, None, None)
+
+
+def resume_workspace(repo: Repo, run_id: str, branch: str, why: str) -> Any:
+    """The workspace of a surviving ``branch``: the run's own preserved one put
+    back to work, else a new one on the branch as it is; the caller holds the
+    run lock."""
+    current = _runs.read(repo, run_id)
+    if current is not None and not current.record.terminal:
+        return resume_locked(repo, run_id, why)
+    return start_locked(repo, run_id, None, branch, None, None)
 
 
 def cleanup_workspace(repo: Repo, run_id: str) -> CleanupResult:

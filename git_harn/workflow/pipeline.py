@@ -13,7 +13,7 @@ preserves whatever is unfinished [P1].
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +50,14 @@ class Job:
     scratch: Path
     agents: Agents
     progress: Progress
+    # recovery of a surviving branch: the stage it re-enters at (plan,
+    # implement, review; review-only: one review round, no gates, no
+    # implementation) and the advisory residual risk its reviewers weigh
+    resume_at: str | None = None
+    advisory: list[str] = field(default_factory=list)
+
+
+REVIEW_ONLY = "review-only"
 
 
 def run_id_for(workflow_id: str, task_id: str) -> str:
@@ -67,9 +75,13 @@ def run_task(main_repo: Repo, job: Job) -> TaskResult:
         with host.hold_run(repo, tr.runId, f"workflow {job.workflow_id} task {tr.taskId}"):
             try:
                 _stage(job, "workspace", 1)
-                record = host.start_workspace(repo, tr.runId, job.base_oid, tr.branch)
+                if job.resume_at is None:
+                    record = host.start_workspace(repo, tr.runId, job.base_oid, tr.branch)
+                else:
+                    record = host.resume_workspace(repo, tr.runId, tr.branch,
+                                                   f"workflow {job.workflow_id} resumes it at {job.resume_at}")
                 started = True
-                _pipeline(repo, job, Path(record.path))
+                (_pipeline if job.resume_at is None else _resumed)(repo, job, Path(record.path))
             except Stop as stop:
                 tr.status, tr.stage, tr.detail, tr.fault = stop.status, stop.stage, stop.detail, stop.fault
             except HarnError as exc:
@@ -142,6 +154,59 @@ def _pipeline(repo: Repo, job: Job, worktree: Path) -> None:
             raise Stop(FAILED, "review", f"changes requested after {round_no} review round(s): "
                        f"{verdict.summary()}")
     _integrate(repo, job, ctx)
+
+
+def _resumed(repo: Repo, job: Job, worktree: Path) -> None:
+    """A surviving branch re-enters the ordinary path at ``job.resume_at``
+    with its commits as they are; from there every host check holds."""
+    if job.resume_at == "plan":
+        _pipeline(repo, job, worktree)
+        return
+    ctx = _context(repo, job, worktree)
+    ctx.advisory = list(job.advisory)
+    tr = job.result
+    path, _ = host.plan_at(repo, _tip(repo, ctx.branch, "workspace"), ctx.task_id)
+    ctx.plan_path = path or ctx.plan_path
+    earlier: dict[str, str] = {}
+    findings: list[dict[str, Any]] = []
+    tr.review = {"rounds": 0, "approved": False, "reviews": []}
+    rounds = 1 if job.resume_at == REVIEW_ONLY else job.eff.reviewRounds
+    for round_no in range(1, rounds + 1):
+        if round_no == 1 and job.resume_at in ("review", REVIEW_ONLY):
+            tip = check_worktree(repo, ctx, "review")
+            if job.resume_at == "review":
+                _gates(repo, job, tip)
+        else:
+            tip = _implement(repo, job, ctx, earlier, round_no, findings)
+            _gates(repo, job, tip)
+        findings = _review_round(repo, job, ctx, tip, round_no, rounds, earlier)
+        if not findings:
+            break
+    _integrate(repo, job, ctx)
+
+
+def _review_round(repo: Repo, job: Job, ctx: TaskContext, tip: Oid, round_no: int, rounds: int,
+                  earlier: dict[str, str]) -> list[dict[str, Any]]:
+    """One dual review of the exact tip: [] when both approve, else the findings."""
+    tr = job.result
+    assert tr.review is not None
+    _stage(job, "review", round_no)
+    verdict = review.dual_review(ctx, job.eff.agents["review"], round_no, job.eff.timeout_of("review"),
+                                 {"round": round_no, "earlier": dict(earlier)})
+    tr.review["rounds"] = round_no
+    tr.review["reviews"].extend(verdict.entries())
+    tr.attempts["review"] = round_no
+    _check_unchanged(repo, ctx, tip, "review")
+    if verdict.fault is not None:
+        raise Stop(HALTED if verdict.fault == INTERRUPTED else FAILED, "review", verdict.detail, verdict.fault)
+    if verdict.approved:
+        tr.review["approved"] = True
+        tr.review["tip"] = str(tip)
+        earlier["review"] = verdict.summary()
+        return []
+    if round_no == rounds:
+        raise Stop(FAILED, "review", f"changes requested after {round_no} review round(s): {verdict.summary()}")
+    return verdict.findings()
 
 
 def _record(tr: TaskResult, outcome: StageOutcome) -> None:

@@ -92,6 +92,8 @@ class WorkflowResult(Result):
     agents: dict[str, dict[str, Any]] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
     faultMetrics: dict[str, int] = field(default_factory=zero_fault_metrics)
+    claims: dict[str, Any] | None = None  # claims made, lost, released, refreshed (workflow.claims)
+    recovery: dict[str, Any] | None = None  # resumePartialBranches: the recovery pass (seed 002)
     summary: str = ""
     halted: str | None = None
     interrupted: bool = False
@@ -106,6 +108,8 @@ class WorkflowResult(Result):
             return INTERRUPTED
         if not self.finished:
             return IN_PROGRESS
+        if self.recovery and self.recovery.get("unresolved"):
+            return INCOMPLETE  # halted: needs-operator-recovery, never a clean stop
         return ALL_DONE if all(t.status == DONE for t in self.tasks) else INCOMPLETE
 
     def task(self, task_id: str) -> TaskResult | None:

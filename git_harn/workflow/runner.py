@@ -23,7 +23,8 @@ from typing import Any
 from git_harn.clock import now_iso
 from git_harn.git import Repo
 from git_harn.text import one_line
-from git_harn.workflow import config, host, record, select, usage
+from git_harn.workflow import claims as claiming
+from git_harn.workflow import config, host, record, recovery, select, usage
 from git_harn.workflow.pipeline import Job, run_id_for, run_task
 from git_harn.workflow.progress import Progress
 from git_harn.workflow.result import (
@@ -62,9 +63,26 @@ def run_workflow(repo: Repo, options: config.Options) -> WorkflowResult:
     held = select.survivors(repo, tasks)
     result.skipped.extend(held)
     held_ids = {s.taskId for s in held}
+    found = recovery.discover(repo, eff, tasks) if eff.resumePartialBranches else None
+    if found is not None:
+        held_ids |= found.held
+        result.recovery = found.document()
     if options.dry_run:
-        return _dry_run(result, eff, tasks, held_ids)
-    return Scheduler(repo, eff, result, tasks, held_ids, Progress(options.quiet)).run()
+        if eff.claims:  # read only: which selectable tasks another machine holds
+            claimed = claiming.claimed_elsewhere(repo, eff.remote, [t.id for t in tasks if t.id not in held_ids])
+            result.skipped.extend(claimed)
+            held_ids |= {s.taskId for s in claimed}
+        return _dry_run(result, eff, tasks, held_ids)  # lists the candidates, never resumes
+    claims = None
+    if eff.claims:
+        claims = claiming.Claims(repo, eff.remote, eff.base, workflow_id, eff.claimHeartbeat)
+        claims.preflight()  # a remote that refuses claims stops the run before anything is made
+    if found is not None:
+        recovery.recover(repo, eff, found, workflow_id, tasks)
+        result.recovery = found.document()
+    scheduler = Scheduler(repo, eff, result, tasks, held_ids, Progress(options.quiet), claims)
+    scheduler.recovery = found
+    return scheduler.run()
 
 
 def _dry_run(result: WorkflowResult, eff: config.Effective, tasks: list[host.Task],
@@ -89,9 +107,10 @@ def _dry_run(result: WorkflowResult, eff: config.Effective, tasks: list[host.Tas
 
 class Scheduler:
     def __init__(self, repo: Repo, eff: config.Effective, result: WorkflowResult, tasks: list[host.Task],
-                 held: set[str], progress: Progress) -> None:
+                 held: set[str], progress: Progress, claims: claiming.Claims | None = None) -> None:
         self.repo, self.eff, self.result, self.tasks, self.held = repo, eff, result, tasks, held
         self.progress = progress
+        self.claims = claims
         self.agents = Agents()
         self.writer = record.Writer(repo, result.workflowId)
         self.scratch = repo.common_dir / "harnery" / "workflow" / result.workflowId
@@ -100,6 +119,8 @@ class Scheduler:
         self.running: dict[Future[TaskResult], TaskResult] = {}
         self.limited = False
         self.previous: dict[int, Any] = {}
+        self.recovery: recovery.Recovery | None = None
+        self.recovery_started: list[str] = []
 
     # --- the loop ---------------------------------------------------------------
 
@@ -138,6 +159,7 @@ class Scheduler:
         return self.eff.maxTasks is None or len(self.taken) < self.eff.maxTasks
 
     def _submit(self, pool: ThreadPoolExecutor) -> None:
+        self._submit_resumed(pool)
         while self.queue and len(self.running) < self.eff.parallel:
             task = self.queue.popleft()
             if task.id in self.taken:
@@ -146,6 +168,8 @@ class Scheduler:
                 self.limited = True
                 self.queue.clear()
                 return
+            if self.claims is not None and self._claimed_elsewhere(task):
+                continue
             self.taken.add(task.id)
             # The worker fills its own copy; the result shows this placeholder until
             # the task ends, so the record is never written from half-changed data.
@@ -160,6 +184,36 @@ class Scheduler:
             self.running[pool.submit(run_task, self.repo, job)] = job.result
             self.writer.write(self.result, "task-start", f"task {task.id} on {placeholder.branch}")
 
+    def _claimed_elsewhere(self, task: host.Task) -> bool:
+        """Claim the task on the remote; a task that is not ours is held out for the run."""
+        assert self.claims is not None
+        skipped = self.claims.take(task.id)
+        if skipped is not None:
+            self.held.add(task.id)
+            self.result.skipped.append(skipped)
+            self.progress.say(f"task {task.id}: skipped, {skipped.reason}: {skipped.detail}")
+        self.result.claims = self.claims.snapshot()
+        return skipped is not None
+
+    def _submit_resumed(self, pool: ThreadPoolExecutor) -> None:
+        """Surviving branches the recovery pass resumes go first, each in its own workspace."""
+        while self.recovery is not None and self.recovery.resumes[len(self.recovery_started):] and \
+                len(self.running) < self.eff.parallel and not self.agents.stop.is_set():
+            res = self.recovery.resumes[len(self.recovery_started)]
+            self.recovery_started.append(res.task.id)
+            if self.claims is not None and self._claimed_elsewhere(res.task):
+                continue  # another machine works it; the survivor stays unresolved here
+            placeholder = _task_result(self.result.workflowId, res.task)
+            placeholder.runId, placeholder.branch, placeholder.status = res.run_id, res.branch, RUNNING
+            placeholder.baseOid = str(res.base_oid)
+            self.result.tasks.append(placeholder)
+            self.result.skipped = [s for s in self.result.skipped if s.taskId != res.task.id]
+            job = Job(self.eff, self.result.workflowId, res.task, copy.deepcopy(placeholder), res.base_oid,
+                      self.scratch, self.agents, self.progress.stage, resume_at=res.stage,
+                      advisory=list(res.advisory))
+            self.running[pool.submit(run_task, self.repo, job)] = job.result
+            self.writer.write(self.result, "task-resume", f"task {res.task.id} resumes on {res.branch} at {res.stage}")
+
     def _collect(self, future: Future[TaskResult]) -> None:
         tr = self.running.pop(future)
         try:
@@ -167,6 +221,9 @@ class Scheduler:
         except Exception as exc:  # a bug must not take the siblings down
             tr.status = FAILED
             tr.detail = one_line(f"internal error: {type(exc).__name__}: {exc}", 500)
+        if self.claims is not None:  # every end leaves the branch to the survivor rules
+            self.claims.release(tr.taskId)
+            self.result.claims = self.claims.snapshot()
         at = next(i for i, t in enumerate(self.result.tasks) if t.taskId == tr.taskId)
         self.result.tasks[at] = tr
         self.result.usage = usage.total(self.result.tasks)
@@ -228,8 +285,13 @@ class Scheduler:
             if tr.status in (PENDING, RUNNING):
                 tr.status, tr.detail = HALTED, tr.detail or "never finished"
         result.skipped.extend(select.left_out(self.tasks, self.taken, self.held, self.limited))
+        if self.claims is not None:
+            self.claims.close()
+            result.claims = self.claims.snapshot()
+        if self.recovery is not None:
+            recovery.settle(self.repo, self.recovery, result)
         result.finished = True
         result.finishedAt = now_iso()
-        result.summary = result.make_summary()
+        result.summary = result.make_summary() + recovery.summary_suffix(result)
         self.writer.write(result, "finish", result.summary)
         return result
