@@ -47,6 +47,7 @@ def test_adapter_settings_are_read_and_checked() -> None:
     ('[agents.plan]\nadapter = "claude"\nmaxBudgetUsd = -1\n', "maxBudgetUsd must be a positive amount"),
     ('[agents.plan]\nadapter = "claude"\nmodel = "--dangerously-skip-permissions"\n', "must be a model name"),
     ('[workflow]\nidleTimeout = 0\n', "workflow.idleTimeout must be a positive number"),
+    ('[agents.assess]\nadapter = "claude"\n', "agents.assess.adapter applies to the stage agents"),
 ])
 def test_bad_adapter_settings_name_the_key(text: str, message: str) -> None:
     with pytest.raises(BadInput) as caught:
