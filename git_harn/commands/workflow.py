@@ -14,6 +14,9 @@ from git_harn.errors import BadInput
 from git_harn.notices import interactive
 from git_harn.text import one_line
 from git_harn.workflow import record
+from git_harn.workflow.adapters.preflight import WorkflowCheck
+from git_harn.workflow.adapters.preflight import check as check_agents
+from git_harn.workflow.adapters.starter import AGENT_CHOICES
 from git_harn.workflow.claims import Claim, ClaimsResult, claim_settings, list_claims, release_claim
 from git_harn.workflow.claims import take_over as take_over_claim
 from git_harn.workflow.config import Options
@@ -47,18 +50,21 @@ def workflow() -> None:
 @click.option("--resume-mode", type=click.Choice(["assess", "review", "continue"]), default=None,
               help="How far recovery may go: assess (report only), review, continue (default: assess).")
 @click.option("--max-recovery-candidates", type=int, metavar="N", help="Recover at most N branches (default 20).")
+@click.option("--idle-timeout", type=float, metavar="SECONDS",
+              help="Seconds a claude or codex agent may print no event before it counts as hung (default 600).")
 @json_option
 def run(base: str | None, remote: str | None, max_tasks: int | None, parallel: int | None,
         dry_run: bool, claims: bool | None, claim_heartbeat: float | None, claim_stale_after: float | None,
         resume_partial_branches: bool | None, resume_mode: str | None,
-        max_recovery_candidates: int | None, as_json: bool) -> int:
+        max_recovery_candidates: int | None, idle_timeout: float | None, as_json: bool) -> int:
     """Select unblocked roadmap tasks on REMOTE/BASE and drive each to integration."""
     result = run_workflow(repository(), Options(base, remote, max_tasks, parallel, dry_run, as_json,
                                                 claims=claims, claim_heartbeat=claim_heartbeat,
                                                 claim_stale_after=claim_stale_after,
                                                 resume_partial_branches=resume_partial_branches,
                                                 resume_mode=resume_mode,
-                                                max_recovery_candidates=max_recovery_candidates))
+                                                max_recovery_candidates=max_recovery_candidates,
+                                                idle_timeout=idle_timeout))
     return show(result, as_json, _view)
 
 
@@ -163,15 +169,42 @@ def list_cmd(as_json: bool) -> int:
 
 
 @workflow.command(name="init")
+@click.option("--agent", type=click.Choice(AGENT_CHOICES), help="Stage agents through the Claude Code or "
+              "Codex CLI adapter (default: a placeholder command).")
 @json_option
-def init_cmd(as_json: bool) -> int:
+def init_cmd(agent: str | None, as_json: bool) -> int:
     """Write a starter .harn/workflow.toml and .harn/prompts/ (nothing is overwritten)."""
-    result = init_workflow(repository())
+    result = init_workflow(repository(), agent)
 
     def view(item: InitResult) -> Iterable[str]:
         lines = [f"wrote {name}" for name in item.written] + [f"kept {name} (exists)" for name in item.kept]
         if item.written:
             lines.append("edit them, then commit and push: the workflow reads them from <remote>/<base>")
+        return lines
+
+    return show(result, as_json, view)
+
+
+@workflow.command(name="check")
+@click.option("--base", metavar="BRANCH", help="Branch whose configuration to check (as for run).")
+@click.option("--remote", metavar="NAME", help="Remote that is the source of truth (default: origin).")
+@click.option("--live", is_flag=True, help="Also send each claude/codex agent a tiny no-op prompt (costs tokens).")
+@json_option
+def check_cmd(base: str | None, remote: str | None, live: bool, as_json: bool) -> int:
+    """Check that every configured stage agent can run; say what is missing."""
+    result = check_agents(repository(), Options(base, remote), live)
+
+    def view(item: WorkflowCheck) -> Iterable[str]:
+        rows = []
+        for a in item.agents:
+            command = a["command"] if a["command"] == "builtin" else " ".join(a["command"])
+            state = "ok" if a["ok"] else "MISSING" if a["found"] is None and a["command"] != "builtin" else "FAILED"
+            rows.append([a["stage"], a["adapter"], command, a["version"] or "", state])
+        lines = table(["STAGE", "ADAPTER", "COMMAND", "VERSION", "CHECK"], rows).splitlines()
+        lines += [f"{a['stage']}: {problem}" for a in item.agents for problem in a["problems"]]
+        lines.append(f"configuration at {item.remote}/{item.base}: "
+                     + ("every agent can run" if item.ok else "some agents cannot run")
+                     + (" (live)" if item.live else ""))
         return lines
 
     return show(result, as_json, view)

@@ -67,8 +67,14 @@ OPTIONAL_AGENTS = ("assess",)  # [agents.assess]: the external assessor of recov
 # key -> (type check, what it must be)
 _WORKFLOW_KEYS = ("base", "remote", "maxTasks", "parallel", "stageTimeout", "reviewRounds",
                   "claims", "claimHeartbeat", "claimStaleAfter",
-                  "resumePartialBranches", "resumeMode", "maxRecoveryCandidates")
-_AGENT_KEYS = ("command", "timeout", "stdin")
+                  "resumePartialBranches", "resumeMode", "maxRecoveryCandidates", "idleTimeout")
+_AGENT_KEYS = ("command", "timeout", "stdin", "adapter", "args", "model", "maxTurns", "maxBudgetUsd", "idleTimeout")
+# [agents.<stage>] adapter: "command" is the stage agent protocol itself; the
+# others turn a coding agent CLI into a stage agent (workflow/adapters/)
+COMMAND_ADAPTER = "command"
+ADAPTERS = (COMMAND_ADAPTER, "claude", "codex")
+ADAPTER_ONLY_KEYS = ("args", "model", "maxTurns", "maxBudgetUsd", "idleTimeout")
+DEFAULT_IDLE_TIMEOUT = 600.0
 _TOP_KEYS = ("workflow", "agents", "gates")
 
 
@@ -78,14 +84,24 @@ class AgentSettings:
     command: list[str] | None  # None: builtin (integrate only)
     timeout: float | None = None
     stdin: str = "json"
+    adapter: str = COMMAND_ADAPTER
+    args: tuple[str, ...] = ()
+    model: str | None = None
+    maxTurns: int | None = None
+    maxBudgetUsd: float | None = None
+    idleTimeout: float | None = None
 
     @property
     def builtin(self) -> bool:
         return self.command is None
 
     def shown(self) -> dict[str, Any]:
-        return {"command": self.command if self.command is not None else BUILTIN,
-                "timeout": self.timeout, "stdin": self.stdin}
+        shown: dict[str, Any] = {"command": self.command if self.command is not None else BUILTIN,
+                                 "timeout": self.timeout, "stdin": self.stdin}
+        if self.adapter != COMMAND_ADAPTER:
+            shown.update(adapter=self.adapter, args=list(self.args), model=self.model, maxTurns=self.maxTurns,
+                         maxBudgetUsd=self.maxBudgetUsd, idleTimeout=self.idleTimeout)
+        return shown
 
 
 @dataclass(frozen=True)
@@ -98,6 +114,7 @@ class WorkflowSettings:
     parallel: int | None = None
     stageTimeout: float | None = None
     reviewRounds: int | None = None
+    idleTimeout: float | None = None
     resumePartialBranches: bool | None = None
     resumeMode: str | None = None
     maxRecoveryCandidates: int | None = None
@@ -139,6 +156,16 @@ def _agent(stage: str, table: object, where: str) -> AgentSettings:
     for key in table:
         if key not in _AGENT_KEYS:
             raise BadInput(f"{where}: unknown setting {prefix}.{key}")
+    adapter = table.get("adapter", COMMAND_ADAPTER)
+    if adapter not in ADAPTERS:
+        raise _bad(where, f"{prefix}.adapter", f"must be one of {', '.join(map(repr, ADAPTERS))}, not {adapter!r}")
+    if adapter != COMMAND_ADAPTER and stage in OPTIONAL_AGENTS:
+        raise _bad(where, f"{prefix}.adapter", "applies to the stage agents (plan, implement, review, integrate)")
+    if adapter != COMMAND_ADAPTER:
+        return _adapter_agent(stage, table, where, adapter)
+    for key in ADAPTER_ONLY_KEYS:
+        if key in table:
+            raise _bad(where, f"{prefix}.{key}", 'applies only with adapter = "claude" or "codex"')
     if "command" not in table:
         if stage != "integrate":
             raise BadInput(f"{where}: missing setting {prefix}.command (an argv list)")
@@ -159,6 +186,35 @@ def _agent(stage: str, table: object, where: str) -> AgentSettings:
     if command is None and ("timeout" in table or "stdin" in table):
         raise _bad(where, f"{prefix}.timeout", "and stdin apply to an agent command, not the builtin integration")
     return AgentSettings(stage, command, timeout, stdin)
+
+
+def _adapter_agent(stage: str, table: dict[str, Any], where: str, adapter: str) -> AgentSettings:
+    """An agent run through an adapter: ``command`` names the executable
+    (default: the CLI's own name on PATH); the prompt always goes on stdin."""
+    prefix = f"agents.{stage}"
+    raw = table.get("command", [adapter])
+    if isinstance(raw, str) and raw != BUILTIN:
+        raw = [raw]
+    if not _is_argv(raw):
+        raise _bad(where, f"{prefix}.command", f'must name the {adapter} executable, such as ["{adapter}"]')
+    args = table.get("args", [])
+    if not isinstance(args, list) or not all(isinstance(word, str) for word in args):
+        raise _bad(where, f"{prefix}.args", 'must be a list of strings such as ["--model", "x"]')
+    if "stdin" in table and table["stdin"] != "prompt":
+        raise _bad(where, f"{prefix}.stdin", f'is always "prompt" with adapter = "{adapter}"')
+    model = table.get("model")
+    if model is not None and (not isinstance(model, str) or not model or model.startswith("-")):
+        raise _bad(where, f"{prefix}.model", f"must be a model name, not {model!r}")
+    max_turns = _positive_int(table["maxTurns"], where, f"{prefix}.maxTurns") if "maxTurns" in table else None
+    budget = table.get("maxBudgetUsd")
+    if budget is not None and (isinstance(budget, bool) or not isinstance(budget, (int, float)) or not budget > 0):
+        raise _bad(where, f"{prefix}.maxBudgetUsd", f"must be a positive amount of US dollars, not {budget!r}")
+    if adapter == "codex" and (max_turns is not None or budget is not None):
+        raise _bad(where, f"{prefix}.maxTurns", "and maxBudgetUsd are Claude Code settings; codex exec has neither")
+    return AgentSettings(
+        stage, list(raw), _seconds(table["timeout"], where, f"{prefix}.timeout") if "timeout" in table else None,
+        "prompt", adapter, tuple(args), model, max_turns, float(budget) if budget is not None else None,
+        _seconds(table["idleTimeout"], where, f"{prefix}.idleTimeout") if "idleTimeout" in table else None)
 
 
 def _claim_settings(table: dict[str, Any], where: str) -> dict[str, Any]:
@@ -200,6 +256,8 @@ def workflow_settings(config: dict[str, Any], where: str) -> WorkflowSettings:
         values["stageTimeout"] = _seconds(table["stageTimeout"], where, "workflow.stageTimeout")
     if "reviewRounds" in table:
         values["reviewRounds"] = _positive_int(table["reviewRounds"], where, "workflow.reviewRounds")
+    if "idleTimeout" in table:
+        values["idleTimeout"] = _seconds(table["idleTimeout"], where, "workflow.idleTimeout")
     values.update(_claim_settings(table, where))
     values.update(_recovery_settings(table, where))
     agents_table = config.get("agents", {})

@@ -23,6 +23,7 @@ from git_harn.tasks.config import (
 )
 from git_harn.workflow import host
 from git_harn.workflow.host import (
+    DEFAULT_IDLE_TIMEOUT,
     DEFAULT_REMOTE,
     DEFAULT_REVIEW_ROUNDS,
     DEFAULT_STAGE_TIMEOUT,
@@ -46,6 +47,7 @@ class Options:
     parallel: int | None = None
     dry_run: bool = False
     quiet: bool = False  # --json: nothing but the document
+    idle_timeout: float | None = None
     claims: bool | None = None  # --claims / --no-claims
     claim_heartbeat: float | None = None
     claim_stale_after: float | None = None
@@ -65,6 +67,7 @@ class Effective:
     reviewRounds: int
     agents: dict[str, AgentSettings]
     gates: list[list[str]] = field(default_factory=list)
+    idleTimeout: float = DEFAULT_IDLE_TIMEOUT
     claims: bool = False  # task claims through the remote (workflow.claims)
     claimHeartbeat: float = DEFAULT_CLAIM_HEARTBEAT
     claimStaleAfter: float = DEFAULT_CLAIM_STALE_AFTER
@@ -80,13 +83,18 @@ class Effective:
         agent = self.agents.get(stage)
         return agent.timeout if agent is not None and agent.timeout is not None else self.stageTimeout
 
+    def idle_of(self, stage: str) -> float:
+        """Seconds an adapter's agent may go without printing an event."""
+        agent = self.agents.get(stage)
+        return agent.idleTimeout if agent is not None and agent.idleTimeout is not None else self.idleTimeout
+
     def shown(self) -> dict[str, Any]:
         return {"maxTasks": self.maxTasks, "parallel": self.parallel, "stageTimeout": self.stageTimeout,
                 "reviewRounds": self.reviewRounds, "gates": self.gates,
                 "claims": self.claims, "claimHeartbeat": self.claimHeartbeat,
                 "claimStaleAfter": self.claimStaleAfter,
                 "resumePartialBranches": self.resumePartialBranches, "resumeMode": self.resumeMode,
-                "maxRecoveryCandidates": self.maxRecoveryCandidates}
+                "maxRecoveryCandidates": self.maxRecoveryCandidates, "idleTimeout": self.idleTimeout}
 
 
 def _check_flags(options: Options) -> None:
@@ -94,6 +102,8 @@ def _check_flags(options: Options) -> None:
         raise BadInput("--max-tasks must be at least 1")
     if options.parallel is not None and not 1 <= options.parallel <= MAX_PARALLEL:
         raise BadInput(f"--parallel must be between 1 and {MAX_PARALLEL}")
+    if options.idle_timeout is not None and not options.idle_timeout > 0:
+        raise BadInput("--idle-timeout must be a positive number of seconds")
     for flag, seconds in (("--claim-heartbeat", options.claim_heartbeat),
                           ("--claim-stale-after", options.claim_stale_after)):
         if seconds is not None and not seconds > 0:
@@ -152,6 +162,7 @@ def load(repo: Repo, options: Options) -> Effective:
         stageTimeout=settings.stageTimeout or DEFAULT_STAGE_TIMEOUT,
         reviewRounds=settings.reviewRounds or DEFAULT_REVIEW_ROUNDS,
         agents=agents, gates=gates,
+        idleTimeout=options.idle_timeout or settings.idleTimeout or DEFAULT_IDLE_TIMEOUT,
         claims=options.claims if options.claims is not None else bool(settings.claims),
         claimHeartbeat=_first(options.claim_heartbeat, settings.claimHeartbeat, DEFAULT_CLAIM_HEARTBEAT),
         claimStaleAfter=_first(options.claim_stale_after, settings.claimStaleAfter, DEFAULT_CLAIM_STALE_AFTER),

@@ -30,6 +30,9 @@ from git_harn.tasks import execplan as _execplan
 from git_harn.tasks import roadmap as _roadmap
 from git_harn.tasks.branches import Base, Branch
 from git_harn.tasks.config import (
+    ADAPTERS,
+    COMMAND_ADAPTER,
+    DEFAULT_IDLE_TIMEOUT,
     DEFAULT_REMOTE,
     DEFAULT_REVIEW_ROUNDS,
     DEFAULT_STAGE_TIMEOUT,
@@ -49,6 +52,7 @@ from git_harn.workspace.start import start_locked
 Task = _roadmap.Task
 
 __all__ = [
+    "ADAPTERS", "COMMAND_ADAPTER", "DEFAULT_IDLE_TIMEOUT",
     "DEFAULT_REMOTE", "DEFAULT_REVIEW_ROUNDS", "DEFAULT_STAGE_TIMEOUT", "MAX_PARALLEL", "STAGES",
     "AgentSettings", "WorkflowSettings", "WORKFLOW_FILE", "Base", "Branch", "CheckResult", "CleanupResult",
     "Finished", "Task",

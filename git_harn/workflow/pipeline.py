@@ -22,7 +22,7 @@ from git_harn.errors import HarnError
 from git_harn.git import Repo
 from git_harn.git.workflow_refs import Oid
 from git_harn.text import one_line
-from git_harn.workflow import host, review
+from git_harn.workflow import host, review, usage
 from git_harn.workflow.config import Effective
 from git_harn.workflow.result import BLOCKED, DONE, FAILED, HALTED, RUNNING, TaskResult
 from git_harn.workflow.stages import INTERRUPTED, Agents, StageOutcome, TaskContext, run_stage
@@ -118,7 +118,8 @@ def _context(repo: Repo, job: Job, worktree: Path) -> TaskContext:
                        requires=list(task.requires), branch=job.result.branch,
                        run_id=job.result.runId or "", worktree=worktree, remote=job.eff.remote,
                        base=job.eff.base, base_oid=str(job.base_oid), plan_path=plan_path,
-                       scratch=job.scratch, agents=job.agents, on_agent=on_agent)
+                       scratch=job.scratch, agents=job.agents, on_agent=on_agent,
+                       idle_timeout=job.eff.idleTimeout)
 
 
 def _pipeline(repo: Repo, job: Job, worktree: Path) -> None:
@@ -137,6 +138,7 @@ def _pipeline(repo: Repo, job: Job, worktree: Path) -> None:
                                      {"round": round_no, "earlier": dict(earlier)})
         tr.review["rounds"] = round_no
         tr.review["reviews"].extend(verdict.entries())
+        usage.record(tr, verdict.outcomes)
         tr.attempts["review"] = round_no
         _check_unchanged(repo, ctx, tip, "review")
         if verdict.fault is not None:
@@ -209,6 +211,7 @@ def _review_round(repo: Repo, job: Job, ctx: TaskContext, tip: Oid, round_no: in
 
 def _record(tr: TaskResult, outcome: StageOutcome) -> None:
     tr.stages[outcome.stage] = outcome.summary_entry()
+    usage.record(tr, [outcome])
 
 
 def _stopped(outcome: StageOutcome) -> Stop:

@@ -67,6 +67,8 @@ class TaskResult:
     baseOid: str | None = None
     startedAt: str | None = None
     finishedAt: str | None = None
+    usage: dict[str, Any] | None = None  # tokens and cost of its claude/codex agent runs
+    agentLogs: list[str] = field(default_factory=list)  # event logs of those runs, in order
 
     @property
     def finished(self) -> bool:
@@ -96,6 +98,7 @@ class WorkflowResult(Result):
     halted: str | None = None
     interrupted: bool = False
     finished: bool = False
+    usage: dict[str, Any] | None = None  # the tasks' usage summed
 
     @property
     def outcome(self) -> str:

@@ -61,7 +61,8 @@ class Verdict:
         return [{"round": self.round, "reviewer": o.reviewer,
                  "verdict": (o.report or {}).get("verdict"), "approved": self.approves(o),
                  "summary": o.summary, "findings": list((o.report or {}).get("findings", [])),
-                 "fault": o.fault, "detail": o.detail, "seconds": round(o.seconds, 3)}
+                 "fault": o.fault, "detail": o.detail, "seconds": round(o.seconds, 3),
+                 **({"agentRun": o.agentRun} if o.agentRun is not None else {})}
                 for o in self.outcomes]
 
 

@@ -24,7 +24,7 @@ from git_harn.clock import now_iso
 from git_harn.git import Repo
 from git_harn.text import one_line
 from git_harn.workflow import claims as claiming
-from git_harn.workflow import config, host, record, recovery, select
+from git_harn.workflow import config, host, record, recovery, select, usage
 from git_harn.workflow.pipeline import Job, run_id_for, run_task
 from git_harn.workflow.progress import Progress
 from git_harn.workflow.result import (
@@ -226,6 +226,7 @@ class Scheduler:
             self.result.claims = self.claims.snapshot()
         at = next(i for i, t in enumerate(self.result.tasks) if t.taskId == tr.taskId)
         self.result.tasks[at] = tr
+        self.result.usage = usage.total(self.result.tasks)
         self.progress.finished(tr)
         self.writer.write(self.result, f"task-{tr.status}",
                           f"task {tr.taskId} {tr.status}" + (f" at {tr.stage}" if tr.status != "done" else ""))

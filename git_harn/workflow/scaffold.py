@@ -9,6 +9,7 @@ from pathlib import Path
 
 from git_harn.errors import BadInput
 from git_harn.git import Repo
+from git_harn.workflow.adapters import starter
 from git_harn.workflow.host import STAGES, WORKFLOW_FILE
 from git_harn.workflow.result import InitResult
 from git_harn.workflow.stages import BUILTIN_PROMPTS, PROMPTS_DIR
@@ -59,11 +60,14 @@ def _shipped_prompt(stage: str) -> str:
         return BUILTIN_PROMPTS[stage] + "\n"
 
 
-def init(repo: Repo) -> InitResult:
+def init(repo: Repo, agent: str | None = None) -> InitResult:
+    """``agent`` ("claude" or "codex"): the stage agents use that adapter."""
     if repo.is_bare or repo.workdir is None:
         raise BadInput("workflow init writes into a working tree; run it in a checkout")
+    if agent is not None and agent not in starter.AGENT_CHOICES:
+        raise BadInput(f"--agent must be one of {', '.join(starter.AGENT_CHOICES)}, not {agent!r}")
     root = repo.workdir
-    files = {WORKFLOW_FILE: STARTER}
+    files = {WORKFLOW_FILE: STARTER if agent is None else starter.with_adapter(STARTER, agent)}
     files.update({f"{PROMPTS_DIR}/{stage}.md": _shipped_prompt(stage) for stage in STAGES})
     result = InitResult()
     for name, text in files.items():

@@ -25,7 +25,7 @@ from git_harn.git import Repo
 from git_harn.resources import schema_path
 from git_harn.schemas import schema_errors
 from git_harn.text import one_line
-from git_harn.workflow import host
+from git_harn.workflow import adapters, host
 from git_harn.workflow.host import AgentSettings
 
 MAX_REPORT_BYTES = 1 << 20
@@ -92,8 +92,19 @@ class TaskContext:
     agents: Agents
     templates: dict[str, str] = field(default_factory=dict)
     on_agent: Callable[[int], None] | None = None
+    idle_timeout: float = host.DEFAULT_IDLE_TIMEOUT
+    sessions: dict[str, AgentSession] = field(default_factory=dict)  # stage (+ reviewer) -> last adapter session
     # residual risk of a recovered branch's assessment: advisory, never blocking
     advisory: list[str] = field(default_factory=list)
+
+
+@dataclass
+class AgentSession:
+    """An adapter's session of one stage of one task: a retry after a fault resumes it."""
+
+    id: str
+    adapter: str
+    faulted: bool
 
 
 @dataclass
@@ -111,10 +122,14 @@ class StageOutcome:
     exitCode: int | None = None
     seconds: float = 0.0
     reviewer: int | None = None
+    agentRun: dict[str, Any] | None = None  # an adapter's run: log, session, resumed, usage
 
     def summary_entry(self) -> dict[str, Any]:
-        return {"attempt": self.attempt, "ok": self.ok, "summary": self.summary,
-                "seconds": round(self.seconds, 3), "fault": self.fault}
+        entry = {"attempt": self.attempt, "ok": self.ok, "summary": self.summary,
+                 "seconds": round(self.seconds, 3), "fault": self.fault}
+        if self.agentRun is not None:
+            entry["agentRun"] = self.agentRun
+        return entry
 
 
 def template(ctx: TaskContext, stage: str) -> str:
@@ -222,12 +237,49 @@ def run_stage(ctx: TaskContext, agent: AgentSettings, attempt: int, timeout: flo
         if ctx.on_agent is not None:
             ctx.on_agent(pid)
 
-    done = host.run_bounded(agent.command, ctx.worktree, timeout=timeout, stdin=stdin, env=env,
-                            on_start=on_start)
+    run: adapters.AgentRun | None = None
+    if agent.adapter != host.COMMAND_ADAPTER:
+        run = _run_adapter(ctx, agent, f"{stage}{suffix}", attempt, text, env, report, timeout, on_start)
+        done = run.finished
+    else:
+        done = host.run_bounded(agent.command, ctx.worktree, timeout=timeout, stdin=stdin, env=env,
+                                on_start=on_start)
     for pid in started:
         host.kill_group(pid)  # nothing an agent started outlives its stage
         ctx.agents.ended(pid)
-    return judge(stage, attempt, reviewer, done, report, timeout, ctx.agents.stop.is_set())
+    outcome = judge(stage, attempt, reviewer, done, report, timeout, ctx.agents.stop.is_set())
+    if run is not None:
+        _after_adapter(ctx, f"{stage}{suffix}", run, outcome)
+    return outcome
+
+
+def _run_adapter(ctx: TaskContext, agent: AgentSettings, key: str, attempt: int, prompt: str,
+                 env: dict[str, str], report: Path, timeout: float,
+                 on_start: Callable[[int], None]) -> adapters.AgentRun:
+    """A claude or codex agent: a retry after a fault resumes the session it left."""
+    earlier = ctx.sessions.get(key)
+    resume = earlier.id if (earlier is not None and earlier.faulted and attempt > 1
+                            and earlier.adapter == agent.adapter) else None
+    prefix = report.with_name(report.name.removesuffix(".report.json"))
+    idle = agent.idleTimeout or ctx.idle_timeout
+    return adapters.run(adapters.Call(agent, agent.stage, ctx.worktree, prompt, env, report, prefix, timeout,
+                                      idle, resume, on_start))
+
+
+def _after_adapter(ctx: TaskContext, key: str, run: adapters.AgentRun, outcome: StageOutcome) -> None:
+    outcome.agentRun = run.shown()
+    verdict = run.verdict
+    if run.resumed and outcome.fault is not None and run.events == 0:
+        ctx.sessions.pop(key, None)  # the session could not be resumed: the next attempt starts afresh
+    elif run.sessionId is not None:
+        ctx.sessions[key] = AgentSession(run.sessionId, run.adapter, outcome.fault is not None)
+    if outcome.fault is not None and outcome.fault != INTERRUPTED and verdict.fault is not None:
+        outcome.fault = verdict.fault  # the class the adapter read from the stream
+        outcome.detail = one_line(f"{outcome.detail} ({run.adapter})" if verdict.why == "time-out" else
+                                  f"the {outcome.stage} agent ({run.adapter}): {verdict.fault} fault, "
+                                  f"{verdict.why}: {verdict.message}", 500)
+    elif outcome.fault is not None and outcome.fault != INTERRUPTED:
+        outcome.detail = one_line(f"{outcome.detail} ({run.adapter}: {verdict.why})", 500)
 
 
 def judge(stage: str, attempt: int, reviewer: int | None, done: host.Finished, report: Path,

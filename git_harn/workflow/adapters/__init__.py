@@ -1,0 +1,140 @@
+"""Adapters: a coding agent CLI (Claude Code, Codex CLI) turned into a
+well-behaved stage agent.
+
+An adapter builds the CLI's argv (never a shell; the prompt goes on stdin,
+never on the command line), forces the stage's report schema through the
+CLI's own option, keeps the event stream as a log beside the stage's
+report, remembers the session, and translates the end of the run into the
+ordinary stage protocol, so the one ``stages.judge`` decides:
+
+- a valid answer → the report at ``$HARN_REPORT``, exit 0;
+- a provider fault → a fault report ``{"fault": {"class": "provider", …}}``, exit 75;
+- an auth fault → a fault report of class ``auth``, exit 77;
+- an infra fault → the stage's time-out as such, or an ``infra`` fault
+  report and a non-zero exit (a death or an idle stream);
+- a final event without an answer → no report, the CLI's exit code.
+
+Part of the workflow layer (layer 5): imports tasks/, the shared helpers
+and its own modules (``preflight`` also the workflow's config and host).
+It builds no git argv.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from git_harn.proc import Finished
+from git_harn.tasks.config import AgentSettings
+from git_harn.workflow.adapters import claude, codex
+from git_harn.workflow.adapters.classify import AUTH, INFRA, PROVIDER, Signals, Usage, Verdict, classify
+from git_harn.workflow.adapters.schema import REPORT_NOTE, strict_schema, to_report
+from git_harn.workflow.adapters.stream import Streamed, run_stream
+
+EX_SOFTWARE = 70  # an infra fault with no exit code of its own (idle, or exit 0 without a final event)
+EX_TEMPFAIL = 75  # provider fault
+EX_NOPERM = 77  # auth fault
+EXIT_FOR_FAULT = {PROVIDER: EX_TEMPFAIL, AUTH: EX_NOPERM}
+
+
+@dataclass
+class Call:
+    """One run of one stage agent through its adapter."""
+
+    agent: AgentSettings
+    stage: str
+    cwd: Path
+    prompt: str
+    env: dict[str, str]
+    report: Path
+    prefix: Path  # the stage run's files: <prefix>.events.jsonl, .schema.json, .answer.json
+    timeout: float
+    idle: float
+    resume: str | None = None
+    on_start: Callable[[int], None] | None = None
+
+
+@dataclass
+class AgentRun:
+    """What the adapter saw, for the stage outcome and the task result."""
+
+    adapter: str
+    log: str
+    finished: Finished
+    verdict: Verdict
+    sessionId: str | None = None
+    resumed: bool = False
+    cliExitCode: int | None = None
+    usage: Usage = field(default_factory=Usage)
+    events: int = 0
+
+    def shown(self) -> dict[str, Any]:
+        return {"adapter": self.adapter, "log": self.log, "sessionId": self.sessionId, "resumed": self.resumed,
+                "cliExitCode": self.cliExitCode, "events": self.events, "signal": self.verdict.why,
+                "fault": self.verdict.fault, "usage": self.usage.shown()}
+
+
+def _write_json(path: Path, document: dict[str, Any]) -> None:
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
+    os.replace(partial, path)
+
+
+def _ending(call: Call, signals: Signals, streamed: Streamed, verdict: Verdict) -> Finished:
+    """The run as the stage protocol sees it (see the module's docstring)."""
+    stderr = streamed.stderr
+    if verdict.fault is None:
+        if signals.answer is not None:
+            _write_json(call.report, to_report(call.stage, signals.answer))
+            return Finished(0, b"", stderr, streamed.seconds)
+        note = f"\n{call.agent.adapter}: the final event carried no report ({verdict.why})\n".encode()
+        return Finished(streamed.exit_code, b"", stderr + note, streamed.seconds)
+    if verdict.fault == INFRA and streamed.timed_out:
+        return Finished(None, b"", stderr, streamed.seconds, timed_out=True)
+    _write_json(call.report, {"fault": {"class": verdict.fault, "httpStatus": verdict.http_status,
+                                        "message": verdict.message, "resetAt": verdict.reset_at}})
+    code = EXIT_FOR_FAULT.get(verdict.fault) or streamed.exit_code or EX_SOFTWARE
+    note = f"\n{call.agent.adapter}: {verdict.fault} fault ({verdict.why}): {verdict.message}\n".encode()
+    return Finished(code, b"", stderr + note, streamed.seconds)
+
+
+def run(call: Call) -> AgentRun:
+    """Run the CLI once and translate how it ended."""
+    adapter = call.agent.adapter
+    log = Path(f"{call.prefix}.events.jsonl")
+    answer = Path(f"{call.prefix}.answer.json")
+    log.unlink(missing_ok=True)
+    answer.unlink(missing_ok=True)
+    signals = Signals()
+    preassigned: str | None
+    if adapter == claude.NAME:
+        argv, preassigned = claude.argv(call.agent, call.stage, call.resume)
+
+        def feed(event: dict[str, Any]) -> None:
+            claude.feed(signals, event)
+    else:
+        schema = Path(f"{call.prefix}.schema.json")
+        _write_json(schema, strict_schema(call.stage))
+        argv, preassigned = codex.argv(call.agent, call.cwd, schema, answer, call.resume), call.resume
+
+        def feed(event: dict[str, Any]) -> None:
+            codex.feed(signals, event)
+    prompt = f"{call.prompt.rstrip()}\n\n{REPORT_NOTE}\n".encode()
+    streamed = run_stream(argv, call.cwd, stdin=prompt, env=call.env, log=log, timeout=call.timeout,
+                          idle=call.idle, on_event=feed, on_start=call.on_start)
+    if streamed.start_error is not None:
+        verdict = Verdict(INFRA, "could not start", streamed.start_error)
+        finished = Finished(None, b"", b"", 0.0, start_error=streamed.start_error)
+    else:
+        if adapter == codex.NAME:
+            codex.read_answer(signals, answer)
+        stderr = streamed.stderr.decode("utf-8", "replace")[-4000:]
+        verdict = classify(signals, exit_code=streamed.exit_code, timed_out=streamed.timed_out,
+                           idle=streamed.idle, stderr=stderr, cli=adapter)
+        finished = _ending(call, signals, streamed, verdict)
+    return AgentRun(adapter, str(log), finished, verdict, signals.session_id or preassigned,
+                    call.resume is not None, streamed.exit_code, signals.usage, streamed.events)

@@ -1,0 +1,134 @@
+"""``git harn workflow check [--live]``: can each configured agent run?
+
+The configuration is the one a run would use (``<remote>/<base>``, fetched
+without writing a ref). For every stage: is the executable there (PATH or
+the path given), and for an adapter, does ``<cli> --version`` answer. With
+``--live``, each adapter agent also gets a tiny no-op prompt in an empty
+temporary folder (never a worktree of the repository), through the same
+adapter a run uses, so a missing login, an exhausted quota or a refused
+permission shows as the same fault class it would be in a run. That costs a
+few tokens per agent.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from git_harn.git import Repo
+from git_harn.proc import run_bounded, tail
+from git_harn.results import Result
+from git_harn.tasks.config import COMMAND_ADAPTER, AgentSettings
+from git_harn.text import one_line
+from git_harn.workflow import adapters, config, host
+
+VERSION_TIMEOUT = 30.0
+LIVE_TIMEOUT = 180.0
+LIVE_IDLE = 90.0
+LIVE_PROMPT = ("This is a preflight check by git-harn, not a task. Do not read, change or run anything. "
+               "Answer with ok = true and summary = \"ready\".")
+
+
+@dataclass
+class WorkflowCheck(Result):
+    SCHEMA: ClassVar[str] = "workflow-check"
+
+    base: str
+    remote: str
+    live: bool
+    agents: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(entry["ok"] for entry in self.agents)
+
+    @property
+    def outcome(self) -> str:
+        return "ok" if self.ok else "needs-operator"
+
+    def document(self) -> dict[str, Any]:
+        body = super().document()
+        body["ok"] = self.ok
+        return body
+
+
+def _version(argv: list[str]) -> tuple[str | None, str | None]:
+    """(first line of ``--version``, problem)."""
+    done = run_bounded([*argv, "--version"], Path(tempfile.gettempdir()), timeout=VERSION_TIMEOUT,
+                       env=host.refs.agent_env({}))
+    if done.start_error is not None:
+        return None, done.start_error
+    if done.timed_out:
+        return None, f"{argv[0]} --version did not answer within {VERSION_TIMEOUT:g}s"
+    out = done.stdout.decode("utf-8", "replace").strip().splitlines()
+    if done.exit_code != 0:
+        return None, one_line(f"{argv[0]} --version exited with {done.exit_code}: {tail(done.stderr, 200)}", 300)
+    return (out[0][:200] if out else ""), None
+
+
+def _live(agent: AgentSettings) -> dict[str, Any]:
+    """One no-op prompt through the adapter, in an empty folder."""
+    probe = dataclasses.replace(agent, maxTurns=min(agent.maxTurns or 3, 3))
+    if agent.adapter == "codex":  # the folder is no git repository
+        probe = dataclasses.replace(probe, args=(*agent.args, "--skip-git-repo-check"))
+    with tempfile.TemporaryDirectory(prefix="git-harn-check-") as folder:
+        where = Path(folder)
+        report = where / "check.report.json"
+        run = adapters.run(adapters.Call(probe, "plan", where, LIVE_PROMPT, host.refs.agent_env({
+            "HARN_STAGE": agent.stage, "HARN_REPORT": str(report)}), report, where / "check", LIVE_TIMEOUT,
+            LIVE_IDLE))
+        answered = run.verdict.fault is None and run.finished.exit_code == 0 and report.exists()
+    verdict = run.verdict
+    detail = verdict.message or verdict.why
+    if verdict.fault is None and not answered:
+        detail = f"{agent.adapter} answered without a report ({verdict.why})"
+    return {"ok": answered, "fault": verdict.fault, "signal": verdict.why, "detail": one_line(detail, 300),
+            "seconds": round(run.finished.seconds, 3), "usage": run.usage.shown()}
+
+
+def _root_unsandboxed() -> bool:
+    return hasattr(os, "geteuid") and os.geteuid() == 0 and os.environ.get("IS_SANDBOX") != "1"
+
+
+def _check_agent(agent: AgentSettings, live: bool) -> dict[str, Any]:
+    entry: dict[str, Any] = {"stage": agent.stage, "adapter": agent.adapter,
+                             "command": agent.command if agent.command is not None else "builtin",
+                             "found": None, "version": None, "live": None, "problems": []}
+    if agent.command is None:
+        entry["ok"] = True
+        return entry
+    found = shutil.which(agent.command[0])
+    entry["found"] = found
+    if found is None:
+        entry["problems"].append(f"{agent.command[0]} is not an executable on PATH"
+                                 + (f" (install {agent.adapter}, or name it with command = [...])"
+                                    if agent.adapter != COMMAND_ADAPTER else ""))
+    elif agent.adapter != COMMAND_ADAPTER:
+        if agent.adapter == "claude" and "--dangerously-skip-permissions" in agent.args and _root_unsandboxed():
+            entry["problems"].append("claude refuses --dangerously-skip-permissions as root unless IS_SANDBOX=1 "
+                                     "(set it only inside a container or VM)")
+        entry["version"], problem = _version(agent.command)
+        if problem:
+            entry["problems"].append(problem)
+        elif live:
+            entry["live"] = _live(agent)
+            if not entry["live"]["ok"]:
+                fault = entry["live"]["fault"]
+                entry["problems"].append((f"{fault} fault: " if fault else "") + entry["live"]["detail"])
+    entry["ok"] = not entry["problems"]
+    return entry
+
+
+def check(repo: Repo, options: config.Options, live: bool) -> WorkflowCheck:
+    """Every configured agent's preflight; BadInput when the configuration itself is wrong."""
+    eff = config.load(repo, dataclasses.replace(options, dry_run=True, quiet=True))
+    result = WorkflowCheck(eff.base, eff.remote, live)
+    for stage in host.STAGES:
+        if stage in eff.agents:
+            result.agents.append(_check_agent(eff.agents[stage], live))
+    return result

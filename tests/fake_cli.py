@@ -1,0 +1,99 @@
+"""A fake `claude` / `codex` for the adapter tests: it replays a recorded
+event stream from a scenario file, the way the real CLI prints it.
+
+FAKE_CLI_DIR holds ``scenario.json``: {"runs": [[step, …], …]} (the n-th
+call plays runs[n], the last one again after that) or {"stage:<stage>":
+[step, …]} keyed by HARN_STAGE. Each call is recorded in
+``calls/<n>.json`` (argv, stdin, cwd, HARN_* environment). Steps:
+{"event": {...}} prints one JSONL line ("$SESSION" is replaced by the
+session id); {"raw": "text"} prints a line as is; {"stderr": "text"};
+{"sleep": seconds}; {"answer": {...}} writes codex's -o file;
+{"work": "plan"|"implement"} commits like a real agent; {"exit": code}.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+here = Path(os.environ["FAKE_CLI_DIR"])
+name = Path(sys.argv[0]).name
+args = sys.argv[1:]
+if args[:1] == ["--version"]:
+    print(f"{name} 9.9.9 (fake)")
+    sys.exit(0)
+stdin = sys.stdin.read()  # to EOF: codex exec waits for it too
+calls = here / "calls"
+calls.mkdir(exist_ok=True)
+number = len(list(calls.glob("*.json")))
+(calls / f"{number}.json").write_text(json.dumps({
+    "name": name, "pid": os.getpid(), "argv": sys.argv, "stdin": stdin, "cwd": os.getcwd(),
+    "env": {k: v for k, v in os.environ.items() if k.startswith("HARN_")}}))
+
+
+def option(flag: str) -> str | None:
+    return args[args.index(flag) + 1] if flag in args else None
+
+
+if name == "claude":
+    session = option("--resume") or option("--session-id") or "no-session"
+else:
+    session = args[args.index("resume") + 1] if "resume" in args else f"thread-{os.getpid()}"
+
+scenario = json.loads((here / "scenario.json").read_text())
+if "runs" in scenario:
+    runs = scenario["runs"]
+    steps = runs[min(number, len(runs) - 1)]
+else:
+    steps = scenario.get(f"stage:{os.environ.get('HARN_STAGE')}", scenario.get("*", []))
+
+
+def fill(value: object) -> object:
+    if isinstance(value, str):
+        return value.replace("$SESSION", session)
+    if isinstance(value, list):
+        return [fill(v) for v in value]
+    if isinstance(value, dict):
+        return {k: fill(v) for k, v in value.items()}
+    return value
+
+
+def git(*words: str) -> None:
+    subprocess.run(["git", *words], check=True, capture_output=True)
+
+
+def work(kind: str) -> None:
+    task = os.environ["HARN_TASK_ID"]
+    os.makedirs("docs/execplans", exist_ok=True)
+    status = "APPROVED" if kind == "plan" else "COMPLETE"
+    Path(f"docs/execplans/{task}.md").write_text(f"# ExecPlan {task}\n\nStatus: {status}\n")
+    if kind == "implement":
+        Path(f"work-{task}.txt").write_text(f"done by {name}\n")
+    git("add", "-A")
+    git("commit", "-q", "-m", f"{kind} {task} by {name}")
+
+
+code = 0
+for step in steps:
+    if "event" in step:
+        print(json.dumps(fill(step["event"])), flush=True)
+    elif "raw" in step:
+        print(step["raw"], flush=True)
+    elif "stderr" in step:
+        print(step["stderr"], file=sys.stderr, flush=True)
+    elif "sleep" in step:
+        time.sleep(step["sleep"])
+    elif "answer" in step:
+        out = option("-o")
+        assert out is not None
+        Path(out).write_text(json.dumps(step["answer"]))
+    elif "work" in step:
+        work(step["work"])
+    elif "exit" in step:
+        code = step["exit"]
+        break
+sys.exit(code)
