@@ -22,7 +22,7 @@ from git_harn.errors import HarnError
 from git_harn.git import Repo
 from git_harn.git.workflow_refs import Oid
 from git_harn.text import one_line
-from git_harn.workflow import host, review
+from git_harn.workflow import faults, host, review
 from git_harn.workflow.config import Effective
 from git_harn.workflow.result import BLOCKED, DONE, FAILED, HALTED, RUNNING, TaskResult
 from git_harn.workflow.stages import INTERRUPTED, Agents, StageOutcome, TaskContext, run_stage
@@ -35,9 +35,11 @@ Progress = Callable[[str, str, int], None]  # (task id, stage, attempt)
 class Stop(Exception):
     """The task ends here: status, stage and detail say how."""
 
-    def __init__(self, status: str, stage: str, detail: str, fault: str | None = None) -> None:
+    def __init__(self, status: str, stage: str, detail: str, fault: str | None = None,
+                 kind: str | None = None) -> None:
         super().__init__(detail)
         self.status, self.stage, self.detail, self.fault = status, stage, detail, fault
+        self.kind = kind
 
 
 @dataclass
@@ -72,6 +74,7 @@ def run_task(main_repo: Repo, job: Job) -> TaskResult:
                 _pipeline(repo, job, Path(record.path))
             except Stop as stop:
                 tr.status, tr.stage, tr.detail, tr.fault = stop.status, stop.stage, stop.detail, stop.fault
+                tr.faultKind = stop.kind
             except HarnError as exc:
                 tr.status, tr.detail = FAILED, one_line(exc.message, 500)
             finally:
@@ -128,8 +131,7 @@ def _pipeline(repo: Repo, job: Job, worktree: Path) -> None:
         tr.attempts["review"] = round_no
         _check_unchanged(repo, ctx, tip, "review")
         if verdict.fault is not None:
-            raise Stop(HALTED if verdict.fault == INTERRUPTED else FAILED, "review", verdict.detail,
-                       verdict.fault)
+            raise _stopped(next(o for o in verdict.outcomes if o.fault is not None))
         if verdict.approved:
             tr.review["approved"] = True
             tr.review["tip"] = str(tip)
@@ -147,8 +149,9 @@ def _record(tr: TaskResult, outcome: StageOutcome) -> None:
 
 
 def _stopped(outcome: StageOutcome) -> Stop:
-    status = HALTED if outcome.fault == INTERRUPTED else FAILED
-    return Stop(status, outcome.stage, outcome.detail, outcome.fault)
+    assert outcome.fault is not None
+    detail = faults.halt_detail(outcome.stage, outcome.fault, outcome.detail, outcome.tries)
+    return Stop(faults.status_for(outcome.fault), outcome.stage, detail, outcome.fault, outcome.faultKind)
 
 
 def _tip(repo: Repo, branch: str, stage: str) -> Oid:
@@ -285,8 +288,9 @@ def _integrate(repo: Repo, job: Job, ctx: TaskContext) -> None:
             tr.integration = outcome.report
             if outcome.fault is not None:
                 # never retried: a hidden success may already have pushed [I4]
-                raise Stop(HALTED, "integrate", outcome.detail + f"; inspect {eff.upstream} and the "
-                           "roadmap there before relaunching", outcome.fault)
+                status = HALTED if outcome.fault in (faults.INFRA, INTERRUPTED) else faults.status_for(outcome.fault)
+                raise Stop(status, "integrate", faults.integration_detail(outcome.detail, eff.upstream),
+                           outcome.fault, outcome.faultKind)
             check = host.check_integration(outcome.report)
             if not check.ok:
                 raise Stop(HALTED, "integrate", check.detail)

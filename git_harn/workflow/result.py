@@ -20,7 +20,10 @@ FAILED = "failed"
 BLOCKED = "blocked"
 HALTED = "halted"
 PLANNED = "planned"
-FINISHED = (DONE, FAILED, BLOCKED, HALTED)
+INFRA_FAULT = "infra-fault"
+PROVIDER_FAULT = "provider-fault"
+AUTH_FAULT = "auth-fault"
+FINISHED = (DONE, FAILED, BLOCKED, HALTED, INFRA_FAULT, PROVIDER_FAULT, AUTH_FAULT)
 
 # skip reasons
 SURVIVING_BRANCH = "surviving-branch"
@@ -63,7 +66,9 @@ class TaskResult:
     tip: str | None = None
     integratedRef: str | None = None
     workspace: dict[str, Any] | None = None  # what cleanup did: state, reason
-    fault: str | None = None  # the class of an infrastructure fault (timeout, crash, invalid-report)
+    fault: str | None = None  # the fault class that ended the task: infra, provider, auth, interrupted
+    faultKind: str | None = None  # what was seen: timeout, crash, invalid-report, exit-75, exit-77, fault-report
+    infraRetries: int = 0  # in-place retries of this task's stages after infra faults
     baseOid: str | None = None
     startedAt: str | None = None
     finishedAt: str | None = None
@@ -113,7 +118,7 @@ class WorkflowResult(Result):
         noun = "task" if count == 1 else "tasks"
         if not count:
             return "0 tasks: nothing selectable"
-        order = [DONE, FAILED, BLOCKED, HALTED, PLANNED, RUNNING, PENDING]
+        order = [DONE, FAILED, BLOCKED, HALTED, INFRA_FAULT, PROVIDER_FAULT, AUTH_FAULT, PLANNED, RUNNING, PENDING]
         parts = [f"{sum(t.status == s for t in self.tasks)} {s}" for s in order
                  if any(t.status == s for t in self.tasks)]
         return f"{count} {noun}: " + ", ".join(parts)

@@ -39,11 +39,21 @@ BUILTIN_PROMPTS = {
                  "checkbox, push it, then write your integration report.",
 }
 
-# fault classes of a stage run (the faults issue adds retries and metrics)
+# Fault classes (StageOutcome.fault): decided by the host from what it sees.
+INFRA = "infra"  # the process died, timed out, or never wrote a valid report: retried in place
+PROVIDER = "provider"  # exit 75 (EX_TEMPFAIL) or a fault report of class provider: ends the task
+AUTH = "auth"  # exit 77 (EX_NOPERM) or a fault report of class auth: ends the task
+INTERRUPTED = "interrupted"  # the workflow was stopped
+FAULT_CLASSES = (INFRA, PROVIDER, AUTH, INTERRUPTED)
+# What was seen (StageOutcome.faultKind).
 TIMEOUT = "timeout"
 CRASH = "crash"
 INVALID_REPORT = "invalid-report"
-INTERRUPTED = "interrupted"
+EXIT_75 = "exit-75"
+EXIT_77 = "exit-77"
+FAULT_REPORT = "fault-report"
+EX_TEMPFAIL = 75
+EX_NOPERM = 77
 
 
 @dataclass
@@ -109,10 +119,13 @@ class StageOutcome:
     exitCode: int | None = None
     seconds: float = 0.0
     reviewer: int | None = None
+    faultKind: str | None = None  # what the host saw: timeout, crash, invalid-report, exit-75 …
+    faultReport: dict[str, Any] | None = None  # the report's ``fault`` member, when it had one
+    tries: int = 1  # runs of this stage in place (infra retries) up to and including this one
 
     def summary_entry(self) -> dict[str, Any]:
         return {"attempt": self.attempt, "ok": self.ok, "summary": self.summary,
-                "seconds": round(self.seconds, 3), "fault": self.fault}
+                "seconds": round(self.seconds, 3), "fault": self.fault, "faultKind": self.faultKind}
 
 
 def template(ctx: TaskContext, stage: str) -> str:
@@ -213,23 +226,36 @@ def run_stage(ctx: TaskContext, agent: AgentSettings, attempt: int, timeout: flo
 
 def judge(stage: str, attempt: int, reviewer: int | None, done: host.Finished, report: Path,
           timeout: float, stopped: bool) -> StageOutcome:
-    def fault(kind: str, detail: str) -> StageOutcome:
-        return StageOutcome(stage, attempt, False, "", detail, None, kind, done.exit_code, done.seconds, reviewer)
+    """What one run of a stage agent amounts to. A fault (``fault`` set to its
+    class) says nothing about the task branch; a valid report is the agent's
+    claim, which the pipeline checks against git."""
+    def fault(klass: str, kind: str, detail: str, seen: dict[str, Any] | None = None) -> StageOutcome:
+        return StageOutcome(stage, attempt, False, "", detail, None, klass, done.exit_code, done.seconds,
+                            reviewer, kind, seen)
 
     who = f"the {stage} agent" + (f" (reviewer {reviewer})" if reviewer is not None else "")
     if stopped:
-        return fault(INTERRUPTED, f"{who} was stopped: the workflow was interrupted")
+        return fault(INTERRUPTED, INTERRUPTED, f"{who} was stopped: the workflow was interrupted")
     if done.start_error is not None:
-        return fault(CRASH, f"{who} could not start: {done.start_error}")
+        return fault(INFRA, CRASH, f"{who} could not start: {done.start_error}")
     if done.timed_out:
-        return fault(TIMEOUT, f"{who} timed out after {timeout:g}s; its process group was killed")
+        return fault(INFRA, TIMEOUT, f"{who} timed out after {timeout:g}s; its process group was killed")
     document, problem = read_report(report, stage)
+    reported = document.get("fault") if document is not None else None
+    if done.exit_code in (EX_TEMPFAIL, EX_NOPERM):
+        klass, kind = (PROVIDER, EXIT_75) if done.exit_code == EX_TEMPFAIL else (AUTH, EXIT_77)
+        return fault(klass, kind, f"{who} exited with {done.exit_code} ({klass} fault)"
+                     + _fault_words(reported, done), reported)
+    if isinstance(reported, dict):
+        klass = str(reported["class"])
+        return fault(klass, FAULT_REPORT, f"{who} reported a {klass} fault" + _fault_words(reported, done),
+                     reported)
     if document is None:
         if done.exit_code != 0:
             tail = one_line(host.tail(done.stderr, 300), 300)
-            return fault(CRASH, f"{who} exited with {done.exit_code} and no valid report ({problem})"
-                         + (f": {tail}" if tail else ""))
-        return fault(INVALID_REPORT, f"{who} wrote no valid report: {problem}")
+            return fault(INFRA, CRASH, f"{who} exited with {_exit_words(done.exit_code)} and no valid report "
+                         f"({problem})" + (f": {tail}" if tail else ""))
+        return fault(INFRA, INVALID_REPORT, f"{who} wrote no valid report: {problem}")
     summary = document.get("summary") if isinstance(document.get("summary"), str) else ""
     claim = _claim(stage, document)
     outcome = StageOutcome(stage, attempt, claim, one_line(summary or "", 500), "", document, None,
@@ -240,6 +266,22 @@ def judge(stage: str, attempt: int, reviewer: int | None, done: host.Finished, r
     elif not claim:
         outcome.detail = f"{who} reported failure: {outcome.summary or '(no summary)'}"
     return outcome
+
+
+def _exit_words(code: int | None) -> str:
+    return f"signal {-code}" if code is not None and code < 0 else str(code)
+
+
+def _fault_words(reported: object, done: host.Finished) -> str:
+    """The fault report's own words (data, one line), else the stderr tail."""
+    if isinstance(reported, dict):
+        status = reported.get("httpStatus")
+        message = one_line(str(reported.get("message") or ""), 300)
+        reset = reported.get("resetAt")
+        return ((f": HTTP {status}" if status is not None else "") + (f": {message}" if message else "")
+                + (f" (reset at {one_line(str(reset), 40)})" if reset else ""))
+    tail = one_line(host.tail(done.stderr, 300), 300)
+    return f": {tail}" if tail else ""
 
 
 def _claim(stage: str, document: dict[str, Any]) -> bool:
@@ -267,6 +309,11 @@ def read_report(path: Path, stage: str) -> tuple[dict[str, Any] | None, str]:
         return None, f"the report is not JSON ({one_line(str(exc), 120)})"
     if not isinstance(document, dict):
         return None, "the report is not a JSON object"
+    if "fault" in document:  # a fault report: the stage's ordinary members are not required
+        errors = schema_errors(document, "stage-report", "faultReport")
+        if errors:
+            return None, f"the fault report does not match the schema: {one_line(errors[0], 200)}"
+        return document, ""
     errors = schema_errors(document, "stage-report", stage)
     if errors:
         return None, f"the report does not match the {stage} report schema: {one_line(errors[0], 200)}"
