@@ -30,11 +30,20 @@ def workflow() -> None:
 @click.option("--max-tasks", type=int, metavar="N", help="Start at most N tasks.")
 @click.option("--parallel", type=int, metavar="N", help="Run up to N tasks at once.")
 @click.option("--dry-run", is_flag=True, help="Show what would run; create nothing, run no agent.")
+@click.option("--stage-attempts", type=int, metavar="N", help="Attempts of a stage in place after infra faults "
+              "(default: workflow.stageAttempts, 3).")
+@click.option("--schema-retries", type=int, metavar="N", help="Reruns of a stage agent whose report is invalid, "
+              "with the error (default: workflow.schemaRetries, 2).")
+@click.option("--assess-partial-branches/--no-assess-partial-branches", default=None,
+              help="Assess the surviving branch of a failed task and salvage its ExecPlans (default: on).")
 @json_option
 def run(base: str | None, remote: str | None, max_tasks: int | None, parallel: int | None,
-        dry_run: bool, as_json: bool) -> int:
+        dry_run: bool, stage_attempts: int | None, schema_retries: int | None,
+        assess_partial_branches: bool | None, as_json: bool) -> int:
     """Select unblocked roadmap tasks on REMOTE/BASE and drive each to integration."""
-    result = run_workflow(repository(), Options(base, remote, max_tasks, parallel, dry_run, as_json))
+    result = run_workflow(repository(), Options(base, remote, max_tasks, parallel, dry_run, as_json,
+                                                stage_attempts=stage_attempts, schema_retries=schema_retries,
+                                                assess_partial_branches=assess_partial_branches))
     return show(result, as_json, _view)
 
 

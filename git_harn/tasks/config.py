@@ -51,16 +51,22 @@ def _is_argv(value: object) -> bool:
 # --- the workflow model: [workflow], [agents.<stage>], [gates] ------------------
 
 STAGES = ("plan", "implement", "review", "integrate")
+# optional agents beside the stages: [agents.addendum], [agents.assess], [agents.preflight]
+OPTIONAL_AGENTS = ("addendum", "assess", "preflight")
 BUILTIN = "builtin"
 STDIN_MODES = ("json", "prompt")
 DEFAULT_REMOTE = "origin"
 DEFAULT_STAGE_TIMEOUT = 1800.0
 DEFAULT_REVIEW_ROUNDS = 2
 MAX_PARALLEL = 64
+DEFAULT_STAGE_ATTEMPTS = 3
+DEFAULT_SCHEMA_RETRIES = 2
+MAX_RETRIES = 10
 
 # key -> (type check, what it must be)
-_WORKFLOW_KEYS = ("base", "remote", "maxTasks", "parallel", "stageTimeout", "reviewRounds")
-_AGENT_KEYS = ("command", "timeout", "stdin")
+_WORKFLOW_KEYS = ("base", "remote", "maxTasks", "parallel", "stageTimeout", "reviewRounds",
+                  "stageAttempts", "schemaRetries", "assessPartialBranches")
+_AGENT_KEYS = ("command", "timeout", "stdin", "commands")
 _TOP_KEYS = ("workflow", "agents", "gates")
 
 
@@ -70,14 +76,18 @@ class AgentSettings:
     command: list[str] | None  # None: builtin (integrate only)
     timeout: float | None = None
     stdin: str = "json"
+    commands: tuple[tuple[str, ...], ...] = ()  # [agents.preflight]: every command, in order
 
     @property
     def builtin(self) -> bool:
         return self.command is None
 
     def shown(self) -> dict[str, Any]:
-        return {"command": self.command if self.command is not None else BUILTIN,
-                "timeout": self.timeout, "stdin": self.stdin}
+        shown: dict[str, Any] = {"command": self.command if self.command is not None else BUILTIN,
+                                 "timeout": self.timeout, "stdin": self.stdin}
+        if self.commands:
+            shown["commands"] = [list(argv) for argv in self.commands]
+        return shown
 
 
 @dataclass(frozen=True)
@@ -90,6 +100,9 @@ class WorkflowSettings:
     parallel: int | None = None
     stageTimeout: float | None = None
     reviewRounds: int | None = None
+    stageAttempts: int | None = None
+    schemaRetries: int | None = None
+    assessPartialBranches: bool | None = None
     agents: dict[str, AgentSettings] = field(default_factory=dict)
     gates: list[list[str]] = field(default_factory=list)
 
@@ -102,6 +115,12 @@ def _positive_int(value: object, where: str, key: str, allow_zero: bool = False)
     low = 0 if allow_zero else 1
     if isinstance(value, bool) or not isinstance(value, int) or value < low:
         raise _bad(where, key, f"must be an integer of at least {low}, not {value!r}")
+    return value
+
+
+def _bounded_int(value: object, where: str, key: str, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= MAX_RETRIES:
+        raise _bad(where, key, f"must be an integer from {low} to {MAX_RETRIES}, not {value!r}")
     return value
 
 
@@ -123,8 +142,10 @@ def _agent(stage: str, table: object, where: str) -> AgentSettings:
     if not isinstance(table, dict):
         raise _bad(where, prefix, "must be a table")
     for key in table:
-        if key not in _AGENT_KEYS:
+        if key not in _AGENT_KEYS or (key == "commands" and stage != "preflight"):
             raise BadInput(f"{where}: unknown setting {prefix}.{key}")
+    if stage == "preflight":
+        return _preflight(table, where)
     if "command" not in table:
         if stage != "integrate":
             raise BadInput(f"{where}: missing setting {prefix}.command (an argv list)")
@@ -145,6 +166,27 @@ def _agent(stage: str, table: object, where: str) -> AgentSettings:
     if command is None and ("timeout" in table or "stdin" in table):
         raise _bad(where, f"{prefix}.timeout", "and stdin apply to an agent command, not the builtin integration")
     return AgentSettings(stage, command, timeout, stdin)
+
+
+def _preflight(table: dict[str, Any], where: str) -> AgentSettings:
+    """``[agents.preflight]``: ``command`` (an argv list), ``commands`` (a list
+    of them), or both; each must exit 0 before the run creates anything."""
+    commands: list[tuple[str, ...]] = []
+    if "command" in table:
+        if not _is_argv(table["command"]):
+            raise _bad(where, "agents.preflight.command", 'must be an argv list such as ["my-agent", "--check-auth"]')
+        commands.append(tuple(table["command"]))
+    if "commands" in table:
+        raw = table["commands"]
+        if not isinstance(raw, list) or not raw or not all(_is_argv(argv) for argv in raw):
+            raise _bad(where, "agents.preflight.commands", 'must be a list of argv lists such as [["agent", "auth"]]')
+        commands += [tuple(argv) for argv in raw]
+    if not commands:
+        raise BadInput(f"{where}: missing setting agents.preflight.command (an argv list)")
+    if "stdin" in table:
+        raise BadInput(f"{where}: unknown setting agents.preflight.stdin (a preflight gets no input)")
+    timeout = _seconds(table["timeout"], where, "agents.preflight.timeout") if "timeout" in table else None
+    return AgentSettings("preflight", list(commands[0]), timeout, "json", tuple(commands))
 
 
 def workflow_settings(config: dict[str, Any], where: str) -> WorkflowSettings:
@@ -173,13 +215,23 @@ def workflow_settings(config: dict[str, Any], where: str) -> WorkflowSettings:
         values["stageTimeout"] = _seconds(table["stageTimeout"], where, "workflow.stageTimeout")
     if "reviewRounds" in table:
         values["reviewRounds"] = _positive_int(table["reviewRounds"], where, "workflow.reviewRounds")
+    if "stageAttempts" in table:
+        values["stageAttempts"] = _bounded_int(table["stageAttempts"], where, "workflow.stageAttempts", 1)
+    if "schemaRetries" in table:
+        values["schemaRetries"] = _bounded_int(table["schemaRetries"], where, "workflow.schemaRetries", 0)
+    if "assessPartialBranches" in table:
+        if not isinstance(table["assessPartialBranches"], bool):
+            raise _bad(where, "workflow.assessPartialBranches",
+                       f"must be true or false, not {table['assessPartialBranches']!r}")
+        values["assessPartialBranches"] = table["assessPartialBranches"]
     agents_table = config.get("agents", {})
     if not isinstance(agents_table, dict):
         raise _bad(where, "agents", "must be a table of [agents.<stage>] tables")
     for stage in agents_table:
-        if stage not in STAGES:
-            raise BadInput(f"{where}: unknown setting agents.{stage} (stages: {', '.join(STAGES)})")
-    agents = {stage: _agent(stage, agents_table[stage], where) for stage in STAGES if stage in agents_table}
+        if stage not in STAGES and stage not in OPTIONAL_AGENTS:
+            raise BadInput(f"{where}: unknown setting agents.{stage} (stages: {', '.join(STAGES + OPTIONAL_AGENTS)})")
+    agents = {stage: _agent(stage, agents_table[stage], where) for stage in STAGES + OPTIONAL_AGENTS
+              if stage in agents_table}
     gates = config.get("gates", {})
     if isinstance(gates, dict):
         for key in gates:

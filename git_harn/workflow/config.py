@@ -18,8 +18,11 @@ from git_harn.workflow import host
 from git_harn.workflow.host import (
     DEFAULT_REMOTE,
     DEFAULT_REVIEW_ROUNDS,
+    DEFAULT_SCHEMA_RETRIES,
+    DEFAULT_STAGE_ATTEMPTS,
     DEFAULT_STAGE_TIMEOUT,
     MAX_PARALLEL,
+    MAX_RETRIES,
     STAGES,
     AgentSettings,
     WorkflowSettings,
@@ -38,6 +41,9 @@ class Options:
     parallel: int | None = None
     dry_run: bool = False
     quiet: bool = False  # --json: nothing but the document
+    stage_attempts: int | None = None
+    schema_retries: int | None = None
+    assess_partial_branches: bool | None = None
 
 
 @dataclass
@@ -51,6 +57,9 @@ class Effective:
     reviewRounds: int
     agents: dict[str, AgentSettings]
     gates: list[list[str]] = field(default_factory=list)
+    stageAttempts: int = DEFAULT_STAGE_ATTEMPTS
+    schemaRetries: int = DEFAULT_SCHEMA_RETRIES
+    assessPartialBranches: bool = True
 
     @property
     def upstream(self) -> str:
@@ -62,7 +71,8 @@ class Effective:
 
     def shown(self) -> dict[str, Any]:
         return {"maxTasks": self.maxTasks, "parallel": self.parallel, "stageTimeout": self.stageTimeout,
-                "reviewRounds": self.reviewRounds, "gates": self.gates}
+                "reviewRounds": self.reviewRounds, "gates": self.gates, "stageAttempts": self.stageAttempts,
+                "schemaRetries": self.schemaRetries, "assessPartialBranches": self.assessPartialBranches}
 
 
 def _check_flags(options: Options) -> None:
@@ -70,6 +80,10 @@ def _check_flags(options: Options) -> None:
         raise BadInput("--max-tasks must be at least 1")
     if options.parallel is not None and not 1 <= options.parallel <= MAX_PARALLEL:
         raise BadInput(f"--parallel must be between 1 and {MAX_PARALLEL}")
+    if options.stage_attempts is not None and not 1 <= options.stage_attempts <= MAX_RETRIES:
+        raise BadInput(f"--stage-attempts must be between 1 and {MAX_RETRIES}")
+    if options.schema_retries is not None and not 0 <= options.schema_retries <= MAX_RETRIES:
+        raise BadInput(f"--schema-retries must be between 0 and {MAX_RETRIES}")
 
 
 def _read(repo: Repo, remote: str, base: str, dry_run: bool) -> tuple[Oid, WorkflowSettings]:
@@ -120,4 +134,12 @@ def load(repo: Repo, options: Options) -> Effective:
         stageTimeout=settings.stageTimeout or DEFAULT_STAGE_TIMEOUT,
         reviewRounds=settings.reviewRounds or DEFAULT_REVIEW_ROUNDS,
         agents=agents, gates=gates,
+        stageAttempts=_first(options.stage_attempts, settings.stageAttempts, DEFAULT_STAGE_ATTEMPTS),
+        schemaRetries=_first(options.schema_retries, settings.schemaRetries, DEFAULT_SCHEMA_RETRIES),
+        assessPartialBranches=_first(options.assess_partial_branches, settings.assessPartialBranches, True),
     )
+
+
+def _first(flag: Any, setting: Any, default: Any) -> Any:
+    """Flags over the file over the default; 0 and false count as given."""
+    return flag if flag is not None else setting if setting is not None else default

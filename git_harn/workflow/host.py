@@ -31,8 +31,11 @@ from git_harn.tasks.branches import Base, Branch
 from git_harn.tasks.config import (
     DEFAULT_REMOTE,
     DEFAULT_REVIEW_ROUNDS,
+    DEFAULT_SCHEMA_RETRIES,
+    DEFAULT_STAGE_ATTEMPTS,
     DEFAULT_STAGE_TIMEOUT,
     MAX_PARALLEL,
+    MAX_RETRIES,
     STAGES,
     WORKFLOW_FILE,
     AgentSettings,
@@ -48,6 +51,7 @@ Task = _roadmap.Task
 
 __all__ = [
     "DEFAULT_REMOTE", "DEFAULT_REVIEW_ROUNDS", "DEFAULT_STAGE_TIMEOUT", "MAX_PARALLEL", "STAGES",
+    "DEFAULT_SCHEMA_RETRIES", "DEFAULT_STAGE_ATTEMPTS", "MAX_RETRIES",
     "AgentSettings", "WorkflowSettings", "WORKFLOW_FILE", "Base", "Branch", "CheckResult", "CleanupResult",
     "Finished", "Task",
     "kill_group", "merge_note", "refs", "run_bounded", "tail",

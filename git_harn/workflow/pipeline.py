@@ -12,6 +12,7 @@ preserves whatever is unfinished [P1].
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +23,7 @@ from git_harn.errors import HarnError
 from git_harn.git import Repo
 from git_harn.git.workflow_refs import Oid
 from git_harn.text import one_line
-from git_harn.workflow import faults, host, review
+from git_harn.workflow import faults, host, retries, review
 from git_harn.workflow.config import Effective
 from git_harn.workflow.result import BLOCKED, DONE, FAILED, HALTED, RUNNING, TaskResult
 from git_harn.workflow.stages import INTERRUPTED, Agents, StageOutcome, TaskContext, run_stage
@@ -109,7 +110,27 @@ def _context(repo: Repo, job: Job, worktree: Path) -> TaskContext:
                        requires=list(task.requires), branch=job.result.branch,
                        run_id=job.result.runId or "", worktree=worktree, remote=job.eff.remote,
                        base=job.eff.base, base_oid=str(job.base_oid), plan_path=plan_path,
-                       scratch=job.scratch, agents=job.agents, on_agent=on_agent)
+                       scratch=job.scratch, agents=job.agents, on_agent=on_agent,
+                       stage_attempts=job.eff.stageAttempts, schema_retries=job.eff.schemaRetries,
+                       on_retry=_retry_counter(job))
+
+
+def _retry_counter(job: Job) -> Callable[[str, int | None], int | None]:
+    """Count an in-place retry after an infra fault; a writing stage's retry
+    is its next attempt (reviewers keep the round's number)."""
+    lock = threading.Lock()
+
+    def on_retry(stage: str, reviewer: int | None) -> int | None:
+        tr = job.result
+        with lock:
+            tr.infraRetries += 1
+            if reviewer is not None:
+                return None
+            tr.attempts[stage] = tr.attempts.get(stage, 0) + 1
+        job.progress(tr.taskId, stage, tr.attempts[stage])
+        return tr.attempts[stage]
+
+    return on_retry
 
 
 def _pipeline(repo: Repo, job: Job, worktree: Path) -> None:
@@ -184,7 +205,8 @@ def _run_checked(repo: Repo, job: Job, ctx: TaskContext, stage: str, round_no: i
     a fault stops the task, the worktree must be clean on its branch, a
     BLOCKED plan stops it. Returns (outcome, tip, plan path, plan status)."""
     _stage(job, stage, round_no)
-    outcome = run_stage(ctx, job.eff.agents[stage], job.result.attempts[stage], job.eff.timeout_of(stage), extra)
+    outcome = retries.run_in_place(ctx, job.eff.agents[stage], job.result.attempts[stage],
+                                   job.eff.timeout_of(stage), extra)
     _record(job.result, outcome)
     if outcome.fault is not None:
         raise _stopped(outcome)

@@ -102,6 +102,9 @@ class TaskContext:
     agents: Agents
     templates: dict[str, str] = field(default_factory=dict)
     on_agent: Callable[[int], None] | None = None
+    stage_attempts: int = 1  # in-place attempts of a stage after infra faults (retries.py)
+    schema_retries: int = 0  # reruns after an invalid report, with the error (retries.py)
+    on_retry: Callable[[str, int | None], int | None] | None = None  # (stage, reviewer) -> next attempt, or same
 
 
 @dataclass
@@ -122,10 +125,12 @@ class StageOutcome:
     faultKind: str | None = None  # what the host saw: timeout, crash, invalid-report, exit-75 …
     faultReport: dict[str, Any] | None = None  # the report's ``fault`` member, when it had one
     tries: int = 1  # runs of this stage in place (infra retries) up to and including this one
+    schemaRetries: int = 0  # reruns after an invalid report, before this outcome
 
     def summary_entry(self) -> dict[str, Any]:
         return {"attempt": self.attempt, "ok": self.ok, "summary": self.summary,
-                "seconds": round(self.seconds, 3), "fault": self.fault, "faultKind": self.faultKind}
+                "seconds": round(self.seconds, 3), "fault": self.fault, "faultKind": self.faultKind,
+                "tries": self.tries, "schemaRetries": self.schemaRetries}
 
 
 def template(ctx: TaskContext, stage: str) -> str:
@@ -181,18 +186,19 @@ def stage_input(ctx: TaskContext, stage: str, attempt: int, report: Path, prompt
         "prompt": str(prompt),
         "earlier": dict(extra.get("earlier", {})),
         "findings": list(extra.get("findings", [])),
+        "schemaError": extra.get("schemaError"),
     }
 
 
 def run_stage(ctx: TaskContext, agent: AgentSettings, attempt: int, timeout: float,
-              extra: dict[str, Any] | None = None, reviewer: int | None = None) -> StageOutcome:
+              extra: dict[str, Any] | None = None, reviewer: int | None = None, label: str = "") -> StageOutcome:
     """Run one stage agent once; the outcome says what its report claims, or
     which fault kept it from reporting."""
     stage = agent.stage
     assert agent.command is not None
     extra = extra or {}
     suffix = f"-r{reviewer}" if reviewer is not None else ""
-    name = f"{ctx.task_id}-{stage}-{attempt}{suffix}"
+    name = f"{ctx.task_id}-{stage}-{attempt}{suffix}{label}"
     report = ctx.scratch / f"{name}.report.json"
     prompt = ctx.scratch / f"{name}.prompt.md"
     report.unlink(missing_ok=True)
@@ -207,6 +213,8 @@ def run_stage(ctx: TaskContext, agent: AgentSettings, attempt: int, timeout: flo
     })
     if reviewer is not None:
         env["HARN_REVIEWER"] = str(reviewer)
+    if extra.get("schemaError"):
+        env["HARN_SCHEMA_ERROR"] = _env_text(str(extra["schemaError"]))
     stdin = (text if agent.stdin == "prompt" else json.dumps(document, ensure_ascii=False)).encode("utf-8")
     started: list[int] = []
 
