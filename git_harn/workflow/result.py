@@ -36,6 +36,7 @@ INCOMPLETE = "workflow-incomplete"
 DRY_RUN = "workflow-dry-run"
 INTERRUPTED = "workflow-interrupted"
 IN_PROGRESS = "workflow-running"
+BLOCKED_RUN = "workflow-blocked"  # e.g. the auth preflight failed: nothing started
 
 
 def zero_fault_metrics() -> dict[str, int]:
@@ -99,16 +100,26 @@ class WorkflowResult(Result):
     halted: str | None = None
     interrupted: bool = False
     finished: bool = False
+    blocked: str | None = None  # "auth-preflight-failed": the run started nothing
+    preflight: dict[str, Any] | None = None  # what [agents.preflight] said
 
     @property
     def outcome(self) -> str:
         if self.dryRun:
             return DRY_RUN
+        if self.blocked is not None:
+            return BLOCKED_RUN
         if self.interrupted:
             return INTERRUPTED
         if not self.finished:
             return IN_PROGRESS
         return ALL_DONE if all(t.status == DONE for t in self.tasks) else INCOMPLETE
+
+    @property
+    def remediationSuppressed(self) -> bool:
+        """A provider or auth fault in this run (or a failed auth preflight):
+        the final remediation flush must not write roadmap work."""
+        return self.blocked is not None or any(t.fault in ("provider", "auth") for t in self.tasks)
 
     def task(self, task_id: str) -> TaskResult | None:
         return next((t for t in self.tasks if t.taskId == task_id), None)
@@ -126,6 +137,7 @@ class WorkflowResult(Result):
     def document(self) -> dict[str, Any]:
         body = super().document()
         body["outcome"] = self.outcome
+        body["remediationSuppressed"] = self.remediationSuppressed
         return body
 
 

@@ -23,7 +23,7 @@ from typing import Any
 from git_harn.clock import now_iso
 from git_harn.git import Repo
 from git_harn.text import one_line
-from git_harn.workflow import config, faults, host, record, select
+from git_harn.workflow import config, faults, host, preflight, record, select
 from git_harn.workflow.pipeline import Job, run_id_for, run_task
 from git_harn.workflow.progress import Progress
 from git_harn.workflow.result import (
@@ -64,7 +64,22 @@ def run_workflow(repo: Repo, options: config.Options) -> WorkflowResult:
     held_ids = {s.taskId for s in held}
     if options.dry_run:
         return _dry_run(result, eff, tasks, held_ids)
+    if _preflight_blocks(repo, eff, result):
+        return result
     return Scheduler(repo, eff, result, tasks, held_ids, Progress(options.quiet)).run()
+
+
+def _preflight_blocks(repo: Repo, eff: config.Effective, result: WorkflowResult) -> bool:
+    """A failing auth preflight is fatal: nothing is created, no agent runs."""
+    result.preflight = preflight.run_preflight(repo, eff, result.workflowId)
+    if result.preflight is None or result.preflight["ok"]:
+        return False
+    result.blocked = preflight.AUTH_PREFLIGHT_FAILED
+    result.halted = one_line(str(result.preflight["detail"]), 500)
+    result.finished = True
+    result.finishedAt = now_iso()
+    result.summary = f"0 tasks: blocked: {preflight.AUTH_PREFLIGHT_FAILED}"
+    return True
 
 
 def _dry_run(result: WorkflowResult, eff: config.Effective, tasks: list[host.Task],
