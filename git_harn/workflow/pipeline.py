@@ -23,7 +23,7 @@ from git_harn.errors import HarnError
 from git_harn.git import Repo
 from git_harn.git.workflow_refs import Oid
 from git_harn.text import one_line
-from git_harn.workflow import faults, host, retries, review
+from git_harn.workflow import assessment, faults, host, retries, review
 from git_harn.workflow.config import Effective
 from git_harn.workflow.result import BLOCKED, DONE, FAILED, HALTED, RUNNING, TaskResult
 from git_harn.workflow.stages import INTERRUPTED, Agents, StageOutcome, TaskContext, run_stage
@@ -80,7 +80,10 @@ def run_task(main_repo: Repo, job: Job) -> TaskResult:
                 tr.status, tr.detail = FAILED, one_line(exc.message, 500)
             finally:
                 if started:
-                    _cleanup(repo, tr)
+                    try:
+                        assessment.before_cleanup(repo, job.eff, tr, job.agents.stop.is_set())
+                    finally:
+                        _cleanup(repo, tr)
     except HarnError as exc:  # the run lock itself
         tr.status, tr.detail = FAILED, one_line(exc.message, 500)
     live = repo.ref_oid(f"refs/heads/{tr.branch}")

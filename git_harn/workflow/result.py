@@ -70,6 +70,8 @@ class TaskResult:
     fault: str | None = None  # the fault class that ended the task: infra, provider, auth, interrupted
     faultKind: str | None = None  # what was seen: timeout, crash, invalid-report, exit-75, exit-77, fault-report
     infraRetries: int = 0  # in-place retries of this task's stages after infra faults
+    assessment: dict[str, Any] | None = None  # the surviving branch judged (schemas/assessment.schema.json)
+    salvage: dict[str, Any] | None = None  # artefact salvage: classification, committed, skipped, sha, detail
     baseOid: str | None = None
     startedAt: str | None = None
     finishedAt: str | None = None
@@ -96,6 +98,8 @@ class WorkflowResult(Result):
     agents: dict[str, dict[str, Any]] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
     faultMetrics: dict[str, int] = field(default_factory=zero_fault_metrics)
+    assessments: list[dict[str, Any]] = field(default_factory=list)  # one per assessed task
+    salvages: list[dict[str, Any]] = field(default_factory=list)  # one per task where salvage ran or skipped
     summary: str = ""
     halted: str | None = None
     interrupted: bool = False
@@ -132,7 +136,9 @@ class WorkflowResult(Result):
         order = [DONE, FAILED, BLOCKED, HALTED, INFRA_FAULT, PROVIDER_FAULT, AUTH_FAULT, PLANNED, RUNNING, PENDING]
         parts = [f"{sum(t.status == s for t in self.tasks)} {s}" for s in order
                  if any(t.status == s for t in self.tasks)]
-        return f"{count} {noun}: " + ", ".join(parts)
+        salvaged = sum(1 for t in self.tasks if t.salvage is not None and t.salvage.get("committed"))
+        suffix = f" | salvaged artefacts on {salvaged} branch(es)" if salvaged else ""
+        return f"{count} {noun}: " + ", ".join(parts) + suffix
 
     def document(self) -> dict[str, Any]:
         body = super().document()

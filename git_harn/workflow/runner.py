@@ -23,7 +23,7 @@ from typing import Any
 from git_harn.clock import now_iso
 from git_harn.git import Repo
 from git_harn.text import one_line
-from git_harn.workflow import config, faults, host, preflight, record, select
+from git_harn.workflow import assessment, config, faults, host, preflight, record, select
 from git_harn.workflow.pipeline import Job, run_id_for, run_task
 from git_harn.workflow.progress import Progress
 from git_harn.workflow.result import (
@@ -185,6 +185,7 @@ class Scheduler:
         at = next(i for i, t in enumerate(self.result.tasks) if t.taskId == tr.taskId)
         self.result.tasks[at] = tr
         self.result.faultMetrics = faults.metrics(self.result.tasks)
+        assessment.summarise(self.result)
         self.progress.finished(tr)
         self.writer.write(self.result, f"task-{tr.status}",
                           f"task {tr.taskId} {tr.status}" + (f" at {tr.stage}" if tr.status != "done" else ""))
@@ -246,6 +247,7 @@ class Scheduler:
         result.finished = True
         result.finishedAt = now_iso()
         result.faultMetrics = faults.metrics(result.tasks)
+        assessment.summarise(result)
         result.summary = result.make_summary()
         self.writer.write(result, "finish", result.summary)
         return result
