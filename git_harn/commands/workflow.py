@@ -70,7 +70,13 @@ def _common(doc: dict[str, Any]) -> list[str]:
         lines.append(f"halted: {doc['halted']}")
     lines.append(doc.get("summary", ""))
     for t in doc.get("tasks", []):
-        if t["status"] in ("failed", "blocked", "halted") and t.get("runId"):
+        if t.get("assessment"):
+            lines.append(f"assessed {t['branch']}: {t['assessment']['classification']} "
+                         f"({', '.join(t['assessment']['reasons'])})")
+        if t.get("salvage") and t["salvage"].get("committed"):
+            lines.append(f"salvaged ExecPlans on {t['branch']} at {str(t['salvage']['sha'])[:12]}")
+        if t["status"] in ("failed", "blocked", "halted", "infra-fault", "provider-fault", "auth-fault") \
+                and t.get("runId"):
             lines.append(f"next for {t['branch']}: git harn assess {t['branch']} --task {t['taskId']}; "
                          f"then git harn reclaim {t['runId']} or git harn cleanup {t['runId']}")
     return lines
