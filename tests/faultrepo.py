@@ -62,6 +62,8 @@ if what == "fault-provider":
     fault("provider", 529, "overloaded")
 elif what == "fault-auth":
     fault("auth", 401, "token expired")
+elif what == "fault-infra":
+    fault("infra", None, "disk full")
 elif what == "garbage":
     report("{not json")
 elif what == "crash":

@@ -233,3 +233,18 @@ def test_an_external_assessor_from_agents_assess_judges_the_branch(tmp_path: Pat
     assert task["assessment"]["assessor"]["kind"] == "external"
     assert task["assessment"]["reasons"] == ["external-says-so"]
     assert (task["salvage"]["classification"], task["salvage"]["committed"]) == ("continue-manual", True)
+
+
+def test_a_reviewer_that_crashes_once_is_retried_alone_and_the_round_stands(tmp_path: Path) -> None:
+    wf = fault_setup(tmp_path, ONE)
+    faults(wf, {"21.1:review:2": {"1": "crash", "*": "pass"}, "21.1:plan": {"1": "fault-infra", "*": "pass"}})
+    done = wf.run("--json")
+    assert done.code == 0, done.err
+    doc = done.json()
+    task = doc["tasks"][0]
+    assert task["status"] == "done" and task["review"]["rounds"] == 1
+    reviews = [(r["reviewer"], r["run"], r["attempt"]) for r in runs(wf) if r["stage"] == "review"]
+    assert sorted(reviews) == [("1", 1, 1), ("2", 1, 1), ("2", 2, 1)]  # reviewers keep the round's number
+    assert [(r["run"], r["attempt"]) for r in runs(wf) if r["stage"] == "plan"] == [(1, 1), (2, 2)]
+    assert task["infraRetries"] == 2  # an infra fault report is retried like any infra fault
+    assert doc["faultMetrics"] == {"infraRetries": 2, "infraFaults": 0, "providerFaults": 0, "authFaults": 0}
