@@ -248,3 +248,18 @@ def test_a_reviewer_that_crashes_once_is_retried_alone_and_the_round_stands(tmp_
     assert [(r["run"], r["attempt"]) for r in runs(wf) if r["stage"] == "plan"] == [(1, 1), (2, 2)]
     assert task["infraRetries"] == 2  # an infra fault report is retried like any infra fault
     assert doc["faultMetrics"] == {"infraRetries": 2, "infraFaults": 0, "providerFaults": 0, "authFaults": 0}
+
+
+def test_a_task_whose_worktree_could_not_be_made_is_not_assessed(tmp_path: Path) -> None:
+    from helpers import git
+
+    wf = fault_setup(tmp_path, ONE)
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the worktree root should be\n")
+    git(wf.work, "config", "harn.worktreeRoot", str(blocker / "worktrees"))
+    done = wf.run("--json")
+    assert done.code == 3, done.err
+    task = done.json()["tasks"][0]
+    assert (task["status"], task["stage"]) == ("failed", "workspace"), task
+    assert task["assessment"] is None and task["salvage"] is None
+    assert done.json()["assessments"] == [] and runs(wf) == []
