@@ -46,6 +46,7 @@ EXIT_FOR_OUTCOME: dict[str, int] = {
     "workflow-incomplete": EXIT_NEEDS_OPERATOR,
     "workflow-interrupted": EXIT_NEEDS_OPERATOR,
     "workflow-running": EXIT_NEEDS_OPERATOR,
+    "workflow-blocked": EXIT_NEEDS_OPERATOR,
 }
 
 

@@ -171,7 +171,7 @@ def test_a_final_event_without_structured_output_is_an_invalid_report(tmp_path: 
     kit = install(tmp_path, monkeypatch)
     kit.scenario([[claude_init(), claude_result(None, text="I did it, trust me")]])
     outcome = kit.run(agent("claude"))
-    assert outcome.ok is False and outcome.fault == "invalid-report"
+    assert (outcome.ok, outcome.fault, outcome.faultKind) == (False, "infra", "invalid-report")
     assert "final event without a report" in outcome.detail
 
 
@@ -180,7 +180,7 @@ def test_an_answer_off_the_schema_is_refused_by_the_judge(tmp_path: Path,
     kit = install(tmp_path, monkeypatch)
     kit.scenario([[claude_init(), claude_result({"ok": "yes", "summary": 3})]])
     outcome = kit.run(agent("claude"))
-    assert outcome.ok is False and outcome.fault == "invalid-report"
+    assert (outcome.ok, outcome.fault, outcome.faultKind) == (False, "infra", "invalid-report")
     assert "does not match the plan report schema" in outcome.detail
 
 

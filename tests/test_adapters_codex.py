@@ -104,7 +104,7 @@ def test_a_missing_o_file_is_an_invalid_report(tmp_path: Path, monkeypatch: pyte
     kit = install(tmp_path, monkeypatch)
     kit.scenario([[codex_started(), codex_item("done"), codex_completed()]])
     outcome = kit.run(agent("codex"))
-    assert (outcome.ok, outcome.fault, outcome.exitCode) == (False, "invalid-report", 0)
+    assert (outcome.ok, outcome.fault, outcome.faultKind, outcome.exitCode) == (False, "infra", "invalid-report", 0)
     assert "final event without a report" in outcome.detail
     assert kit.report(outcome) is None
 

@@ -117,7 +117,7 @@ def test_a_run_with_claude_and_codex_agents_lands_and_counts_usage(tmp_path: Pat
     assert doc["settings"]["idleTimeout"] == 600
 
 
-def test_a_provider_fault_in_a_run_fails_the_task_with_the_class_and_keeps_its_log(tmp_path: Path) -> None:
+def test_a_provider_fault_in_a_run_ends_the_task_provider_fault_and_keeps_its_log(tmp_path: Path) -> None:
     env = _fake_bin(tmp_path)
     wf = setup(tmp_path, roadmap="# R\n\n- [ ] 9.2 Rate limited\n", config=CONFIG.replace("9.1", "9.2"))
     (Path(env["FAKE_CLI_DIR"]) / "scenario.json").write_text(json.dumps({
@@ -129,7 +129,9 @@ def test_a_provider_fault_in_a_run_fails_the_task_with_the_class_and_keeps_its_l
     doc = done.json()
     assert_valid(doc, "workflow-result")
     task = doc["tasks"][0]
-    assert (task["status"], task["stage"], task["fault"]) == ("failed", "plan", "provider"), task
+    assert (task["status"], task["stage"], task["fault"]) == ("provider-fault", "plan", "provider"), task
     assert "HTTP 429" in task["detail"]
+    assert task["assessment"] is None and doc["remediationSuppressed"] is True  # never judged, no roadmap work
+    assert doc["faultMetrics"] == {"infraRetries": 0, "infraFaults": 0, "providerFaults": 1, "authFaults": 0}
     assert Path(task["stages"]["plan"]["agentRun"]["log"]).read_text().count("\n") == 2
     assert doc["settings"]["idleTimeout"] == 5

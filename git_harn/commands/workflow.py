@@ -52,11 +52,18 @@ def workflow() -> None:
 @click.option("--max-recovery-candidates", type=int, metavar="N", help="Recover at most N branches (default 20).")
 @click.option("--idle-timeout", type=float, metavar="SECONDS",
               help="Seconds a claude or codex agent may print no event before it counts as hung (default 600).")
+@click.option("--stage-attempts", type=int, metavar="N", help="Attempts of a stage in place after infra faults "
+              "(default: workflow.stageAttempts, 3).")
+@click.option("--schema-retries", type=int, metavar="N", help="Reruns of a stage agent whose report is invalid, "
+              "with the error (default: workflow.schemaRetries, 2).")
+@click.option("--assess-partial-branches/--no-assess-partial-branches", default=None,
+              help="Assess the surviving branch of a failed task and salvage its ExecPlans (default: on).")
 @json_option
 def run(base: str | None, remote: str | None, max_tasks: int | None, parallel: int | None,
         dry_run: bool, claims: bool | None, claim_heartbeat: float | None, claim_stale_after: float | None,
         resume_partial_branches: bool | None, resume_mode: str | None,
-        max_recovery_candidates: int | None, idle_timeout: float | None, as_json: bool) -> int:
+        max_recovery_candidates: int | None, idle_timeout: float | None, stage_attempts: int | None,
+        schema_retries: int | None, assess_partial_branches: bool | None, as_json: bool) -> int:
     """Select unblocked roadmap tasks on REMOTE/BASE and drive each to integration."""
     result = run_workflow(repository(), Options(base, remote, max_tasks, parallel, dry_run, as_json,
                                                 claims=claims, claim_heartbeat=claim_heartbeat,
@@ -64,7 +71,9 @@ def run(base: str | None, remote: str | None, max_tasks: int | None, parallel: i
                                                 resume_partial_branches=resume_partial_branches,
                                                 resume_mode=resume_mode,
                                                 max_recovery_candidates=max_recovery_candidates,
-                                                idle_timeout=idle_timeout))
+                                                idle_timeout=idle_timeout,
+                                                stage_attempts=stage_attempts, schema_retries=schema_retries,
+                                                assess_partial_branches=assess_partial_branches))
     return show(result, as_json, _view)
 
 
@@ -98,7 +107,13 @@ def _common(doc: dict[str, Any]) -> list[str]:
         lines.append(f"halted: {doc['halted']}")
     lines.append(doc.get("summary", ""))
     for t in doc.get("tasks", []):
-        if t["status"] in ("failed", "blocked", "halted") and t.get("runId"):
+        if t.get("assessment"):
+            lines.append(f"assessed {t['branch']}: {t['assessment']['classification']} "
+                         f"({', '.join(t['assessment']['reasons'])})")
+        if t.get("salvage") and t["salvage"].get("committed"):
+            lines.append(f"salvaged ExecPlans on {t['branch']} at {str(t['salvage']['sha'])[:12]}")
+        if t["status"] in ("failed", "blocked", "halted", "infra-fault", "provider-fault", "auth-fault") \
+                and t.get("runId"):
             lines.append(f"next for {t['branch']}: git harn assess {t['branch']} --task {t['taskId']}; "
                          f"then git harn reclaim {t['runId']} or git harn cleanup {t['runId']}")
     return lines

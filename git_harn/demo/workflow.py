@@ -7,7 +7,11 @@ The stage agents are the scripted ones shipped beside this module
 remote and lands in the same run; the review agent never approves 1.4
 (named in ``HARN_DEMO_REJECT``, which the run passes on to its agents from
 its own environment), so 1.4 fails at review and its branch survives for
-``assess`` and then ``reclaim`` or ``cleanup``.
+``assess`` and then ``reclaim`` or ``cleanup``. The refusing reviewers also
+leave notes in 1.4's ExecPlan, uncommitted: the run assesses the failed
+branch and salvages the plan onto it. The plan agent (configured with
+``--crash-first-attempt 1.3``) crashes on 1.3's first attempt: an infra fault, retried
+in place, after which 1.3 lands.
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ AGENTS = Path(__file__).resolve().parent / "agents"
 ROADMAP_FILE = "docs/roadmap.md"
 REJECTED = "1.4"
 REJECT_ENV = "HARN_DEMO_REJECT"
+FLAKY = "1.3"
+FLAKY_FLAG = "--crash-first-attempt"
 UPSTREAM = "origin/main"
 
 ROADMAP = """\
@@ -52,7 +58,7 @@ def config_text() -> str:
     return (
         "# The demo's workflow: scripted stage agents shipped with git-harn.\n"
         "[workflow]\nparallel = 2\nstageTimeout = 60\nreviewRounds = 2\n\n"
-        f"[agents.plan]\ncommand = {argv(py, str(AGENTS / 'plan.py'))}\n\n"
+        f"[agents.plan]\ncommand = {argv(py, str(AGENTS / 'plan.py'), FLAKY_FLAG, FLAKY)}\n\n"
         f"[agents.implement]\ncommand = {argv(py, str(AGENTS / 'implement.py'))}\n\n"
         f"[agents.review]\ncommand = {argv(py, str(AGENTS / 'review.py'))}\n\n"
         '[agents.integrate]\ncommand = "builtin"\n\n'
@@ -81,6 +87,25 @@ def failed_tasks(project: Path) -> list[tuple[str, str, str]]:
             if t.get("status") != "done" and t.get("runId")]
 
 
+def show_faults_and_salvage(project: Path, say: Say) -> None:
+    """What the run did about the two misbehaviours: one infra retry, one
+    failed branch assessed and its plan salvaged."""
+    body = record.latest(open_repo(project)).body
+    say(f"\nfaultMetrics: {json.dumps(body.get('faultMetrics', {}))}: the crash of {FLAKY}'s plan agent said "
+        "nothing about\nthe task, so the host ran the stage again in the same worktree (attempt 2), and it "
+        "landed.")
+    for task in body.get("tasks", []):
+        judged, salvage = task.get("assessment"), task.get("salvage")
+        if not judged:
+            continue
+        say(f"\n{task['taskId']} failed, so the run assessed its surviving branch (read-only): "
+            f"{judged['classification']} ({', '.join(judged['reasons'])}).")
+        if salvage and salvage.get("committed"):
+            say(f"artefact salvage committed its dirty ExecPlan onto {task['branch']} (newest below), so the "
+                f"notes survive\ncleanup:\n$ git log --oneline {UPSTREAM}..{task['branch']}")
+            say(oneline_log(project, f"{UPSTREAM}..{task['branch']}"))
+
+
 def run_workflow_demo(say: Say) -> Path:
     root = Path(tempfile.mkdtemp(prefix="git-harn-demo-"))
     project = make_repository(root)
@@ -89,8 +114,11 @@ def run_workflow_demo(say: Say) -> Path:
     say(ROADMAP.rstrip("\n"))
     say(f"\nscripted agents from {AGENTS}: plan commits an ExecPlan, implement commits the work,\n"
         f"review approves, except the tasks named in {REJECT_ENV}: it never approves {REJECTED}.\n"
-        "1.2 requires 1.1, so the run takes it once 1.1 has landed; two tasks run at once (parallel = 2).")
+        "1.2 requires 1.1, so the run takes it once 1.1 has landed; two tasks run at once (parallel = 2).\n"
+        f"Two misbehaviours on purpose: the plan agent ({FLAKY_FLAG} {FLAKY}) crashes on its first attempt at\n"
+        f"{FLAKY}, and the reviewers who refuse {REJECTED} scribble in its ExecPlan, uncommitted.")
     harn(project, say, "workflow", "run", env={REJECT_ENV: REJECTED})
+    show_faults_and_salvage(project, say)
 
     say("\nthe result is kept as a record under refs/harnery/workflows/, for 'workflow show' in any clone:")
     harn(project, say, "workflow", "list")
@@ -106,7 +134,8 @@ def run_workflow_demo(say: Say) -> Path:
         say(f"\nnext step for {branch}: assess it against the base the run used (a report; it changes "
             "nothing).")
         harn(project, say, "assess", branch, "--base", UPSTREAM, "--task", task_id)
-        say(f"\nthe assessor weighs git evidence only (plan COMPLETE, gates passed); it does not know the\n"
+        say(f"\nthe assessor weighs git evidence only (plan COMPLETE; the gates passed on the tip before the "
+            f"salvage commit);\nit does not know the "
             f"reviewers refused {task_id}, so the call is the operator's. As status advises, give the work a "
             f"way out:\nreclaim salvages it to harnery/salvage/{run_id} and releases the workspace.")
         harn(project, say, "reclaim", run_id)

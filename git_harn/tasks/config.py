@@ -51,6 +51,8 @@ def _is_argv(value: object) -> bool:
 # --- the workflow model: [workflow], [agents.<stage>], [gates] ------------------
 
 STAGES = ("plan", "implement", "review", "integrate")
+# optional agents beside the stages: [agents.addendum], [agents.assess], [agents.preflight]
+OPTIONAL_AGENTS = ("addendum", "assess", "preflight")
 BUILTIN = "builtin"
 STDIN_MODES = ("json", "prompt")
 DEFAULT_REMOTE = "origin"
@@ -62,13 +64,17 @@ DEFAULT_CLAIM_STALE_AFTER = 900.0
 RESUME_MODES = ("assess", "review", "continue")  # how far recovery may go [seed 002]
 DEFAULT_RESUME_MODE = "assess"
 DEFAULT_MAX_RECOVERY_CANDIDATES = 20
-OPTIONAL_AGENTS = ("assess",)  # [agents.assess]: the external assessor of recovery [A3]
+DEFAULT_STAGE_ATTEMPTS = 3
+DEFAULT_SCHEMA_RETRIES = 2
+MAX_RETRIES = 10
 
 # key -> (type check, what it must be)
 _WORKFLOW_KEYS = ("base", "remote", "maxTasks", "parallel", "stageTimeout", "reviewRounds",
                   "claims", "claimHeartbeat", "claimStaleAfter",
-                  "resumePartialBranches", "resumeMode", "maxRecoveryCandidates", "idleTimeout")
-_AGENT_KEYS = ("command", "timeout", "stdin", "adapter", "args", "model", "maxTurns", "maxBudgetUsd", "idleTimeout")
+                  "resumePartialBranches", "resumeMode", "maxRecoveryCandidates", "idleTimeout",
+                  "stageAttempts", "schemaRetries", "assessPartialBranches")
+_AGENT_KEYS = ("command", "timeout", "stdin", "commands", "adapter", "args", "model", "maxTurns", "maxBudgetUsd",
+               "idleTimeout")
 # [agents.<stage>] adapter: "command" is the stage agent protocol itself; the
 # others turn a coding agent CLI into a stage agent (workflow/adapters/)
 COMMAND_ADAPTER = "command"
@@ -90,6 +96,7 @@ class AgentSettings:
     maxTurns: int | None = None
     maxBudgetUsd: float | None = None
     idleTimeout: float | None = None
+    commands: tuple[tuple[str, ...], ...] = ()  # [agents.preflight]: every command, in order
 
     @property
     def builtin(self) -> bool:
@@ -101,6 +108,8 @@ class AgentSettings:
         if self.adapter != COMMAND_ADAPTER:
             shown.update(adapter=self.adapter, args=list(self.args), model=self.model, maxTurns=self.maxTurns,
                          maxBudgetUsd=self.maxBudgetUsd, idleTimeout=self.idleTimeout)
+        if self.commands:
+            shown["commands"] = [list(argv) for argv in self.commands]
         return shown
 
 
@@ -118,6 +127,9 @@ class WorkflowSettings:
     resumePartialBranches: bool | None = None
     resumeMode: str | None = None
     maxRecoveryCandidates: int | None = None
+    stageAttempts: int | None = None
+    schemaRetries: int | None = None
+    assessPartialBranches: bool | None = None
     agents: dict[str, AgentSettings] = field(default_factory=dict)
     claims: bool | None = None
     claimHeartbeat: float | None = None
@@ -133,6 +145,12 @@ def _positive_int(value: object, where: str, key: str, allow_zero: bool = False)
     low = 0 if allow_zero else 1
     if isinstance(value, bool) or not isinstance(value, int) or value < low:
         raise _bad(where, key, f"must be an integer of at least {low}, not {value!r}")
+    return value
+
+
+def _bounded_int(value: object, where: str, key: str, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= MAX_RETRIES:
+        raise _bad(where, key, f"must be an integer from {low} to {MAX_RETRIES}, not {value!r}")
     return value
 
 
@@ -154,7 +172,7 @@ def _agent(stage: str, table: object, where: str) -> AgentSettings:
     if not isinstance(table, dict):
         raise _bad(where, prefix, "must be a table")
     for key in table:
-        if key not in _AGENT_KEYS:
+        if key not in _AGENT_KEYS or (key == "commands" and stage != "preflight"):
             raise BadInput(f"{where}: unknown setting {prefix}.{key}")
     adapter = table.get("adapter", COMMAND_ADAPTER)
     if adapter not in ADAPTERS:
@@ -166,6 +184,8 @@ def _agent(stage: str, table: object, where: str) -> AgentSettings:
     for key in ADAPTER_ONLY_KEYS:
         if key in table:
             raise _bad(where, f"{prefix}.{key}", 'applies only with adapter = "claude" or "codex"')
+    if stage == "preflight":
+        return _preflight(table, where)
     if "command" not in table:
         if stage != "integrate":
             raise BadInput(f"{where}: missing setting {prefix}.command (an argv list)")
@@ -230,6 +250,27 @@ def _claim_settings(table: dict[str, Any], where: str) -> dict[str, Any]:
     return values
 
 
+def _preflight(table: dict[str, Any], where: str) -> AgentSettings:
+    """``[agents.preflight]``: ``command`` (an argv list), ``commands`` (a list
+    of them), or both; each must exit 0 before the run creates anything."""
+    commands: list[tuple[str, ...]] = []
+    if "command" in table:
+        if not _is_argv(table["command"]):
+            raise _bad(where, "agents.preflight.command", 'must be an argv list such as ["my-agent", "--check-auth"]')
+        commands.append(tuple(table["command"]))
+    if "commands" in table:
+        raw = table["commands"]
+        if not isinstance(raw, list) or not raw or not all(_is_argv(argv) for argv in raw):
+            raise _bad(where, "agents.preflight.commands", 'must be a list of argv lists such as [["agent", "auth"]]')
+        commands += [tuple(argv) for argv in raw]
+    if not commands:
+        raise BadInput(f"{where}: missing setting agents.preflight.command (an argv list)")
+    if "stdin" in table:
+        raise BadInput(f"{where}: unknown setting agents.preflight.stdin (a preflight gets no input)")
+    timeout = _seconds(table["timeout"], where, "agents.preflight.timeout") if "timeout" in table else None
+    return AgentSettings("preflight", list(commands[0]), timeout, "json", commands=tuple(commands))
+
+
 def workflow_settings(config: dict[str, Any], where: str) -> WorkflowSettings:
     """The validated workflow model of a parsed ``.harn/workflow.toml``: a
     malformed or unknown setting is BadInput naming the key [P7]."""
@@ -260,12 +301,21 @@ def workflow_settings(config: dict[str, Any], where: str) -> WorkflowSettings:
         values["idleTimeout"] = _seconds(table["idleTimeout"], where, "workflow.idleTimeout")
     values.update(_claim_settings(table, where))
     values.update(_recovery_settings(table, where))
+    if "stageAttempts" in table:
+        values["stageAttempts"] = _bounded_int(table["stageAttempts"], where, "workflow.stageAttempts", 1)
+    if "schemaRetries" in table:
+        values["schemaRetries"] = _bounded_int(table["schemaRetries"], where, "workflow.schemaRetries", 0)
+    if "assessPartialBranches" in table:
+        if not isinstance(table["assessPartialBranches"], bool):
+            raise _bad(where, "workflow.assessPartialBranches",
+                       f"must be true or false, not {table['assessPartialBranches']!r}")
+        values["assessPartialBranches"] = table["assessPartialBranches"]
     agents_table = config.get("agents", {})
     if not isinstance(agents_table, dict):
         raise _bad(where, "agents", "must be a table of [agents.<stage>] tables")
     for stage in agents_table:
         if stage not in STAGES and stage not in OPTIONAL_AGENTS:
-            raise BadInput(f"{where}: unknown setting agents.{stage} (stages: {', '.join(STAGES)})")
+            raise BadInput(f"{where}: unknown setting agents.{stage} (stages: {', '.join(STAGES + OPTIONAL_AGENTS)})")
     agents = {stage: _agent(stage, agents_table[stage], where) for stage in STAGES + OPTIONAL_AGENTS
               if stage in agents_table}
     gates = config.get("gates", {})

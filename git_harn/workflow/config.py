@@ -26,8 +26,11 @@ from git_harn.workflow.host import (
     DEFAULT_IDLE_TIMEOUT,
     DEFAULT_REMOTE,
     DEFAULT_REVIEW_ROUNDS,
+    DEFAULT_SCHEMA_RETRIES,
+    DEFAULT_STAGE_ATTEMPTS,
     DEFAULT_STAGE_TIMEOUT,
     MAX_PARALLEL,
+    MAX_RETRIES,
     STAGES,
     AgentSettings,
     WorkflowSettings,
@@ -54,6 +57,9 @@ class Options:
     resume_partial_branches: bool | None = None
     resume_mode: str | None = None
     max_recovery_candidates: int | None = None
+    stage_attempts: int | None = None
+    schema_retries: int | None = None
+    assess_partial_branches: bool | None = None
 
 
 @dataclass
@@ -74,6 +80,9 @@ class Effective:
     resumePartialBranches: bool = False
     resumeMode: str = DEFAULT_RESUME_MODE
     maxRecoveryCandidates: int = DEFAULT_MAX_RECOVERY_CANDIDATES
+    stageAttempts: int = DEFAULT_STAGE_ATTEMPTS
+    schemaRetries: int = DEFAULT_SCHEMA_RETRIES
+    assessPartialBranches: bool = True
 
     @property
     def upstream(self) -> str:
@@ -94,7 +103,9 @@ class Effective:
                 "claims": self.claims, "claimHeartbeat": self.claimHeartbeat,
                 "claimStaleAfter": self.claimStaleAfter,
                 "resumePartialBranches": self.resumePartialBranches, "resumeMode": self.resumeMode,
-                "maxRecoveryCandidates": self.maxRecoveryCandidates, "idleTimeout": self.idleTimeout}
+                "maxRecoveryCandidates": self.maxRecoveryCandidates, "idleTimeout": self.idleTimeout,
+                "stageAttempts": self.stageAttempts, "schemaRetries": self.schemaRetries,
+                "assessPartialBranches": self.assessPartialBranches}
 
 
 def _check_flags(options: Options) -> None:
@@ -112,6 +123,10 @@ def _check_flags(options: Options) -> None:
         raise BadInput(f"--resume-mode must be one of {', '.join(RESUME_MODES)}")
     if options.max_recovery_candidates is not None and options.max_recovery_candidates < 1:
         raise BadInput("--max-recovery-candidates must be at least 1")
+    if options.stage_attempts is not None and not 1 <= options.stage_attempts <= MAX_RETRIES:
+        raise BadInput(f"--stage-attempts must be between 1 and {MAX_RETRIES}")
+    if options.schema_retries is not None and not 0 <= options.schema_retries <= MAX_RETRIES:
+        raise BadInput(f"--schema-retries must be between 0 and {MAX_RETRIES}")
 
 
 def _read(repo: Repo, remote: str, base: str, dry_run: bool) -> tuple[Oid, WorkflowSettings]:
@@ -170,9 +185,12 @@ def load(repo: Repo, options: Options) -> Effective:
         resumeMode=_first(options.resume_mode, settings.resumeMode, DEFAULT_RESUME_MODE),
         maxRecoveryCandidates=_first(options.max_recovery_candidates, settings.maxRecoveryCandidates,
                                      DEFAULT_MAX_RECOVERY_CANDIDATES),
+        stageAttempts=_first(options.stage_attempts, settings.stageAttempts, DEFAULT_STAGE_ATTEMPTS),
+        schemaRetries=_first(options.schema_retries, settings.schemaRetries, DEFAULT_SCHEMA_RETRIES),
+        assessPartialBranches=_first(options.assess_partial_branches, settings.assessPartialBranches, True),
     )
 
 
 def _first(flag: T | None, setting: T | None, default: T) -> T:
-    """Flags over the file over the default."""
+    """Flags over the file over the default; 0 and false count as given."""
     return flag if flag is not None else setting if setting is not None else default

@@ -12,6 +12,7 @@ preserves whatever is unfinished [P1].
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +23,7 @@ from git_harn.errors import HarnError
 from git_harn.git import Repo
 from git_harn.git.workflow_refs import Oid
 from git_harn.text import one_line
-from git_harn.workflow import host, review, usage
+from git_harn.workflow import assessment, faults, host, retries, review, usage
 from git_harn.workflow.config import Effective
 from git_harn.workflow.result import BLOCKED, DONE, FAILED, HALTED, RUNNING, TaskResult
 from git_harn.workflow.stages import INTERRUPTED, Agents, StageOutcome, TaskContext, run_stage
@@ -35,9 +36,11 @@ Progress = Callable[[str, str, int], None]  # (task id, stage, attempt)
 class Stop(Exception):
     """The task ends here: status, stage and detail say how."""
 
-    def __init__(self, status: str, stage: str, detail: str, fault: str | None = None) -> None:
+    def __init__(self, status: str, stage: str, detail: str, fault: str | None = None,
+                 kind: str | None = None) -> None:
         super().__init__(detail)
         self.status, self.stage, self.detail, self.fault = status, stage, detail, fault
+        self.kind = kind
 
 
 @dataclass
@@ -84,11 +87,15 @@ def run_task(main_repo: Repo, job: Job) -> TaskResult:
                 (_pipeline if job.resume_at is None else _resumed)(repo, job, Path(record.path))
             except Stop as stop:
                 tr.status, tr.stage, tr.detail, tr.fault = stop.status, stop.stage, stop.detail, stop.fault
+                tr.faultKind = stop.kind
             except HarnError as exc:
                 tr.status, tr.detail = FAILED, one_line(exc.message, 500)
             finally:
                 if started:
-                    _cleanup(repo, tr)
+                    try:
+                        assessment.before_cleanup(repo, job.eff, tr, job.agents.stop.is_set())
+                    finally:
+                        _cleanup(repo, tr)
     except HarnError as exc:  # the run lock itself
         tr.status, tr.detail = FAILED, one_line(exc.message, 500)
     live = repo.ref_oid(f"refs/heads/{tr.branch}")
@@ -119,7 +126,26 @@ def _context(repo: Repo, job: Job, worktree: Path) -> TaskContext:
                        run_id=job.result.runId or "", worktree=worktree, remote=job.eff.remote,
                        base=job.eff.base, base_oid=str(job.base_oid), plan_path=plan_path,
                        scratch=job.scratch, agents=job.agents, on_agent=on_agent,
-                       idle_timeout=job.eff.idleTimeout)
+                       stage_attempts=job.eff.stageAttempts, schema_retries=job.eff.schemaRetries,
+                       on_retry=_retry_counter(job), idle_timeout=job.eff.idleTimeout)
+
+
+def _retry_counter(job: Job) -> Callable[[str, int | None], int | None]:
+    """Count an in-place retry after an infra fault; a writing stage's retry
+    is its next attempt (reviewers keep the round's number)."""
+    lock = threading.Lock()
+
+    def on_retry(stage: str, reviewer: int | None) -> int | None:
+        tr = job.result
+        with lock:
+            tr.infraRetries += 1
+            if reviewer is not None:
+                return None
+            tr.attempts[stage] = tr.attempts.get(stage, 0) + 1
+        job.progress(tr.taskId, stage, tr.attempts[stage])
+        return tr.attempts[stage]
+
+    return on_retry
 
 
 def _pipeline(repo: Repo, job: Job, worktree: Path) -> None:
@@ -142,8 +168,7 @@ def _pipeline(repo: Repo, job: Job, worktree: Path) -> None:
         tr.attempts["review"] = round_no
         _check_unchanged(repo, ctx, tip, "review")
         if verdict.fault is not None:
-            raise Stop(HALTED if verdict.fault == INTERRUPTED else FAILED, "review", verdict.detail,
-                       verdict.fault)
+            raise _stopped(next(o for o in verdict.outcomes if o.fault is not None))
         if verdict.approved:
             tr.review["approved"] = True
             tr.review["tip"] = str(tip)
@@ -215,8 +240,9 @@ def _record(tr: TaskResult, outcome: StageOutcome) -> None:
 
 
 def _stopped(outcome: StageOutcome) -> Stop:
-    status = HALTED if outcome.fault == INTERRUPTED else FAILED
-    return Stop(status, outcome.stage, outcome.detail, outcome.fault)
+    assert outcome.fault is not None
+    detail = faults.halt_detail(outcome.stage, outcome.fault, outcome.detail, outcome.tries)
+    return Stop(faults.status_for(outcome.fault), outcome.stage, detail, outcome.fault, outcome.faultKind)
 
 
 def _tip(repo: Repo, branch: str, stage: str) -> Oid:
@@ -249,7 +275,8 @@ def _run_checked(repo: Repo, job: Job, ctx: TaskContext, stage: str, round_no: i
     a fault stops the task, the worktree must be clean on its branch, a
     BLOCKED plan stops it. Returns (outcome, tip, plan path, plan status)."""
     _stage(job, stage, round_no)
-    outcome = run_stage(ctx, job.eff.agents[stage], job.result.attempts[stage], job.eff.timeout_of(stage), extra)
+    outcome = retries.run_in_place(ctx, job.eff.agents[stage], job.result.attempts[stage],
+                                   job.eff.timeout_of(stage), extra)
     _record(job.result, outcome)
     if outcome.fault is not None:
         raise _stopped(outcome)
@@ -353,8 +380,9 @@ def _integrate(repo: Repo, job: Job, ctx: TaskContext) -> None:
             tr.integration = outcome.report
             if outcome.fault is not None:
                 # never retried: a hidden success may already have pushed [I4]
-                raise Stop(HALTED, "integrate", outcome.detail + f"; inspect {eff.upstream} and the "
-                           "roadmap there before relaunching", outcome.fault)
+                status = HALTED if outcome.fault in (faults.INFRA, INTERRUPTED) else faults.status_for(outcome.fault)
+                raise Stop(status, "integrate", faults.integration_detail(outcome.detail, eff.upstream),
+                           outcome.fault, outcome.faultKind)
             check = host.check_integration(outcome.report)
             if not check.ok:
                 raise Stop(HALTED, "integrate", check.detail)

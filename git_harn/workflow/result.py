@@ -20,7 +20,10 @@ FAILED = "failed"
 BLOCKED = "blocked"
 HALTED = "halted"
 PLANNED = "planned"
-FINISHED = (DONE, FAILED, BLOCKED, HALTED)
+INFRA_FAULT = "infra-fault"
+PROVIDER_FAULT = "provider-fault"
+AUTH_FAULT = "auth-fault"
+FINISHED = (DONE, FAILED, BLOCKED, HALTED, INFRA_FAULT, PROVIDER_FAULT, AUTH_FAULT)
 
 # skip reasons
 SURVIVING_BRANCH = "surviving-branch"
@@ -33,6 +36,7 @@ INCOMPLETE = "workflow-incomplete"
 DRY_RUN = "workflow-dry-run"
 INTERRUPTED = "workflow-interrupted"
 IN_PROGRESS = "workflow-running"
+BLOCKED_RUN = "workflow-blocked"  # e.g. the auth preflight failed: nothing started
 
 
 def zero_fault_metrics() -> dict[str, int]:
@@ -63,7 +67,11 @@ class TaskResult:
     tip: str | None = None
     integratedRef: str | None = None
     workspace: dict[str, Any] | None = None  # what cleanup did: state, reason
-    fault: str | None = None  # the class of an infrastructure fault (timeout, crash, invalid-report)
+    fault: str | None = None  # the fault class that ended the task: infra, provider, auth, interrupted
+    faultKind: str | None = None  # what was seen: timeout, crash, invalid-report, exit-75, exit-77, fault-report
+    infraRetries: int = 0  # in-place retries of this task's stages after infra faults
+    assessment: dict[str, Any] | None = None  # the surviving branch judged (schemas/assessment.schema.json)
+    salvage: dict[str, Any] | None = None  # artefact salvage: classification, committed, skipped, sha, detail
     baseOid: str | None = None
     startedAt: str | None = None
     finishedAt: str | None = None
@@ -94,16 +102,22 @@ class WorkflowResult(Result):
     faultMetrics: dict[str, int] = field(default_factory=zero_fault_metrics)
     claims: dict[str, Any] | None = None  # claims made, lost, released, refreshed (workflow.claims)
     recovery: dict[str, Any] | None = None  # resumePartialBranches: the recovery pass (seed 002)
+    assessments: list[dict[str, Any]] = field(default_factory=list)  # one per assessed task
+    salvages: list[dict[str, Any]] = field(default_factory=list)  # one per task where salvage ran or skipped
     summary: str = ""
     halted: str | None = None
     interrupted: bool = False
     finished: bool = False
     usage: dict[str, Any] | None = None  # the tasks' usage summed
+    blocked: str | None = None  # "auth-preflight-failed": the run started nothing
+    preflight: dict[str, Any] | None = None  # what [agents.preflight] said
 
     @property
     def outcome(self) -> str:
         if self.dryRun:
             return DRY_RUN
+        if self.blocked is not None:
+            return BLOCKED_RUN
         if self.interrupted:
             return INTERRUPTED
         if not self.finished:
@@ -111,6 +125,12 @@ class WorkflowResult(Result):
         if self.recovery and self.recovery.get("unresolved"):
             return INCOMPLETE  # halted: needs-operator-recovery, never a clean stop
         return ALL_DONE if all(t.status == DONE for t in self.tasks) else INCOMPLETE
+
+    @property
+    def remediationSuppressed(self) -> bool:
+        """A provider or auth fault in this run (or a failed auth preflight):
+        the final remediation flush must not write roadmap work."""
+        return self.blocked is not None or any(t.fault in ("provider", "auth") for t in self.tasks)
 
     def task(self, task_id: str) -> TaskResult | None:
         return next((t for t in self.tasks if t.taskId == task_id), None)
@@ -120,14 +140,17 @@ class WorkflowResult(Result):
         noun = "task" if count == 1 else "tasks"
         if not count:
             return "0 tasks: nothing selectable"
-        order = [DONE, FAILED, BLOCKED, HALTED, PLANNED, RUNNING, PENDING]
+        order = [DONE, FAILED, BLOCKED, HALTED, INFRA_FAULT, PROVIDER_FAULT, AUTH_FAULT, PLANNED, RUNNING, PENDING]
         parts = [f"{sum(t.status == s for t in self.tasks)} {s}" for s in order
                  if any(t.status == s for t in self.tasks)]
-        return f"{count} {noun}: " + ", ".join(parts)
+        salvaged = sum(1 for t in self.tasks if t.salvage is not None and t.salvage.get("committed"))
+        suffix = f" | salvaged artefacts on {salvaged} branch(es)" if salvaged else ""
+        return f"{count} {noun}: " + ", ".join(parts) + suffix
 
     def document(self) -> dict[str, Any]:
         body = super().document()
         body["outcome"] = self.outcome
+        body["remediationSuppressed"] = self.remediationSuppressed
         return body
 
 

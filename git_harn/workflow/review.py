@@ -12,7 +12,8 @@ from typing import Any
 
 from git_harn.text import one_line
 from git_harn.workflow.host import AgentSettings
-from git_harn.workflow.stages import StageOutcome, TaskContext, run_stage
+from git_harn.workflow.retries import run_in_place
+from git_harn.workflow.stages import StageOutcome, TaskContext
 
 REVIEWERS = (1, 2)
 
@@ -69,6 +70,6 @@ class Verdict:
 def dual_review(ctx: TaskContext, agent: AgentSettings, round_no: int, timeout: float,
                 extra: dict[str, Any]) -> Verdict:
     with ThreadPoolExecutor(max_workers=len(REVIEWERS)) as pool:
-        futures = [pool.submit(run_stage, ctx, agent, round_no, timeout, extra, reviewer)
+        futures = [pool.submit(run_in_place, ctx, agent, round_no, timeout, extra, reviewer)
                    for reviewer in REVIEWERS]
         return Verdict(round_no, [f.result() for f in futures])

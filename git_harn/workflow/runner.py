@@ -23,8 +23,8 @@ from typing import Any
 from git_harn.clock import now_iso
 from git_harn.git import Repo
 from git_harn.text import one_line
+from git_harn.workflow import assessment, config, faults, host, preflight, record, recovery, select, usage
 from git_harn.workflow import claims as claiming
-from git_harn.workflow import config, host, record, recovery, select, usage
 from git_harn.workflow.pipeline import Job, run_id_for, run_task
 from git_harn.workflow.progress import Progress
 from git_harn.workflow.result import (
@@ -73,6 +73,11 @@ def run_workflow(repo: Repo, options: config.Options) -> WorkflowResult:
             result.skipped.extend(claimed)
             held_ids |= {s.taskId for s in claimed}
         return _dry_run(result, eff, tasks, held_ids)  # lists the candidates, never resumes
+    if _preflight_blocks(repo, eff, result):
+        if found is not None:  # a fatal auth preflight blocks recovery entirely
+            recovery.recover(repo, eff, found, workflow_id, tasks, blocked=recovery.AUTH_PREFLIGHT_FAILED)
+            result.recovery = found.document()
+        return result
     claims = None
     if eff.claims:
         claims = claiming.Claims(repo, eff.remote, eff.base, workflow_id, eff.claimHeartbeat)
@@ -83,6 +88,19 @@ def run_workflow(repo: Repo, options: config.Options) -> WorkflowResult:
     scheduler = Scheduler(repo, eff, result, tasks, held_ids, Progress(options.quiet), claims)
     scheduler.recovery = found
     return scheduler.run()
+
+
+def _preflight_blocks(repo: Repo, eff: config.Effective, result: WorkflowResult) -> bool:
+    """A failing auth preflight is fatal: nothing is created, no agent runs."""
+    result.preflight = preflight.run_preflight(repo, eff, result.workflowId)
+    if result.preflight is None or result.preflight["ok"]:
+        return False
+    result.blocked = preflight.AUTH_PREFLIGHT_FAILED
+    result.halted = one_line(str(result.preflight["detail"]), 500)
+    result.finished = True
+    result.finishedAt = now_iso()
+    result.summary = f"0 tasks: blocked: {preflight.AUTH_PREFLIGHT_FAILED}"
+    return True
 
 
 def _dry_run(result: WorkflowResult, eff: config.Effective, tasks: list[host.Task],
@@ -227,6 +245,8 @@ class Scheduler:
         at = next(i for i, t in enumerate(self.result.tasks) if t.taskId == tr.taskId)
         self.result.tasks[at] = tr
         self.result.usage = usage.total(self.result.tasks)
+        self.result.faultMetrics = faults.metrics(self.result.tasks)
+        assessment.summarise(self.result)
         self.progress.finished(tr)
         self.writer.write(self.result, f"task-{tr.status}",
                           f"task {tr.taskId} {tr.status}" + (f" at {tr.stage}" if tr.status != "done" else ""))
@@ -292,6 +312,8 @@ class Scheduler:
             recovery.settle(self.repo, self.recovery, result)
         result.finished = True
         result.finishedAt = now_iso()
+        result.faultMetrics = faults.metrics(result.tasks)
+        assessment.summarise(result)
         result.summary = result.make_summary() + recovery.summary_suffix(result)
         self.writer.write(result, "finish", result.summary)
         return result

@@ -39,11 +39,21 @@ BUILTIN_PROMPTS = {
                  "checkbox, push it, then write your integration report.",
 }
 
-# fault classes of a stage run (the faults issue adds retries and metrics)
+# Fault classes (StageOutcome.fault): decided by the host from what it sees.
+INFRA = "infra"  # the process died, timed out, or never wrote a valid report: retried in place
+PROVIDER = "provider"  # exit 75 (EX_TEMPFAIL) or a fault report of class provider: ends the task
+AUTH = "auth"  # exit 77 (EX_NOPERM) or a fault report of class auth: ends the task
+INTERRUPTED = "interrupted"  # the workflow was stopped
+FAULT_CLASSES = (INFRA, PROVIDER, AUTH, INTERRUPTED)
+# What was seen (StageOutcome.faultKind).
 TIMEOUT = "timeout"
 CRASH = "crash"
 INVALID_REPORT = "invalid-report"
-INTERRUPTED = "interrupted"
+EXIT_75 = "exit-75"
+EXIT_77 = "exit-77"
+FAULT_REPORT = "fault-report"
+EX_TEMPFAIL = 75
+EX_NOPERM = 77
 
 
 @dataclass
@@ -96,6 +106,9 @@ class TaskContext:
     sessions: dict[str, AgentSession] = field(default_factory=dict)  # stage (+ reviewer) -> last adapter session
     # residual risk of a recovered branch's assessment: advisory, never blocking
     advisory: list[str] = field(default_factory=list)
+    stage_attempts: int = 1  # in-place attempts of a stage after infra faults (retries.py)
+    schema_retries: int = 0  # reruns after an invalid report, with the error (retries.py)
+    on_retry: Callable[[str, int | None], int | None] | None = None  # (stage, reviewer) -> next attempt, or same
 
 
 @dataclass
@@ -122,11 +135,16 @@ class StageOutcome:
     exitCode: int | None = None
     seconds: float = 0.0
     reviewer: int | None = None
+    faultKind: str | None = None  # what the host saw: timeout, crash, invalid-report, exit-75 …
+    faultReport: dict[str, Any] | None = None  # the report's ``fault`` member, when it had one
+    tries: int = 1  # runs of this stage in place (infra retries) up to and including this one
+    schemaRetries: int = 0  # reruns after an invalid report, before this outcome
     agentRun: dict[str, Any] | None = None  # an adapter's run: log, session, resumed, usage
 
     def summary_entry(self) -> dict[str, Any]:
-        entry = {"attempt": self.attempt, "ok": self.ok, "summary": self.summary,
-                 "seconds": round(self.seconds, 3), "fault": self.fault}
+        entry: dict[str, Any] = {"attempt": self.attempt, "ok": self.ok, "summary": self.summary,
+                                 "seconds": round(self.seconds, 3), "fault": self.fault, "faultKind": self.faultKind,
+                                 "tries": self.tries, "schemaRetries": self.schemaRetries}
         if self.agentRun is not None:
             entry["agentRun"] = self.agentRun
         return entry
@@ -202,18 +220,19 @@ def stage_input(ctx: TaskContext, stage: str, attempt: int, report: Path, prompt
         "findings": list(extra.get("findings", [])),
         **({"advisory": {"classification": "adopt-complete", "residualRisk": list(ctx.advisory)}}
            if ctx.advisory else {}),
+        "schemaError": extra.get("schemaError"),
     }
 
 
 def run_stage(ctx: TaskContext, agent: AgentSettings, attempt: int, timeout: float,
-              extra: dict[str, Any] | None = None, reviewer: int | None = None) -> StageOutcome:
+              extra: dict[str, Any] | None = None, reviewer: int | None = None, label: str = "") -> StageOutcome:
     """Run one stage agent once; the outcome says what its report claims, or
     which fault kept it from reporting."""
     stage = agent.stage
     assert agent.command is not None
     extra = extra or {}
     suffix = f"-r{reviewer}" if reviewer is not None else ""
-    name = f"{ctx.task_id}-{stage}-{attempt}{suffix}"
+    name = f"{ctx.task_id}-{stage}-{attempt}{suffix}{label}"
     report = ctx.scratch / f"{name}.report.json"
     prompt = ctx.scratch / f"{name}.prompt.md"
     report.unlink(missing_ok=True)
@@ -228,6 +247,8 @@ def run_stage(ctx: TaskContext, agent: AgentSettings, attempt: int, timeout: flo
     })
     if reviewer is not None:
         env["HARN_REVIEWER"] = str(reviewer)
+    if extra.get("schemaError"):
+        env["HARN_SCHEMA_ERROR"] = _env_text(str(extra["schemaError"]))
     stdin = (text if agent.stdin == "prompt" else json.dumps(document, ensure_ascii=False)).encode("utf-8")
     started: list[int] = []
 
@@ -275,6 +296,7 @@ def _after_adapter(ctx: TaskContext, key: str, run: adapters.AgentRun, outcome: 
         ctx.sessions[key] = AgentSession(run.sessionId, run.adapter, outcome.fault is not None)
     if outcome.fault is not None and outcome.fault != INTERRUPTED and verdict.fault is not None:
         outcome.fault = verdict.fault  # the class the adapter read from the stream
+        outcome.faultKind = f"{run.adapter}-{verdict.why}".replace(" ", "-")
         outcome.detail = one_line(f"{outcome.detail} ({run.adapter})" if verdict.why == "time-out" else
                                   f"the {outcome.stage} agent ({run.adapter}): {verdict.fault} fault, "
                                   f"{verdict.why}: {verdict.message}", 500)
@@ -284,23 +306,36 @@ def _after_adapter(ctx: TaskContext, key: str, run: adapters.AgentRun, outcome: 
 
 def judge(stage: str, attempt: int, reviewer: int | None, done: host.Finished, report: Path,
           timeout: float, stopped: bool) -> StageOutcome:
-    def fault(kind: str, detail: str) -> StageOutcome:
-        return StageOutcome(stage, attempt, False, "", detail, None, kind, done.exit_code, done.seconds, reviewer)
+    """What one run of a stage agent amounts to. A fault (``fault`` set to its
+    class) says nothing about the task branch; a valid report is the agent's
+    claim, which the pipeline checks against git."""
+    def fault(klass: str, kind: str, detail: str, seen: dict[str, Any] | None = None) -> StageOutcome:
+        return StageOutcome(stage, attempt, False, "", detail, None, klass, done.exit_code, done.seconds,
+                            reviewer, kind, seen)
 
     who = f"the {stage} agent" + (f" (reviewer {reviewer})" if reviewer is not None else "")
     if stopped:
-        return fault(INTERRUPTED, f"{who} was stopped: the workflow was interrupted")
+        return fault(INTERRUPTED, INTERRUPTED, f"{who} was stopped: the workflow was interrupted")
     if done.start_error is not None:
-        return fault(CRASH, f"{who} could not start: {done.start_error}")
+        return fault(INFRA, CRASH, f"{who} could not start: {done.start_error}")
     if done.timed_out:
-        return fault(TIMEOUT, f"{who} timed out after {timeout:g}s; its process group was killed")
+        return fault(INFRA, TIMEOUT, f"{who} timed out after {timeout:g}s; its process group was killed")
     document, problem = read_report(report, stage)
+    reported = document.get("fault") if document is not None else None
+    if done.exit_code in (EX_TEMPFAIL, EX_NOPERM):
+        klass, kind = (PROVIDER, EXIT_75) if done.exit_code == EX_TEMPFAIL else (AUTH, EXIT_77)
+        return fault(klass, kind, f"{who} exited with {done.exit_code} ({klass} fault)"
+                     + _fault_words(reported, done), reported)
+    if isinstance(reported, dict):
+        klass = str(reported["class"])
+        return fault(klass, FAULT_REPORT, f"{who} reported a {klass} fault" + _fault_words(reported, done),
+                     reported)
     if document is None:
         if done.exit_code != 0:
             tail = one_line(host.tail(done.stderr, 300), 300)
-            return fault(CRASH, f"{who} exited with {done.exit_code} and no valid report ({problem})"
-                         + (f": {tail}" if tail else ""))
-        return fault(INVALID_REPORT, f"{who} wrote no valid report: {problem}")
+            return fault(INFRA, CRASH, f"{who} exited with {_exit_words(done.exit_code)} and no valid report "
+                         f"({problem})" + (f": {tail}" if tail else ""))
+        return fault(INFRA, INVALID_REPORT, f"{who} wrote no valid report: {problem}")
     summary = document.get("summary") if isinstance(document.get("summary"), str) else ""
     claim = _claim(stage, document)
     outcome = StageOutcome(stage, attempt, claim, one_line(summary or "", 500), "", document, None,
@@ -311,6 +346,22 @@ def judge(stage: str, attempt: int, reviewer: int | None, done: host.Finished, r
     elif not claim:
         outcome.detail = f"{who} reported failure: {outcome.summary or '(no summary)'}"
     return outcome
+
+
+def _exit_words(code: int | None) -> str:
+    return f"signal {-code}" if code is not None and code < 0 else str(code)
+
+
+def _fault_words(reported: object, done: host.Finished) -> str:
+    """The fault report's own words (data, one line), else the stderr tail."""
+    if isinstance(reported, dict):
+        status = reported.get("httpStatus")
+        message = one_line(str(reported.get("message") or ""), 300)
+        reset = reported.get("resetAt")
+        return ((f": HTTP {status}" if status is not None else "") + (f": {message}" if message else "")
+                + (f" (reset at {one_line(str(reset), 40)})" if reset else ""))
+    tail = one_line(host.tail(done.stderr, 300), 300)
+    return f": {tail}" if tail else ""
 
 
 def _claim(stage: str, document: dict[str, Any]) -> bool:
@@ -338,6 +389,11 @@ def read_report(path: Path, stage: str) -> tuple[dict[str, Any] | None, str]:
         return None, f"the report is not JSON ({one_line(str(exc), 120)})"
     if not isinstance(document, dict):
         return None, "the report is not a JSON object"
+    if "fault" in document:  # a fault report: the stage's ordinary members are not required
+        errors = schema_errors(document, "stage-report", "faultReport")
+        if errors:
+            return None, f"the fault report does not match the schema: {one_line(errors[0], 200)}"
+        return document, ""
     errors = schema_errors(document, "stage-report", stage)
     if errors:
         return None, f"the report does not match the {stage} report schema: {one_line(errors[0], 200)}"

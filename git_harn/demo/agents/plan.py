@@ -6,6 +6,8 @@ environment (stdin, the task context, is read and not needed), writes the
 ExecPlan ``<harn.execplans or docs/execplans>/<id>.md`` with
 ``Status: APPROVED``, commits it, and writes ``{"ok": true, "summary": …}``
 to ``$HARN_REPORT``. Run again on the same branch, it commits nothing new.
+Run as ``python plan.py --crash-first-attempt <id>``, it crashes (exit 1, no
+report) on that task's first attempt: an infra fault the host retries in place.
 The title is untrusted: it is flattened to one line below the status line
 and reaches git only through the commit message on stdin (``-F -``).
 """
@@ -30,6 +32,11 @@ def main() -> int:
     task_id, report = os.environ["HARN_TASK_ID"], Path(os.environ["HARN_REPORT"])
     if not re.fullmatch(r"\d{1,9}(\.\d{1,9}){0,9}", task_id):
         raise SystemExit(f"plan agent: refusing task id {task_id!r}")
+    flaky = sys.argv[sys.argv.index("--crash-first-attempt") + 1:][:1] if "--crash-first-attempt" in sys.argv else []
+    if task_id in flaky and os.environ.get("HARN_ATTEMPT") == "1":
+        # an infra fault: the process dies without a report; the host retries it in place
+        sys.stderr.write("plan agent: simulated crash on the first attempt (--crash-first-attempt)\n")
+        return 1
     title = " ".join(os.environ.get("HARN_TASK_TITLE", "").split())
     sys.stdin.read()
     folder = git("config", "harn.execplans", check=False).stdout.strip() or "docs/execplans"

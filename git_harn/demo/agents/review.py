@@ -8,7 +8,9 @@ not needed), names the tip it reviewed (``git rev-parse HEAD``) and writes
 
 It approves, except for a task whose id is listed in ``HARN_DEMO_REJECT``
 (comma-separated ids, e.g. ``1.3,2.1``): then it requests changes with one
-blocking finding, on every round, so that task never passes review.
+blocking finding, on every round, so that task never passes review, and
+(misbehaving on purpose) appends its notes to the task's ExecPlan without
+committing them.
 """
 
 from __future__ import annotations
@@ -19,6 +21,19 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+
+def _note_in_plan(task_id: str, reviewer: str) -> None:
+    """The misbehaviour the demo needs: the refusing reviewer also writes its
+    notes into the ExecPlan, uncommitted. The host refuses a review that
+    changes the worktree; the run's assessment sees a dirty plan and artefact
+    salvage commits it onto the task branch."""
+    folder = subprocess.run(["git", "config", "harn.execplans"], capture_output=True, text=True,
+                            check=False).stdout.strip() or "docs/execplans"
+    plan = Path(folder) / f"{task_id}.md"
+    if plan.is_file() and not plan.is_symlink():
+        with plan.open("a") as handle:
+            handle.write(f"\n## Review notes (reviewer {reviewer})\n\n- rename in smaller steps\n")
 
 
 def main() -> int:
@@ -33,6 +48,7 @@ def main() -> int:
         findings.append({"severity": "blocking", "path": f"work/{task_id}.txt",
                          "text": f"task {task_id} is listed in HARN_DEMO_REJECT: this reviewer never approves it"})
         summary = f"reviewer {reviewer} requests changes on {tip[:12]}"
+        _note_in_plan(task_id, reviewer)
     else:
         verdict = "approve"
         summary = f"reviewer {reviewer} approves {tip[:12]}"

@@ -1,0 +1,67 @@
+"""Fault classes and what each does to a task (seed 002; issue 13).
+
+The host decides the class from what it sees (``stages.judge``): *infra*
+when the agent's process timed out, died, or never wrote a valid report;
+*provider* for exit 75 or a fault report of class provider; *auth* for
+exit 77 or class auth. A valid report that says the work failed is a
+product failure, not a fault.
+
+- infra: the stage is retried in place (``retries``); a fault that persists
+  ends the task ``infra-fault``, and the detail says how to relaunch.
+- provider, auth: the task ends ``provider-fault`` / ``auth-fault`` at
+  once; such a run suppresses the final remediation flush.
+- integration: a fault there is never retried, whatever its class [I4];
+  the detail says to inspect ``<remote>/<base>`` and the roadmap first.
+
+``faultMetrics`` counts the retries taken and the terminal faults per class.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from git_harn.workflow.result import AUTH_FAULT, HALTED, INFRA_FAULT, PROVIDER_FAULT, TaskResult, zero_fault_metrics
+from git_harn.workflow.stages import AUTH, INFRA, INTERRUPTED, PROVIDER
+
+__all__ = ["AUTH", "INFRA", "INTERRUPTED", "PROVIDER", "RELAUNCH", "STATUS_FOR", "SUPPRESSING"]
+
+STATUS_FOR = {INFRA: INFRA_FAULT, PROVIDER: PROVIDER_FAULT, AUTH: AUTH_FAULT, INTERRUPTED: HALTED}
+RELAUNCH = 'relaunch with resumePartialBranches=true and resumeMode="continue"'
+# terminal fault classes that keep a run from writing roadmap work (the remediation flush)
+SUPPRESSING = (PROVIDER, AUTH)
+
+
+def status_for(fault: str) -> str:
+    return STATUS_FOR.get(fault, INFRA_FAULT)
+
+
+def halt_detail(stage: str, fault: str, detail: str, attempts: int) -> str:
+    """The detail of a task a fault ended. An infra fault that outlived its
+    retries says how to relaunch; the others say what was seen."""
+    if fault == INFRA:
+        return (f"infra fault at {stage} after {attempts} attempt(s): {detail}; the branch carries no verdict: "
+                f"{RELAUNCH}")
+    if fault in (PROVIDER, AUTH):
+        return f"{fault} fault at {stage}: {detail}; not assessed; relaunch when the {fault} is back"
+    return detail
+
+
+def integration_detail(detail: str, upstream: str) -> str:
+    """A fault during integration is never retried: a hidden success may already have pushed [I4]."""
+    return f"{detail}; inspect {upstream} and the roadmap there before relaunching"
+
+
+def metrics(tasks: Iterable[TaskResult]) -> dict[str, int]:
+    """``faultMetrics``: in-place retries taken, and the tasks each fault class ended."""
+    counted = zero_fault_metrics()
+    for task in tasks:
+        counted["infraRetries"] += task.infraRetries
+        key = {INFRA: "infraFaults", PROVIDER: "providerFaults", AUTH: "authFaults"}.get(task.fault or "")
+        if key is not None:
+            counted[key] += 1
+    return counted
+
+
+def suppresses_remediation(tasks: Iterable[TaskResult]) -> bool:
+    """A provider or auth fault anywhere in the run: no roadmap work may come of it."""
+    return any(task.fault in SUPPRESSING for task in tasks)

@@ -1,0 +1,265 @@
+"""Fault classes of stage agents, in-place retries, faultMetrics (issue 13, seed 002)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from faultrepo import fault_setup, faults, runs
+from helpers import assert_valid, ref
+
+ONE = "# R\n\n- [ ] 21.1 Faulty\n"
+TWO = "# R\n\n- [ ] 21.1 Faulty\n- [ ] 21.2 Fine\n"
+
+
+@pytest.mark.parametrize(("stage", "what", "status", "klass", "kind", "words"), [
+    ("plan", "exit75", "provider-fault", "provider", "exit-75", "exited with 75 (provider fault)"),
+    ("implement", "exit77", "auth-fault", "auth", "exit-77", "exited with 77 (auth fault)"),
+    ("implement", "fault-provider", "provider-fault", "provider", "fault-report", "HTTP 529: overloaded"),
+    ("review", "fault-auth", "auth-fault", "auth", "fault-report", "HTTP 401: token expired"),
+])
+def test_provider_and_auth_faults_end_the_task_unretried(tmp_path: Path, stage: str, what: str, status: str,
+                                                          klass: str, kind: str, words: str) -> None:
+    wf = fault_setup(tmp_path, TWO)
+    faults(wf, {f"21.1:{stage}": what})
+    done = wf.run("--json")
+    assert done.code == 3, done.err
+    doc = done.json()
+    assert_valid(doc, "workflow-result")
+    bad, good = doc["tasks"]
+    assert (bad["status"], bad["stage"], bad["fault"], bad["faultKind"]) == (status, stage, klass, kind)
+    assert words in bad["detail"] and "not assessed" in bad["detail"]
+    assert bad["assessment"] is None and bad["salvage"] is None and doc["assessments"] == []
+    assert doc["remediationSuppressed"] is True  # the final remediation flush writes nothing after it
+    assert good["status"] == "done"
+    tried = [r for r in runs(wf) if r["task"] == "21.1" and r["stage"] == stage]
+    assert len(tried) == (2 if stage == "review" else 1)  # never retried (two reviewers ran once each)
+    metrics = {"infraRetries": 0, "infraFaults": 0, "providerFaults": 0, "authFaults": 0}
+    metrics["providerFaults" if klass == "provider" else "authFaults"] = 1
+    assert doc["faultMetrics"] == metrics
+    assert doc["summary"] == f"2 tasks: 1 done, 1 {status}"
+    assert "- [ ] 21.1" in wf.remote_file("docs/roadmap.md")
+
+
+def test_a_valid_report_of_failure_is_a_product_failure_not_a_fault(tmp_path: Path) -> None:
+    wf = fault_setup(tmp_path, ONE)
+    faults(wf, {"21.1:implement": "partial"})
+    doc = wf.run("--json").json()
+    task = doc["tasks"][0]
+    assert (task["status"], task["stage"], task["fault"], task["faultKind"]) == ("failed", "implement", None, None)
+    assert doc["remediationSuppressed"] is False
+    assert doc["faultMetrics"] == {"infraRetries": 0, "infraFaults": 0, "providerFaults": 0, "authFaults": 0}
+    assert ref(wf.work, "refs/heads/roadmap-21.1")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0]
+    except OSError:
+        return False
+    return state not in ("Z", "X")
+
+
+def test_a_stage_that_times_out_once_is_retried_in_place_and_lands(tmp_path: Path) -> None:
+    wf = fault_setup(tmp_path, ONE, workflow="stageTimeout = 2\n")
+    faults(wf, {"21.1:plan": {"1": "hang", "*": "pass"}})
+    done = wf.run("--json")
+    assert done.code == 0, done.err
+    doc = done.json()
+    assert_valid(doc, "workflow-result")
+    task = doc["tasks"][0]
+    assert task["status"] == "done" and task["fault"] is None
+    assert task["attempts"]["plan"] == 2 and task["infraRetries"] == 1
+    assert task["stages"]["plan"]["tries"] == 2
+    assert doc["faultMetrics"] == {"infraRetries": 1, "infraFaults": 0, "providerFaults": 0, "authFaults": 0}
+    plans = [r for r in runs(wf) if r["stage"] == "plan"]
+    assert [(r["run"], r["attempt"]) for r in plans] == [(1, 1), (2, 2)]  # HARN_ATTEMPT counts the retry
+    assert "- [x] 21.1" in wf.remote_file("docs/roadmap.md")
+    for pid in (tmp_path / "agents" / "children.log").read_text().split():
+        assert not _alive(int(pid))  # the hung agent's child went with its group
+
+
+def test_an_invalid_report_is_rerun_with_the_error_until_valid(tmp_path: Path) -> None:
+    wf = fault_setup(tmp_path, ONE)
+    faults(wf, {"21.1:plan": {"1": "garbage", "2": "garbage", "*": "pass"}})
+    done = wf.run("--json")
+    assert done.code == 0, done.err
+    doc = done.json()
+    task = doc["tasks"][0]
+    assert task["status"] == "done"
+    plans = [r for r in runs(wf) if r["stage"] == "plan"]
+    assert len(plans) == 3 and {r["attempt"] for r in plans} == {1}  # schema retries, the same attempt
+    assert plans[0]["envSchemaError"] is None and plans[0]["stdinSchemaError"] is None
+    for retry in plans[1:]:
+        assert "the report is not JSON" in retry["envSchemaError"]
+        assert retry["stdinSchemaError"] == retry["envSchemaError"]
+    assert task["stages"]["plan"]["schemaRetries"] == 2
+    assert doc["faultMetrics"]["infraRetries"] == 0  # schema retries are not infra retries
+    inputs = sorted((wf.work / ".git" / "harnery" / "workflow" / doc["workflowId"]).glob("21.1-plan-*.report.json"))
+    assert len(inputs) == 3  # each run's report kept for inspection
+
+
+def test_a_report_that_stays_invalid_is_an_infra_fault_after_its_retries(tmp_path: Path) -> None:
+    wf = fault_setup(tmp_path, ONE)
+    faults(wf, {"21.1:plan": "garbage"})
+    done = wf.run("--json", "--schema-retries", "1", "--stage-attempts", "2")
+    assert done.code == 3
+    doc = done.json()
+    assert_valid(doc, "workflow-result")
+    task = doc["tasks"][0]
+    assert (task["status"], task["stage"], task["fault"], task["faultKind"]) == (
+        "infra-fault", "plan", "infra", "invalid-report")
+    assert len([r for r in runs(wf) if r["stage"] == "plan"]) == 4  # 2 attempts x (1 + 1 schema retry)
+    assert task["detail"].startswith("infra fault at plan after 2 attempt(s): the plan agent wrote no valid report")
+    assert task["detail"].endswith('relaunch with resumePartialBranches=true and resumeMode="continue"')
+    assert doc["faultMetrics"] == {"infraRetries": 1, "infraFaults": 1, "providerFaults": 0, "authFaults": 0}
+    assert doc["settings"]["stageAttempts"] == 2 and doc["settings"]["schemaRetries"] == 1
+
+
+def test_an_integration_agent_that_crashes_is_not_retried(tmp_path: Path) -> None:
+    import json
+    import sys
+
+    agents = tmp_path / "agents"
+    wf = fault_setup(tmp_path, ONE, integrate=f'command = [{json.dumps(sys.executable)}, '
+                                              f'{json.dumps(str(agents / "agent.py"))}, "integrate"]')
+    faults(wf, {"integrate": "crash"})
+    done = wf.run("--json")
+    assert done.code == 3
+    doc = done.json()
+    task = doc["tasks"][0]
+    assert (task["status"], task["stage"], task["fault"], task["faultKind"]) == (
+        "halted", "integrate", "infra", "crash")
+    assert len([r for r in runs(wf) if r["stage"] == "integrate"]) == 1
+    assert task["detail"].startswith("the integrate agent exited with 9 and no valid report")
+    assert task["detail"].endswith("; inspect origin/main and the roadmap there before relaunching")
+    assert doc["faultMetrics"] == {"infraRetries": 0, "infraFaults": 1, "providerFaults": 0, "authFaults": 0}
+    assert len(wf.remote_log()) == 1
+
+
+def test_a_stage_that_always_hangs_ends_infra_fault_with_its_plan_salvaged(tmp_path: Path) -> None:
+    from helpers import git
+
+    wf = fault_setup(tmp_path, TWO, workflow="stageTimeout = 1\n")
+    faults(wf, {"21.1:implement": "hang-plan"})
+    done = wf.run("--json", "--stage-attempts", "2")
+    assert done.code == 3
+    doc = done.json()
+    assert_valid(doc, "workflow-result")
+    bad = doc["tasks"][0]
+    assert (bad["status"], bad["stage"], bad["fault"], bad["faultKind"]) == (
+        "infra-fault", "implement", "infra", "timeout")
+    assert bad["detail"] == ("infra fault at implement after 2 attempt(s): the implement agent timed out after 1s; "
+                             "its process group was killed; the branch carries no verdict: "
+                             'relaunch with resumePartialBranches=true and resumeMode="continue"')
+    assert bad["assessment"] is None and [a["taskId"] for a in doc["assessments"]] == []  # no assessor spawned
+    for pid in (tmp_path / "agents" / "children.log").read_text().split():
+        assert not _alive(int(pid))  # killed with its children, on every attempt
+    assert len((tmp_path / "agents" / "children.log").read_text().split()) == 2
+    # the uncommitted ExecPlan edit is committed onto the task branch [A4]
+    salvage = bad["salvage"]
+    assert (salvage["classification"], salvage["committed"], salvage["skipped"]) == ("infra-fault", True, False)
+    tip = ref(wf.work, "refs/heads/roadmap-21.1")
+    assert salvage["sha"] == tip
+    assert "half of it, not yet committed" in git(wf.work, "show", f"{tip}:docs/execplans/21.1.md")
+    assert git(wf.work, "log", "-1", "--format=%an", tip) == "git-harn machine"
+    assert doc["salvages"] == [{"taskId": "21.1", "branch": "roadmap-21.1", **salvage}]
+    assert doc["faultMetrics"] == {"infraRetries": 1, "infraFaults": 1, "providerFaults": 0, "authFaults": 0}
+    assert doc["summary"] == "2 tasks: 1 done, 1 infra-fault | salvaged artefacts on 1 branch(es)"
+    assert bad["workspace"]["state"] == "preserved_unmerged"  # nothing lost [P1]
+
+
+def test_a_product_failure_is_assessed_adopt_partial_and_its_plan_salvaged(tmp_path: Path) -> None:
+    from helpers import git
+
+    wf = fault_setup(tmp_path, TWO)
+    faults(wf, {"21.1:implement": "partial"})
+    done = wf.run("--json")
+    assert done.code == 3
+    doc = done.json()
+    assert_valid(doc, "workflow-result")
+    bad = doc["tasks"][0]
+    assert (bad["status"], bad["stage"], bad["fault"]) == ("failed", "implement", None)
+    assert bad["assessment"]["classification"] == "adopt-partial"
+    assert_valid(bad["assessment"], "assessment")
+    assert doc["assessments"] == [{
+        "taskId": "21.1", "branch": "roadmap-21.1", "status": "failed", "classification": "adopt-partial",
+        "reasons": bad["assessment"]["reasons"], "missingEvidence": bad["assessment"]["missingEvidence"],
+        "residualRisk": bad["assessment"]["residualRisk"]}]
+    salvage = bad["salvage"]
+    assert (salvage["classification"], salvage["committed"], salvage["paths"]) == (
+        "adopt-partial", True, ["docs/execplans/21.1.md"])
+    tip = ref(wf.work, "refs/heads/roadmap-21.1")
+    assert salvage["sha"] == tip
+    assert "the second half needs a decision" in git(wf.work, "show", f"{tip}:docs/execplans/21.1.md")
+    assert doc["summary"] == "2 tasks: 1 done, 1 failed | salvaged artefacts on 1 branch(es)"
+    # the verdict is noted on the tip it judged; nothing merged, nothing ticked
+    judged = git(wf.work, "rev-parse", f"{tip}~1")
+    assert '"adopt-partial"' in git(wf.work, "show", f"refs/harnery/notes:{judged}")
+    assert "- [ ] 21.1" in wf.remote_file("docs/roadmap.md")
+
+
+def test_no_assess_partial_branches_means_no_assessment_and_no_salvage(tmp_path: Path) -> None:
+    wf = fault_setup(tmp_path, ONE, workflow="stageTimeout = 1\n")
+    faults(wf, {"21.1:implement": "partial"})
+    doc = wf.run("--json", "--no-assess-partial-branches").json()
+    task = doc["tasks"][0]
+    assert task["status"] == "failed" and task["assessment"] is None and task["salvage"] is None
+    assert doc["assessments"] == [] and doc["salvages"] == []
+    assert doc["settings"]["assessPartialBranches"] is False
+    assert task["workspace"]["state"] == "preserved_dirty"  # the plan edit stays in the worktree, uncommitted
+    assert "|" not in doc["summary"]
+
+
+def test_an_external_assessor_from_agents_assess_judges_the_branch(tmp_path: Path) -> None:
+    import json
+    import sys
+
+    verdict = tmp_path / "assessor.py"
+    verdict.write_text(
+        "import json, sys\n"
+        "evidence = json.load(sys.stdin)\n"
+        "open(sys.argv[1], 'w').write(evidence['branch'])\n"
+        "print(json.dumps({'classification': 'continue-manual', 'reasons': ['external-says-so'],\n"
+        "                  'missingEvidence': ['needs a person'], 'residualRisk': []}))\n")
+    seen = tmp_path / "assessed-branch"
+    extra = f"\n[agents.assess]\ncommand = {json.dumps([sys.executable, str(verdict), str(seen)])}\n"
+    wf = fault_setup(tmp_path, ONE, extra=extra)
+    faults(wf, {"21.1:implement": "partial"})
+    doc = wf.run("--json").json()
+    task = doc["tasks"][0]
+    assert seen.read_text() == "roadmap-21.1"  # the evidence JSON went to it on stdin [A3]
+    assert task["assessment"]["classification"] == "continue-manual"
+    assert task["assessment"]["assessor"]["kind"] == "external"
+    assert task["assessment"]["reasons"] == ["external-says-so"]
+    assert (task["salvage"]["classification"], task["salvage"]["committed"]) == ("continue-manual", True)
+
+
+def test_a_reviewer_that_crashes_once_is_retried_alone_and_the_round_stands(tmp_path: Path) -> None:
+    wf = fault_setup(tmp_path, ONE)
+    faults(wf, {"21.1:review:2": {"1": "crash", "*": "pass"}, "21.1:plan": {"1": "fault-infra", "*": "pass"}})
+    done = wf.run("--json")
+    assert done.code == 0, done.err
+    doc = done.json()
+    task = doc["tasks"][0]
+    assert task["status"] == "done" and task["review"]["rounds"] == 1
+    reviews = [(r["reviewer"], r["run"], r["attempt"]) for r in runs(wf) if r["stage"] == "review"]
+    assert sorted(reviews) == [("1", 1, 1), ("2", 1, 1), ("2", 2, 1)]  # reviewers keep the round's number
+    assert [(r["run"], r["attempt"]) for r in runs(wf) if r["stage"] == "plan"] == [(1, 1), (2, 2)]
+    assert task["infraRetries"] == 2  # an infra fault report is retried like any infra fault
+    assert doc["faultMetrics"] == {"infraRetries": 2, "infraFaults": 0, "providerFaults": 0, "authFaults": 0}
+
+
+def test_a_task_whose_worktree_could_not_be_made_is_not_assessed(tmp_path: Path) -> None:
+    from helpers import git
+
+    wf = fault_setup(tmp_path, ONE)
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the worktree root should be\n")
+    git(wf.work, "config", "harn.worktreeRoot", str(blocker / "worktrees"))
+    done = wf.run("--json")
+    assert done.code == 3, done.err
+    task = done.json()["tasks"][0]
+    assert (task["status"], task["stage"]) == ("failed", "workspace"), task
+    assert task["assessment"] is None and task["salvage"] is None
+    assert done.json()["assessments"] == [] and runs(wf) == []
