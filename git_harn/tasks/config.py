@@ -51,6 +51,7 @@ def _is_argv(value: object) -> bool:
 # --- the workflow model: [workflow], [agents.<stage>], [gates] ------------------
 
 STAGES = ("plan", "implement", "review", "integrate")
+OPTIONAL_STAGES = ("addendum",)  # [agents.<stage>] tables a run may do without
 BUILTIN = "builtin"
 STDIN_MODES = ("json", "prompt")
 DEFAULT_REMOTE = "origin"
@@ -176,10 +177,11 @@ def workflow_settings(config: dict[str, Any], where: str) -> WorkflowSettings:
     agents_table = config.get("agents", {})
     if not isinstance(agents_table, dict):
         raise _bad(where, "agents", "must be a table of [agents.<stage>] tables")
+    known = STAGES + OPTIONAL_STAGES
     for stage in agents_table:
-        if stage not in STAGES:
-            raise BadInput(f"{where}: unknown setting agents.{stage} (stages: {', '.join(STAGES)})")
-    agents = {stage: _agent(stage, agents_table[stage], where) for stage in STAGES if stage in agents_table}
+        if stage not in known:
+            raise BadInput(f"{where}: unknown setting agents.{stage} (stages: {', '.join(known)})")
+    agents = {stage: _agent(stage, agents_table[stage], where) for stage in known if stage in agents_table}
     gates = config.get("gates", {})
     if isinstance(gates, dict):
         for key in gates:

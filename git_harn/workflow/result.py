@@ -20,7 +20,8 @@ FAILED = "failed"
 BLOCKED = "blocked"
 HALTED = "halted"
 PLANNED = "planned"
-FINISHED = (DONE, FAILED, BLOCKED, HALTED)
+MANUAL_MERGE_READY = "manual-merge-ready"  # an addendum whose agent did all but say ok (seed 002)
+FINISHED = (DONE, FAILED, BLOCKED, HALTED, MANUAL_MERGE_READY)
 
 # skip reasons
 SURVIVING_BRANCH = "surviving-branch"
@@ -44,6 +45,11 @@ class Skipped:
     taskId: str
     reason: str
     detail: str = ""
+    addendum: int | None = None  # set when the skipped work is addendum <n> of the task
+
+    @property
+    def key(self) -> str:
+        return self.taskId if self.addendum is None else f"{self.taskId}-addendum-{self.addendum}"
 
 
 @dataclass
@@ -67,6 +73,7 @@ class TaskResult:
     baseOid: str | None = None
     startedAt: str | None = None
     finishedAt: str | None = None
+    addendum: int | None = None  # addendum <n> of the task, on roadmap-<id>-addendum-<n>
 
     @property
     def finished(self) -> bool:
@@ -113,7 +120,7 @@ class WorkflowResult(Result):
         noun = "task" if count == 1 else "tasks"
         if not count:
             return "0 tasks: nothing selectable"
-        order = [DONE, FAILED, BLOCKED, HALTED, PLANNED, RUNNING, PENDING]
+        order = [DONE, FAILED, BLOCKED, HALTED, MANUAL_MERGE_READY, PLANNED, RUNNING, PENDING]
         parts = [f"{sum(t.status == s for t in self.tasks)} {s}" for s in order
                  if any(t.status == s for t in self.tasks)]
         return f"{count} {noun}: " + ", ".join(parts)

@@ -23,7 +23,7 @@ from typing import Any
 from git_harn.clock import now_iso
 from git_harn.git import Repo
 from git_harn.text import one_line
-from git_harn.workflow import config, host, record, select
+from git_harn.workflow import addenda, config, host, record, select
 from git_harn.workflow.pipeline import Job, run_id_for, run_task
 from git_harn.workflow.progress import Progress
 from git_harn.workflow.result import (
@@ -50,8 +50,8 @@ def _result(eff: config.Effective, workflow_id: str, dry_run: bool) -> WorkflowR
 
 
 def _task_result(workflow_id: str, task: host.Task) -> TaskResult:
-    return TaskResult(taskId=task.id, title=task.title, branch=host.task_branch(task.id),
-                      runId=run_id_for(workflow_id, task.id))
+    return TaskResult(taskId=task.id, title=task.title, branch=addenda.branch_of(task),
+                      runId=run_id_for(workflow_id, task.key), addendum=addenda.number_of(task))
 
 
 def run_workflow(repo: Repo, options: config.Options) -> WorkflowResult:
@@ -59,9 +59,9 @@ def run_workflow(repo: Repo, options: config.Options) -> WorkflowResult:
     workflow_id = record.new_workflow_id()
     result = _result(eff, workflow_id, options.dry_run)
     tasks = host.tasks_at(repo, eff.base_oid) or []
-    held = select.survivors(repo, tasks)
+    held = select.survivors(repo, tasks) + addenda.held(repo, eff, tasks)
     result.skipped.extend(held)
-    held_ids = {s.taskId for s in held}
+    held_ids = {s.key for s in held}
     if options.dry_run:
         return _dry_run(result, eff, tasks, held_ids)
     return Scheduler(repo, eff, result, tasks, held_ids, Progress(options.quiet)).run()
@@ -140,13 +140,13 @@ class Scheduler:
     def _submit(self, pool: ThreadPoolExecutor) -> None:
         while self.queue and len(self.running) < self.eff.parallel:
             task = self.queue.popleft()
-            if task.id in self.taken:
+            if task.key in self.taken:
                 continue
             if not self._room():
                 self.limited = True
                 self.queue.clear()
                 return
-            self.taken.add(task.id)
+            self.taken.add(task.key)
             # The worker fills its own copy; the result shows this placeholder until
             # the task ends, so the record is never written from half-changed data.
             placeholder = _task_result(self.result.workflowId, task)
@@ -158,7 +158,7 @@ class Scheduler:
             job = Job(self.eff, self.result.workflowId, task, copy.deepcopy(placeholder), base, self.scratch,
                       self.agents, self.progress.stage)
             self.running[pool.submit(run_task, self.repo, job)] = job.result
-            self.writer.write(self.result, "task-start", f"task {task.id} on {placeholder.branch}")
+            self.writer.write(self.result, "task-start", f"task {task.key} on {placeholder.branch}")
 
     def _collect(self, future: Future[TaskResult]) -> None:
         tr = self.running.pop(future)
@@ -167,7 +167,7 @@ class Scheduler:
         except Exception as exc:  # a bug must not take the siblings down
             tr.status = FAILED
             tr.detail = one_line(f"internal error: {type(exc).__name__}: {exc}", 500)
-        at = next(i for i, t in enumerate(self.result.tasks) if t.taskId == tr.taskId)
+        at = next(i for i, t in enumerate(self.result.tasks) if t.runId == tr.runId)
         self.result.tasks[at] = tr
         self.progress.finished(tr)
         self.writer.write(self.result, f"task-{tr.status}",
@@ -182,9 +182,9 @@ class Scheduler:
         if tasks is None:
             return
         self.tasks = tasks
-        queued = {t.id for t in self.queue}
+        queued = {t.key for t in self.queue}
         for task in select.selectable(tasks, self.taken, self.held):
-            if task.id not in queued:
+            if task.key not in queued:
                 self.queue.append(task)
 
     # --- interruption -------------------------------------------------------------
@@ -210,7 +210,7 @@ class Scheduler:
         finally:
             killer.cancel()
         for work in list(self.running.values()):  # still running after the drain
-            at = next(i for i, t in enumerate(self.result.tasks) if t.taskId == work.taskId)
+            at = next(i for i, t in enumerate(self.result.tasks) if t.runId == work.runId)
             left = self.result.tasks[at]
             left.stage = work.stage
             left.detail = f"still running {work.stage or 'its start'} when the workflow stopped"
