@@ -111,6 +111,7 @@ def test_without_an_addendum_agent_addenda_are_skipped_and_dry_run_lists_them(tm
     assert_valid(plan, "workflow-result")
     assert [t["branch"] for t in plan["tasks"]] == ["roadmap-5.2"]
     assert {"taskId": "5.1", "reason": "no-addendum-agent", "addendum": 1}.items() <= plan["skipped"][0].items()
+    assert plan["remediation"]["state"] == "dry-run"
     with_agent = make(tmp_path / "b", roadmap)
     planned = with_agent.run("--dry-run", "--json").json()
     assert [(t["branch"], t["status"], t["addendum"]) for t in planned["tasks"]] == [

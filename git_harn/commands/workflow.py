@@ -59,6 +59,9 @@ def _common(doc: dict[str, Any]) -> list[str]:
             lines.append(f"agent {stage}: {command}")
     if doc.get("halted"):
         lines.append(f"halted: {doc['halted']}")
+    remediation = doc.get("remediation") or {}
+    if remediation.get("state") not in (None, "nothing-to-flush", "dry-run"):
+        lines.append(f"remediation {remediation['state']}: {one_line(remediation.get('detail') or '', 200)}")
     lines.append(doc.get("summary", ""))
     for t in doc.get("tasks", []):
         if t["status"] in ("failed", "blocked", "halted") and t.get("runId"):

@@ -97,6 +97,7 @@ class WorkflowResult(Result):
     agents: dict[str, dict[str, Any]] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
     faultMetrics: dict[str, int] = field(default_factory=zero_fault_metrics)
+    remediation: dict[str, Any] | None = None  # triage and the final flush (workflow/remediation.py)
     summary: str = ""
     halted: str | None = None
     interrupted: bool = False

@@ -23,7 +23,7 @@ from typing import Any
 from git_harn.clock import now_iso
 from git_harn.git import Repo
 from git_harn.text import one_line
-from git_harn.workflow import addenda, config, host, record, select
+from git_harn.workflow import addenda, config, host, record, remediation, select
 from git_harn.workflow.pipeline import Job, run_id_for, run_task
 from git_harn.workflow.progress import Progress
 from git_harn.workflow.result import (
@@ -81,6 +81,7 @@ def _dry_run(result: WorkflowResult, eff: config.Effective, tasks: list[host.Tas
         result.selected.append(task.id)
     limited = eff.maxTasks is not None and len(select.selectable(tasks, set(), held)) > len(chosen)
     result.skipped.extend(select.left_out(tasks, set(result.selected), held, limited))
+    result.remediation = remediation.dry_run()
     result.finished = True
     result.finishedAt = now_iso()
     result.summary = result.make_summary() + " (dry run)"
@@ -227,6 +228,7 @@ class Scheduler:
             if tr.status in (PENDING, RUNNING):
                 tr.status, tr.detail = HALTED, tr.detail or "never finished"
         result.skipped.extend(select.left_out(self.tasks, self.taken, self.held, self.limited))
+        remediation.finish(self.repo, self.eff, result)  # the one final flush, after every task ended
         result.finished = True
         result.finishedAt = now_iso()
         result.summary = result.make_summary()
