@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from addendatools import extra_log, make, script
 from helpers import all_refs, assert_valid, git, ref
 
@@ -125,3 +126,62 @@ def test_an_unknown_agent_table_is_still_bad_input(tmp_path: Path) -> None:
     wf.push_change({".harn/workflow.toml": text})
     done = wf.run("--json")
     assert done.code == 2 and "unknown setting agents.adendum" in done.err
+
+
+INTEGRATOR = r'''
+import json, os, subprocess, sys, tempfile
+
+here = os.path.dirname(os.path.abspath(__file__))
+mode = open(os.path.join(here, "integrator-mode")).read().strip()
+worktree, branch = os.environ["HARN_WORKTREE"], os.environ["HARN_BRANCH"]
+
+def git(*args, cwd):
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
+
+remote = git("remote", "get-url", "origin", cwd=worktree).strip()
+clone = tempfile.mkdtemp(prefix="integrator-")
+git("clone", "-q", remote, clone, cwd=here)
+git("config", "user.name", "Integrator", cwd=clone)
+git("config", "user.email", "integrator@example.com", cwd=clone)
+git("fetch", "-q", worktree, branch, cwd=clone)
+git("merge", "--squash", "FETCH_HEAD", cwd=clone)
+path = os.path.join(clone, "docs", "roadmap.md")
+text = open(path).read().replace("- [ ] addendum 1:", "- [x] addendum 1:")
+if mode == "tick-more":
+    text = text.replace("- [ ] addendum 2:", "- [x] addendum 2:")
+open(path, "w").write(text)
+git("commit", "-q", "-am", f"squash {branch}", cwd=clone)
+git("push", "-q", "origin", "HEAD:main", cwd=clone)
+with open(os.environ["HARN_REPORT"], "w") as f:
+    json.dump({"taskId": os.environ["HARN_TASK_ID"], "branch": branch, "base": "main", "remote": "origin",
+               "ok": True, "rebased": True, "squashMerged": True, "pushed": True, "roadmapMarkedDone": True,
+               "summary": f"{mode}: landed {branch}"}, f)
+'''
+
+
+@pytest.mark.parametrize("mode", ["own-box", "tick-more"])
+def test_an_integration_agent_must_tick_the_addendums_box_and_nothing_else(tmp_path: Path, mode: str) -> None:
+    import json
+    import sys
+
+    roadmap = "# R\n\n- [x] 7.1 Landed\n  - [ ] addendum 1: one\n  - [ ] addendum 2: two\n"
+    wf = make(tmp_path, roadmap)
+    (wf.agents / "integrator.py").write_text(INTEGRATOR)
+    (wf.agents / "integrator-mode").write_text(mode)
+    config = (wf.work / ".harn" / "workflow.toml").read_text().replace(
+        '[agents.integrate]\ncommand = "builtin"',
+        f"[agents.integrate]\ncommand = [{json.dumps(sys.executable)}, "
+        f"{json.dumps(str(wf.agents / 'integrator.py'))}]")
+    wf.push_change({".harn/workflow.toml": config})
+    doc = wf.run("--max-tasks", "1", "--json").json()
+    assert_valid(doc, "workflow-result")
+    (task,) = doc["tasks"]
+    assert task["branch"] == "roadmap-7.1-addendum-1"
+    if mode == "own-box":
+        assert task["status"] == "done", task["detail"]
+        assert task["integratedRef"] == "refs/harnery/integrated/7.1-addendum-1"
+        assert "  - [x] addendum 1: one\n  - [ ] addendum 2: two" in wf.remote_file("docs/roadmap.md")
+    else:
+        assert (task["status"], task["stage"]) == ("halted", "integrate")
+        assert "ticks addendum 1 of task 7.1 but changes other lines of docs/roadmap.md too" in task["detail"]
+        assert task["integratedRef"] is None
