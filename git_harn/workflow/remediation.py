@@ -191,6 +191,8 @@ def finish(repo: Repo, eff: Effective, result: WorkflowResult) -> None:
             _flush(repo, eff, result.workflowId, items, rem)
         except HarnError as exc:
             rem.update(state=FAILED_FLUSH, reason="error", detail=one_line(exc.message, 500))
+        except OSError as exc:  # the record of the run must still be written [P6]
+            rem.update(state=FAILED_FLUSH, reason="error", detail=one_line(f"remediation flush: {exc}", 500))
         if cut:
             rem["detail"] += f"; {len(cut)} more finding(s) were not written (at most {MAX_ITEMS} per run)"
     rem["triaged"] = items
