@@ -185,3 +185,16 @@ def test_an_integration_agent_must_tick_the_addendums_box_and_nothing_else(tmp_p
         assert (task["status"], task["stage"]) == ("halted", "integrate")
         assert "ticks addendum 1 of task 7.1 but changes other lines of docs/roadmap.md too" in task["detail"]
         assert task["integratedRef"] is None
+
+
+def test_progress_and_the_human_view_name_the_addendum(tmp_path: Path) -> None:
+    wf = make(tmp_path, "# R\n\n- [x] 8.1 Landed\n  - [ ] addendum 1: one\n  - [ ] addendum 2: two\n")
+    script(wf, {"roadmap-8.1-addendum-2:addendum": "mmr", "8.1:review": "advisory"})
+    done = wf.run()
+    assert done.code == 3, done.err
+    assert "task 8.1-addendum-1: addendum (attempt 1)" in done.err
+    assert "task 8.1-addendum-1: done" in done.err
+    assert "task 8.1-addendum-2: manual-merge-ready at addendum: addendum 2 of task 8.1" in done.err
+    assert "remediation flushed: 1 addendum item(s) written to docs/roadmap.md on origin/main" in done.out
+    assert "  - [ ] addendum 3: review finding (advisory) (work.txt): consider naming 8.1 better" in \
+        wf.remote_file("docs/roadmap.md")

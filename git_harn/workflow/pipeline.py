@@ -91,7 +91,7 @@ def _stage(job: Job, stage: str, attempt: int) -> None:
         raise Stop(HALTED, stage, f"the workflow was interrupted before {stage}")
     job.result.stage = stage
     job.result.attempts[stage] = job.result.attempts.get(stage, 0) + (1 if stage != "review" else 0)
-    job.progress(job.result.taskId, stage, attempt)
+    job.progress(job.task.key, stage, attempt)
 
 
 def _context(repo: Repo, job: Job, worktree: Path) -> TaskContext:

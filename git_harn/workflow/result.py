@@ -79,6 +79,11 @@ class TaskResult:
     def finished(self) -> bool:
         return self.status in FINISHED
 
+    @property
+    def key(self) -> str:
+        """``<id>``, or ``<id>-addendum-<n>``: what names this work in a run."""
+        return self.taskId if self.addendum is None else f"{self.taskId}-addendum-{self.addendum}"
+
 
 @dataclass
 class WorkflowResult(Result):
