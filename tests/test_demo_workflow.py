@@ -19,7 +19,13 @@ def test_demo_workflow_lands_three_fails_one_and_names_the_next_step(tmp_path: P
     # exactly three new commits on the remote's main, each one squash (one parent,
     # one Harnery-Task trailer) that ticks its own box
     commits = git(origin, "rev-list", "--first-parent", "main").split()
-    assert len(commits) == 4, git(origin, "log", "--oneline", "main")
+    assert len(commits) == 5, git(origin, "log", "--oneline", "main")
+    # the newest is the final remediation flush: 1.4's blocking finding became its addendum 1
+    remediation, commits = commits[0], commits[1:]
+    assert git(origin, "log", "-1", "--format=%(trailers:key=Harnery-Remediation,valueonly)", remediation).strip()
+    assert git(origin, "diff", "--name-only", f"{remediation}^", remediation) == "docs/roadmap.md"
+    assert "\n  - [ ] addendum 1: review finding (blocking) (work/1.4.txt): " in \
+        git(origin, "show", f"{remediation}:docs/roadmap.md")
     landed = []
     for oid in commits[:-1]:
         assert len(git(origin, "rev-list", "--parents", "-n", "1", oid).split()) == 2  # one parent

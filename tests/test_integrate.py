@@ -341,8 +341,10 @@ def test_a_box_ticked_by_another_commit_needs_the_operator(s: Setup) -> None:
 def test_an_addendum_squash_does_not_count_for_its_task(s: Setup) -> None:
     git(s.work, "branch", "roadmap-1.1", "origin/main")
     addendum = make_task(s.work, "1.1-addendum-1", {"add.txt": "add\n"})
-    push_from_other_clone(s, "other", {"docs/roadmap.md": ROADMAP.replace("[ ] 1.1", "[x] 1.1")})
+    ticked = ROADMAP.replace("- [ ] 1.1 First thing\n", "- [x] 1.1 First thing\n  - [ ] addendum 1: more\n")
+    push_from_other_clone(s, "other", {"docs/roadmap.md": ticked})
     assert harn(s.work, "integrate", addendum, "--base", "main").code == 0
+    assert "  - [x] addendum 1: more\n" in s.remote_file("docs/roadmap.md")
     result = harn(s.work, "integrate", "roadmap-1.1", "--base", "main", "--json")
     assert result.code == 3 and result.json()["outcome"] == "needs-operator"
 

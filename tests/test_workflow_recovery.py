@@ -166,7 +166,11 @@ def test_review_mode_resumes_a_clean_adopt_complete_branch_to_a_landed_squash(tm
     assert task["status"] == "done" and task["runId"] == first["runId"]  # its own workspace, reused
     assert stages_run(wf, "5.1") == ["review", "review"]  # dual review, no plan, no implementation
     assert "- [x] 5.1" in wf.remote_file("docs/roadmap.md")
-    assert len(wf.remote_log()) == 3  # initial, the base's change, one squash
+    # initial, the base's change, one squash, and the remediation flush of the first run, whose review failed
+    log = wf.remote_log()
+    flushes = [subject for subject in log if subject.startswith("Remediation: ")]
+    assert len(flushes) == 1 and doc["remediation"]["state"] == "nothing-to-flush"
+    assert sorted(set(log) - set(flushes)) == ["The task that failed", "change on main", "initial"]
     assert ref(wf.work, "refs/harnery/integrated/5.1") is not None
     # the survivor's own work landed, rebased onto the advanced base: not implemented again
     assert git(wf.work, "show", "refs/harnery/integrated/5.1:work-5.1.txt") == git(wf.work, "show",

@@ -105,6 +105,9 @@ def _common(doc: dict[str, Any]) -> list[str]:
     lines += _recovery_lines(doc.get("recovery"))
     if doc.get("halted"):
         lines.append(f"halted: {doc['halted']}")
+    remediation = doc.get("remediation") or {}
+    if remediation.get("state") not in (None, "nothing-to-flush", "dry-run"):
+        lines.append(f"remediation {remediation['state']}: {one_line(remediation.get('detail') or '', 200)}")
     lines.append(doc.get("summary", ""))
     for t in doc.get("tasks", []):
         if t.get("assessment"):

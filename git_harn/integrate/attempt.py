@@ -28,7 +28,7 @@ from git_harn.integrate.report import (
 )
 from git_harn.integrate.target import Target
 from git_harn.store.notes import merge_note
-from git_harn.tasks.roadmap import Task, tick
+from git_harn.tasks.roadmap import Task, tick_item
 
 SHOWN_PATHS = 10
 TITLE_LIMIT = 200
@@ -56,11 +56,11 @@ def attempt(repo: Repo, target: Target, worktree: Path, base: Oid, task: Task,
     if wt.nothing_staged(worktree):
         return new_report(target, number, rebased=True, outcome=NOTHING_TO_INTEGRATE, summary=(
             f"nothing to integrate: {target.branch} ({str(tip)[:12]}) adds no change to "
-            f"{target.upstream}; task {target.task_id} stays unticked"))
+            f"{target.upstream}; {_what(target)} stays unticked"))
     refused = _tick_roadmap(repo, target, worktree, base)
     if refused is not None:
         return new_report(target, number, rebased=True, outcome=REFUSED,
-                          summary=f"{refused}; task {target.task_id} cannot be marked done, nothing was pushed")
+                          summary=f"{refused}; {_what(target)} cannot be marked done, nothing was pushed")
     commit = wt.commit_index(worktree, commit_message(target, task, repo.ahead_behind(tip, base)[0]))
     failpoint("integrate-after-commit")
     failpoint("integrate-before-push")
@@ -115,8 +115,9 @@ def _conflict(target: Target, number: int, step: str, paths: list[str], tip: Oid
 
 
 def _tick_roadmap(repo: Repo, target: Target, worktree: Path, base: Oid) -> str | None:
-    """``- [ ] <id>`` → ``- [x] <id>`` in the index the squash left; None when
-    done, else why the roadmap cannot be ticked.
+    """``- [ ] <id>`` → ``- [x] <id>`` (for an addendum, its own ``- [ ] addendum
+    <n>:`` line under the task) in the index the squash left; None when done,
+    else why the roadmap cannot be ticked.
 
     The task branch decides what sits at the roadmap's path, so the file on
     disk may be a symlink out of the worktree: only blobs are read and
@@ -131,19 +132,28 @@ def _tick_roadmap(repo: Repo, target: Target, worktree: Path, base: Oid) -> str 
                 f"regular file (mode {mode:o})")
     merged = repo.read_blob(oid)
     before = repo.read_file(base, target.roadmap) or b""
-    ticked, _ = tick(before.decode("utf-8", "surrogateescape"), target.task_id)
+    ticked, _ = tick_item(before.decode("utf-8", "surrogateescape"), target.task_id, target.addendum)
     wanted = ticked.encode("utf-8", "surrogateescape")
     if merged not in (before, wanted):
-        return (f"the squash of {target.branch} changes {target.roadmap} beyond the checkbox of task "
-                f"{target.task_id}; a task may not edit the roadmap or tick other tasks")
+        return (f"the squash of {target.branch} changes {target.roadmap} beyond the checkbox of {_what(target)}; "
+                "a task may not edit the roadmap or tick other tasks")
     if merged != wanted:
         wt.stage_blob(worktree, target.roadmap, repo.write_blob(wanted), mode)
     return None
 
 
+def _what(target: Target) -> str:
+    if target.addendum is None:
+        return f"task {target.task_id}"
+    return f"addendum {target.addendum} of task {target.task_id}"
+
+
 def commit_message(target: Target, task: Task, commits: int) -> str:
-    """Subject from the task's title (untrusted text, kept to one printable line)."""
-    title = "".join(ch for ch in task.title if ch.isprintable())[:TITLE_LIMIT].strip()
+    """Subject from the task's (or the addendum's) title (untrusted text, kept
+    to one printable line)."""
+    item = task.addendum(target.addendum) if target.addendum is not None else None
+    raw = item.title if item is not None else task.title
+    title = "".join(ch for ch in raw if ch.isprintable())[:TITLE_LIMIT].strip()
     what = f"addendum {target.addendum} of task" if target.addendum is not None else "task"
     trailers = f"Harnery-Task: {target.task_id}\n"
     if target.addendum is not None:
@@ -157,7 +167,7 @@ def _landed(repo: Repo, target: Target, worktree: Path, commit: Oid, base: Oid, 
     report = new_report(target, number, ok=True, rebased=True, squashMerged=True, pushed=True,
                         roadmapMarkedDone=True, commit=str(commit), outcome=LANDED, summary=(
                             f"{target.branch} landed on {target.upstream} as {str(commit)[:12]} "
-                            f"(task {target.task_id} marked done) after {number} attempt(s)"))
+                            f"({_what(target)} marked done) after {number} attempt(s)"))
     if repo.ref_oid(target.tracking_ref) == base:  # the remote has no fetch refspec that push could follow
         repo.move_ref(target.tracking_ref, commit, base, "git-harn: integrate: pushed")
     merge_note(repo, commit, "integration", report.document())

@@ -89,6 +89,9 @@ def _roadmap_task(repo: Repo, target: Target, base: Oid) -> Task:
     task = find_task(parse_roadmap(raw.decode("utf-8", "replace")), target.task_id)
     if task is None:
         raise BadInput(f"{target.roadmap} on {target.upstream} has no task {target.task_id}")
+    if target.addendum is not None and task.addendum(target.addendum) is None:
+        raise BadInput(f"{target.roadmap} on {target.upstream} has no addendum {target.addendum} under task "
+                       f"{target.task_id} (an indented '- [ ] addendum {target.addendum}: <title>' item)")
     return task
 
 
@@ -99,18 +102,18 @@ def _landed_before(repo: Repo, target: Target, base: Oid, task: Task, number: in
     Only this task's own squash commit (its ``Harnery-Task:`` trailer, and
     ``Harnery-Addendum:`` for an addendum) proves it landed: a checkbox can be
     ticked by any commit, another task's included [P5]."""
-    if target.addendum is None and not task.done:
+    item = task.addendum(target.addendum) if target.addendum is not None else None
+    if not (item.done if item is not None else task.done):
         return None
     commit = squash_on(repo, target, base)
-    if commit is None:
-        if target.addendum is not None:
-            return None
-        return new_report(target, number, outcome=NEEDS_OPERATOR, summary=(
-            f"task {target.task_id} is ticked in {target.roadmap} on {target.upstream}, "
-            f"but no commit there carries Harnery-Task: {target.task_id}; it was not "
-            f"integrated by git-harn. Inspect {target.upstream} and the roadmap; untick "
-            f"the task there to integrate {target.branch}"))
     what = f"addendum {target.addendum} of task" if target.addendum is not None else "task"
+    if commit is None:
+        trailer = f" and Harnery-Addendum: {target.addendum}" if target.addendum is not None else ""
+        return new_report(target, number, outcome=NEEDS_OPERATOR, summary=(
+            f"{what} {target.task_id} is ticked in {target.roadmap} on {target.upstream}, "
+            f"but no commit there carries Harnery-Task: {target.task_id}{trailer}; it was not "
+            f"integrated by git-harn. Inspect {target.upstream} and the roadmap; untick "
+            f"it there to integrate {target.branch}"))
     return new_report(target, number, ok=True, rebased=True, squashMerged=True, pushed=True,
                       roadmapMarkedDone=True, commit=commit, outcome=ALREADY_INTEGRATED,
                       summary=(f"{what} {target.task_id} is already integrated into {target.upstream} "

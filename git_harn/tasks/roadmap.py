@@ -2,7 +2,9 @@
 
 A task is a list item ``- [ ] <id> <title>`` or ``- [x] <id> <title>`` (``*``
 too, any indentation), ``<id>`` a dotted number. An indented line
-``Requires: 1.2.1, 1.1.4`` under it lists what it waits for. The text is
+``Requires: 1.2.1, 1.1.4`` under it lists what it waits for. An indented item
+``- [ ] addendum <n>: <title>`` under it is an addendum: follow-up work on the
+task, selectable once the task is checked and its own box is not. The text is
 untrusted [P5]: a hostile line can only fail to parse.
 """
 
@@ -20,8 +22,22 @@ TASK_ID = r"\d{1,9}(?:\.\d{1,9}){0,9}"
 _TASK_LINE = re.compile(rf"^(?P<indent>[ \t]*)[-*][ \t]+\[(?P<mark>[ xX])\][ \t]+(?P<id>{TASK_ID})(?![\w.])"
                         r"[ \t]*(?P<title>.*)$")
 _REQUIRES = re.compile(rf"^[ \t]+Requires:[ \t]*(?P<ids>{TASK_ID}(?:[ \t]*,[ \t]*{TASK_ID})*)[ \t]*$")
+_ADDENDUM_LINE = re.compile(r"^(?P<indent>[ \t]+)[-*][ \t]+\[(?P<mark>[ xX])\][ \t]+addendum[ \t]+"
+                            r"(?P<n>[1-9]\d{0,8})[ \t]*:[ \t]*(?P<title>.*)$")
 _TASK_ID = re.compile(TASK_ID)
 _TASK_BRANCH = re.compile(rf"^(?:refs/heads/)?roadmap-(?P<id>{TASK_ID})(?:-addendum-(?P<n>\d{{1,9}}))?$")
+
+
+@dataclass
+class Addendum:
+    """``- [ ] addendum <n>: <title>`` indented under task ``task_id``."""
+
+    task_id: str
+    number: int
+    title: str
+    done: bool
+    line: int  # 0-based line number in the roadmap text
+    indent: str = "  "
 
 
 @dataclass
@@ -31,6 +47,17 @@ class Task:
     done: bool
     line: int  # 0-based line number in the roadmap text
     requires: list[str] = field(default_factory=list)
+    addenda: list[Addendum] = field(default_factory=list)
+    end: int = -1  # last line that belongs to the task (its Requires: and addendum lines)
+    indent: str = ""
+
+    @property
+    def key(self) -> str:
+        """What names this piece of work in a run: the task id."""
+        return self.id
+
+    def addendum(self, number: int) -> Addendum | None:
+        return next((a for a in self.addenda if a.number == number), None)
 
 
 def roadmap_path(config_value: str | None) -> str:
@@ -48,12 +75,28 @@ def parse_roadmap(text: str) -> list[Task]:
             continue
         match = _TASK_LINE.match(line)
         if match:
-            tasks.append(Task(match["id"], match["title"].strip(), match["mark"] != " ", number))
+            tasks.append(Task(match["id"], match["title"].strip(), match["mark"] != " ", number, end=number,
+                              indent=match["indent"]))
             continue
         requires = _REQUIRES.match(line)
         if requires and tasks:
             tasks[-1].requires.extend(_TASK_ID.findall(requires["ids"]))
+            tasks[-1].end = number
+            continue
+        addendum = _ADDENDUM_LINE.match(line)
+        if addendum and tasks and len(addendum["indent"]) > len(tasks[-1].indent):
+            _add_addendum(tasks[-1], addendum, number)
     return tasks
+
+
+def _add_addendum(task: Task, match: re.Match[str], number: int) -> None:
+    """The first item of a number counts; a repeated number is not an addendum
+    (it could never be told apart from the first when ticked)."""
+    n = int(match["n"])
+    task.end = number
+    if task.addendum(n) is None:
+        task.addenda.append(Addendum(task.id, n, match["title"].strip(), match["mark"] != " ", number,
+                                     match["indent"]))
 
 
 def _lines(text: str) -> list[str]:
@@ -85,6 +128,34 @@ def tick(text: str, task_id: str) -> tuple[str, bool]:
     at = line.index("[ ]")
     lines[task.line] = line[:at] + "[x]" + line[at + 3:]
     return "\n".join(lines), True
+
+
+def open_addenda(tasks: list[Task]) -> list[Addendum]:
+    """Unchecked addenda of checked tasks, in roadmap order."""
+    return [a for t in tasks if t.done for a in t.addenda if not a.done]
+
+
+def tick_addendum(text: str, task_id: str, number: int) -> tuple[str, bool]:
+    """Mark addendum ``number`` of ``task_id`` done, and nothing else.
+    Returns (new text, whether it changed); BadInput when there is no such addendum."""
+    task = find_task(parse_roadmap(text), task_id)
+    if task is None:
+        raise BadInput(f"roadmap has no task {task_id}")
+    item = task.addendum(number)
+    if item is None:
+        raise BadInput(f"roadmap has no addendum {number} under task {task_id}")
+    if item.done:
+        return text, False
+    lines = text.split("\n")
+    line = lines[item.line]
+    at = line.index("[ ]")
+    lines[item.line] = line[:at] + "[x]" + line[at + 3:]
+    return "\n".join(lines), True
+
+
+def tick_item(text: str, task_id: str, addendum: int | None) -> tuple[str, bool]:
+    """The task's own box, or (``addendum`` set) that addendum's box only."""
+    return tick(text, task_id) if addendum is None else tick_addendum(text, task_id, addendum)
 
 
 def validate_task_id(task_id: str) -> str:

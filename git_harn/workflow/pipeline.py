@@ -23,7 +23,7 @@ from git_harn.errors import HarnError
 from git_harn.git import Repo
 from git_harn.git.workflow_refs import Oid
 from git_harn.text import one_line
-from git_harn.workflow import assessment, faults, host, retries, review, usage
+from git_harn.workflow import addenda, assessment, faults, host, retries, review, usage
 from git_harn.workflow.config import Effective
 from git_harn.workflow.result import BLOCKED, DONE, FAILED, HALTED, RUNNING, TaskResult
 from git_harn.workflow.stages import INTERRUPTED, Agents, StageOutcome, TaskContext, run_stage
@@ -110,7 +110,7 @@ def _stage(job: Job, stage: str, attempt: int) -> None:
         raise Stop(HALTED, stage, f"the workflow was interrupted before {stage}")
     job.result.stage = stage
     job.result.attempts[stage] = job.result.attempts.get(stage, 0) + (1 if stage != "review" else 0)
-    job.progress(job.result.taskId, stage, attempt)
+    job.progress(job.task.key, stage, attempt)
 
 
 def _context(repo: Repo, job: Job, worktree: Path) -> TaskContext:
@@ -153,11 +153,16 @@ def _pipeline(repo: Repo, job: Job, worktree: Path) -> None:
     tr = job.result
     eff = job.eff
     earlier: dict[str, str] = {}
-    _plan(repo, job, ctx, earlier)
+    is_addendum = addenda.number_of(job.task) is not None
+    if not is_addendum:
+        _plan(repo, job, ctx, earlier)
     findings: list[dict[str, Any]] = []
     tr.review = {"rounds": 0, "approved": False, "reviews": []}
     for round_no in range(1, eff.reviewRounds + 1):
-        tip = _implement(repo, job, ctx, earlier, round_no, findings)
+        if is_addendum:
+            tip = _addendum(repo, job, ctx, earlier, round_no, findings)
+        else:
+            tip = _implement(repo, job, ctx, earlier, round_no, findings)
         _gates(repo, job, tip)
         _stage(job, "review", round_no)
         verdict = review.dual_review(ctx, eff.agents["review"], round_no, eff.timeout_of("review"),
@@ -319,6 +324,22 @@ def _implement(repo: Repo, job: Job, ctx: TaskContext, earlier: dict[str, str], 
     return tip
 
 
+def _addendum(repo: Repo, job: Job, ctx: TaskContext, earlier: dict[str, str], round_no: int,
+              findings: list[dict[str, Any]]) -> Oid:
+    """The addendum agent in place of plan and implement (workflow/addenda.py)."""
+    if addenda.STAGE not in job.eff.agents:
+        raise Stop(FAILED, addenda.STAGE, addenda.NO_AGENT_DETAIL)
+    before = _tip(repo, ctx.branch, addenda.STAGE)
+    outcome, tip, _, _ = _run_checked(repo, job, ctx, addenda.STAGE, round_no, {
+        "round": round_no, "earlier": dict(earlier), "findings": findings})
+    grew = tip != before and host.refs.descends(repo, tip, before)
+    stop = addenda.verdict(job.task, ctx.branch, outcome, before, tip, grew)
+    if stop is not None:
+        raise Stop(stop[0], addenda.STAGE, stop[1])
+    earlier[addenda.STAGE] = outcome.summary
+    return tip
+
+
 def _gates(repo: Repo, job: Job, tip: Oid) -> None:
     tr = job.result
     _stage(job, "gates", tr.attempts.get("implement", 1))
@@ -387,13 +408,18 @@ def _integrate(repo: Repo, job: Job, ctx: TaskContext) -> None:
             if not check.ok:
                 raise Stop(HALTED, "integrate", check.detail)
             landed = host.refs.fetch_branch(repo, eff.remote, eff.base)
-            if not host.ticked_at(repo, landed, ctx.task_id):
+            if addenda.number_of(job.task) is not None:
+                problem = addenda.landed_problem(repo, job.task, landed, job.base_oid, eff.upstream)
+                if problem is not None:
+                    raise Stop(HALTED, "integrate", problem)
+            elif not host.ticked_at(repo, landed, ctx.task_id):
                 raise Stop(HALTED, "integrate", f"the integration report passed the check but {eff.upstream} "
                            f"({str(landed)[:12]}) does not have task {ctx.task_id} ticked")
     tip = _tip(repo, ctx.branch, "integrate")
     tr.tip = str(tip)
-    tr.integratedRef = host.refs.keep_ref(repo, INTEGRATED_PREFIX + ctx.task_id, tip,
-                                          f"git-harn: workflow {job.workflow_id}: task {ctx.task_id} landed")
+    key = job.task.key  # <id>, or <id>-addendum-<n>
+    tr.integratedRef = host.refs.keep_ref(repo, INTEGRATED_PREFIX + key, tip,
+                                          f"git-harn: workflow {job.workflow_id}: task {key} landed")
     tr.status, tr.stage, tr.detail = DONE, "done", one_line(str((tr.integration or {}).get("summary") or ""), 500)
 
 

@@ -1,5 +1,5 @@
 """Auth preflight: ``[agents.preflight]`` commands run before a run creates
-anything (seed 002; issue 13).
+anything (seed 002).
 
 Each command is an argv list (never a shell), run in the repository's top
 folder with the operator's environment plus ``HARN_STAGE=preflight`` and

@@ -43,10 +43,10 @@ class Progress:
 
     def finished(self, task: TaskResult) -> None:
         with self._lock:
-            self._running.pop(task.taskId, None)
+            self._running.pop(task.key, None)
         where = f" at {task.stage}" if task.stage and task.status != "done" else ""
         detail = f": {one_line(task.detail, 160)}" if task.detail else ""
-        self.say(f"task {task.taskId}: {task.status}{where}{detail}")
+        self.say(f"task {task.key}: {task.status}{where}{detail}")
 
     def close(self) -> None:
         self._stop.set()

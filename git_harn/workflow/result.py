@@ -23,7 +23,8 @@ PLANNED = "planned"
 INFRA_FAULT = "infra-fault"
 PROVIDER_FAULT = "provider-fault"
 AUTH_FAULT = "auth-fault"
-FINISHED = (DONE, FAILED, BLOCKED, HALTED, INFRA_FAULT, PROVIDER_FAULT, AUTH_FAULT)
+MANUAL_MERGE_READY = "manual-merge-ready"  # an addendum whose agent did all but say ok (seed 002)
+FINISHED = (DONE, FAILED, BLOCKED, HALTED, INFRA_FAULT, PROVIDER_FAULT, AUTH_FAULT, MANUAL_MERGE_READY)
 
 # skip reasons
 SURVIVING_BRANCH = "surviving-branch"
@@ -48,6 +49,11 @@ class Skipped:
     taskId: str
     reason: str
     detail: str = ""
+    addendum: int | None = None  # set when the skipped work is addendum <n> of the task
+
+    @property
+    def key(self) -> str:
+        return self.taskId if self.addendum is None else f"{self.taskId}-addendum-{self.addendum}"
 
 
 @dataclass
@@ -77,10 +83,16 @@ class TaskResult:
     finishedAt: str | None = None
     usage: dict[str, Any] | None = None  # tokens and cost of its claude/codex agent runs
     agentLogs: list[str] = field(default_factory=list)  # event logs of those runs, in order
+    addendum: int | None = None  # addendum <n> of the task, on roadmap-<id>-addendum-<n>
 
     @property
     def finished(self) -> bool:
         return self.status in FINISHED
+
+    @property
+    def key(self) -> str:
+        """``<id>``, or ``<id>-addendum-<n>``: what names this work in a run."""
+        return self.taskId if self.addendum is None else f"{self.taskId}-addendum-{self.addendum}"
 
 
 @dataclass
@@ -104,6 +116,7 @@ class WorkflowResult(Result):
     recovery: dict[str, Any] | None = None  # resumePartialBranches: the recovery pass (seed 002)
     assessments: list[dict[str, Any]] = field(default_factory=list)  # one per assessed task
     salvages: list[dict[str, Any]] = field(default_factory=list)  # one per task where salvage ran or skipped
+    remediation: dict[str, Any] | None = None  # triage and the final flush (workflow/remediation.py)
     summary: str = ""
     halted: str | None = None
     interrupted: bool = False
@@ -140,7 +153,8 @@ class WorkflowResult(Result):
         noun = "task" if count == 1 else "tasks"
         if not count:
             return "0 tasks: nothing selectable"
-        order = [DONE, FAILED, BLOCKED, HALTED, INFRA_FAULT, PROVIDER_FAULT, AUTH_FAULT, PLANNED, RUNNING, PENDING]
+        order = [DONE, FAILED, BLOCKED, HALTED, INFRA_FAULT, PROVIDER_FAULT, AUTH_FAULT, MANUAL_MERGE_READY, PLANNED,
+                 RUNNING, PENDING]
         parts = [f"{sum(t.status == s for t in self.tasks)} {s}" for s in order
                  if any(t.status == s for t in self.tasks)]
         salvaged = sum(1 for t in self.tasks if t.salvage is not None and t.salvage.get("committed"))

@@ -23,7 +23,19 @@ from typing import Any
 from git_harn.clock import now_iso
 from git_harn.git import Repo
 from git_harn.text import one_line
-from git_harn.workflow import assessment, config, faults, host, preflight, record, recovery, select, usage
+from git_harn.workflow import (
+    addenda,
+    assessment,
+    config,
+    faults,
+    host,
+    preflight,
+    record,
+    recovery,
+    remediation,
+    select,
+    usage,
+)
 from git_harn.workflow import claims as claiming
 from git_harn.workflow.pipeline import Job, run_id_for, run_task
 from git_harn.workflow.progress import Progress
@@ -51,8 +63,8 @@ def _result(eff: config.Effective, workflow_id: str, dry_run: bool) -> WorkflowR
 
 
 def _task_result(workflow_id: str, task: host.Task) -> TaskResult:
-    return TaskResult(taskId=task.id, title=task.title, branch=host.task_branch(task.id),
-                      runId=run_id_for(workflow_id, task.id))
+    return TaskResult(taskId=task.id, title=task.title, branch=addenda.branch_of(task),
+                      runId=run_id_for(workflow_id, task.key), addendum=addenda.number_of(task))
 
 
 def run_workflow(repo: Repo, options: config.Options) -> WorkflowResult:
@@ -60,9 +72,9 @@ def run_workflow(repo: Repo, options: config.Options) -> WorkflowResult:
     workflow_id = record.new_workflow_id()
     result = _result(eff, workflow_id, options.dry_run)
     tasks = host.tasks_at(repo, eff.base_oid) or []
-    held = select.survivors(repo, tasks)
+    held = select.survivors(repo, tasks) + addenda.held(repo, eff, tasks)
     result.skipped.extend(held)
-    held_ids = {s.taskId for s in held}
+    held_ids = {s.key for s in held}
     found = recovery.discover(repo, eff, tasks) if eff.resumePartialBranches else None
     if found is not None:
         held_ids |= found.held
@@ -117,6 +129,7 @@ def _dry_run(result: WorkflowResult, eff: config.Effective, tasks: list[host.Tas
         result.selected.append(task.id)
     limited = eff.maxTasks is not None and len(select.selectable(tasks, set(), held)) > len(chosen)
     result.skipped.extend(select.left_out(tasks, set(result.selected), held, limited))
+    result.remediation = remediation.dry_run()
     result.finished = True
     result.finishedAt = now_iso()
     result.summary = result.make_summary() + " (dry run)"
@@ -180,7 +193,7 @@ class Scheduler:
         self._submit_resumed(pool)
         while self.queue and len(self.running) < self.eff.parallel:
             task = self.queue.popleft()
-            if task.id in self.taken:
+            if task.key in self.taken:
                 continue
             if not self._room():
                 self.limited = True
@@ -188,7 +201,7 @@ class Scheduler:
                 return
             if self.claims is not None and self._claimed_elsewhere(task):
                 continue
-            self.taken.add(task.id)
+            self.taken.add(task.key)
             # The worker fills its own copy; the result shows this placeholder until
             # the task ends, so the record is never written from half-changed data.
             placeholder = _task_result(self.result.workflowId, task)
@@ -200,16 +213,17 @@ class Scheduler:
             job = Job(self.eff, self.result.workflowId, task, copy.deepcopy(placeholder), base, self.scratch,
                       self.agents, self.progress.stage)
             self.running[pool.submit(run_task, self.repo, job)] = job.result
-            self.writer.write(self.result, "task-start", f"task {task.id} on {placeholder.branch}")
+            self.writer.write(self.result, "task-start", f"task {task.key} on {placeholder.branch}")
 
     def _claimed_elsewhere(self, task: host.Task) -> bool:
         """Claim the task on the remote; a task that is not ours is held out for the run."""
         assert self.claims is not None
-        skipped = self.claims.take(task.id)
+        skipped = self.claims.take(task.key)  # an addendum is claimed by its own id
         if skipped is not None:
-            self.held.add(task.id)
+            skipped.taskId, skipped.addendum = task.id, addenda.number_of(task)
+            self.held.add(task.key)
             self.result.skipped.append(skipped)
-            self.progress.say(f"task {task.id}: skipped, {skipped.reason}: {skipped.detail}")
+            self.progress.say(f"task {task.key}: skipped, {skipped.reason}: {skipped.detail}")
         self.result.claims = self.claims.snapshot()
         return skipped is not None
 
@@ -240,9 +254,9 @@ class Scheduler:
             tr.status = FAILED
             tr.detail = one_line(f"internal error: {type(exc).__name__}: {exc}", 500)
         if self.claims is not None:  # every end leaves the branch to the survivor rules
-            self.claims.release(tr.taskId)
+            self.claims.release(tr.key)
             self.result.claims = self.claims.snapshot()
-        at = next(i for i, t in enumerate(self.result.tasks) if t.taskId == tr.taskId)
+        at = next(i for i, t in enumerate(self.result.tasks) if t.runId == tr.runId)
         self.result.tasks[at] = tr
         self.result.usage = usage.total(self.result.tasks)
         self.result.faultMetrics = faults.metrics(self.result.tasks)
@@ -260,9 +274,9 @@ class Scheduler:
         if tasks is None:
             return
         self.tasks = tasks
-        queued = {t.id for t in self.queue}
+        queued = {t.key for t in self.queue}
         for task in select.selectable(tasks, self.taken, self.held):
-            if task.id not in queued:
+            if task.key not in queued:
                 self.queue.append(task)
 
     # --- interruption -------------------------------------------------------------
@@ -288,7 +302,7 @@ class Scheduler:
         finally:
             killer.cancel()
         for work in list(self.running.values()):  # still running after the drain
-            at = next(i for i, t in enumerate(self.result.tasks) if t.taskId == work.taskId)
+            at = next(i for i, t in enumerate(self.result.tasks) if t.runId == work.runId)
             left = self.result.tasks[at]
             left.stage = work.stage
             left.detail = f"still running {work.stage or 'its start'} when the workflow stopped"
@@ -310,6 +324,8 @@ class Scheduler:
             result.claims = self.claims.snapshot()
         if self.recovery is not None:
             recovery.settle(self.repo, self.recovery, result)
+        result.faultMetrics = faults.metrics(result.tasks)
+        remediation.finish(self.repo, self.eff, result)  # the one final flush, after every task ended
         result.finished = True
         result.finishedAt = now_iso()
         result.faultMetrics = faults.metrics(result.tasks)

@@ -5,7 +5,7 @@ earlier runs (an existing ``roadmap-<id>`` branch), which are held out."""
 from __future__ import annotations
 
 from git_harn.git import Repo
-from git_harn.workflow import host
+from git_harn.workflow import addenda, host
 from git_harn.workflow.result import MAX_TASKS, SURVIVING_BRANCH, WAITING, Skipped
 
 
@@ -20,7 +20,9 @@ def survivors(repo: Repo, tasks: list[host.Task]) -> list[Skipped]:
 
 
 def selectable(tasks: list[host.Task], taken: set[str], held: set[str]) -> list[host.Task]:
-    return [t for t in host.unblocked(tasks) if t.id not in taken and t.id not in held]
+    """Unblocked tasks, then open addenda (keys: ``<id>``, ``<id>-addendum-<n>``)."""
+    return ([t for t in host.unblocked(tasks) if t.id not in taken and t.id not in held]
+            + addenda.selectable(tasks, taken, held))
 
 
 def left_out(tasks: list[host.Task], taken: set[str], held: set[str], limited: bool) -> list[Skipped]:
