@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import git, make_repo
+from helpers import git, make_repo, ref
 
 from git_harn.errors import GitFailure
 from git_harn.git.repo import open_repo
@@ -44,6 +44,25 @@ def test_a_listing_during_a_half_written_add_is_run_again(tmp_path: Path) -> Non
 def test_a_fetch_during_a_half_written_add_is_run_again(tmp_path: Path) -> None:
     repo, _, commondir = _half_written(tmp_path)
     finish = threading.Timer(0.2, commondir.write_bytes, args=(b"../..\n",))
+    finish.start()
+    try:
+        open_repo(repo)._git("fetch", "-q", ".", "HEAD:refs/remotes/here/main")
+    finally:
+        finish.join()
+    assert git(repo, "rev-parse", "refs/remotes/here/main") == git(repo, "rev-parse", "HEAD")
+
+
+def test_a_fetch_while_an_added_worktree_still_has_its_placeholder_head_is_run_again(tmp_path: Path) -> None:
+    """`worktree add` writes the new HEAD as the null id first; a fetch that
+    walks every worktree's HEAD then dies with "bad object worktrees/<name>/HEAD"."""
+    repo = make_repo(tmp_path / "repo")
+    git(repo, "worktree", "add", "-q", str(tmp_path / "linked"))
+    head = repo / ".git" / "worktrees" / "linked" / "HEAD"
+    real = head.read_bytes()
+    head.write_bytes(b"0" * 40 + b"\n")
+    assert git(repo, "fetch", "-q", ".", "HEAD:refs/remotes/plain/main", check=False) == ""  # plain git dies
+    assert ref(repo, "refs/remotes/plain/main") is None
+    finish = threading.Timer(0.2, head.write_bytes, args=(real,))
     finish.start()
     try:
         open_repo(repo)._git("fetch", "-q", ".", "HEAD:refs/remotes/here/main")

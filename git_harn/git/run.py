@@ -33,15 +33,17 @@ def run_git(
     return done
 
 
-# git dies ("failed to read <gitdir>/worktrees/<name>/commondir: Success")
-# when it lists worktrees while another git is between creating that file and
-# writing it (``worktree add``), or removing the folder (``worktree remove``,
-# ``prune``): a window of microseconds that parallel tasks do hit. These
+# git dies ("failed to read <gitdir>/worktrees/<name>/commondir: Success",
+# or "bad object worktrees/<name>/HEAD" when it walks every worktree's HEAD)
+# when it lists worktrees while another git is between creating those files
+# and writing them (``worktree add``), or removing the folder (``worktree
+# remove``, ``prune``): a window of microseconds that parallel tasks do hit. These
 # commands read the list before they change anything, so running them again is
 # safe; others (rebase, commit, merge) are left to fail as they would.
 ENUMERATING_COMMANDS = frozenset({"fetch", "worktree", "branch", "checkout", "switch"})
 HALF_WRITTEN_PAUSES = (0.01, 0.03, 0.1, 0.3, 1.0)
-_HALF_WRITTEN = re.compile(rb"fatal: failed to read (?:[^\n]*/)?worktrees/[^/\n]+/commondir")
+_HALF_WRITTEN = re.compile(rb"fatal: (?:failed to read (?:[^\n]*/)?worktrees/[^/\n]+/commondir"
+                           rb"|bad object (?:[^\n]*/)?worktrees/[^/\n]+/HEAD)")
 
 
 def saw_half_written_worktree(done: subprocess.CompletedProcess[bytes]) -> bool:
