@@ -35,7 +35,7 @@ def run_in_place(ctx: TaskContext, agent: AgentSettings, attempt: int, timeout: 
         following = ctx.on_retry(agent.stage, reviewer) if ctx.on_retry is not None else None
         label = f"-try{number}" if following is None or following == attempt else ""
         attempt = following or attempt
-        outcome = _with_schema_retries(ctx, agent, attempt, timeout, extra or {}, reviewer, label)
+        outcome = _carry(outcome, _with_schema_retries(ctx, agent, attempt, timeout, extra or {}, reviewer, label))
         outcome.tries = number
     return outcome
 
@@ -47,9 +47,17 @@ def _with_schema_retries(ctx: TaskContext, agent: AgentSettings, attempt: int, t
         if outcome.faultKind != INVALID_REPORT or ctx.agents.stop.is_set():
             return outcome
         error = outcome.detail
-        outcome = run_stage(ctx, agent, attempt, timeout, {**extra, "schemaError": error}, reviewer,
-                            f"{label}-schema{retry}")
+        outcome = _carry(outcome, run_stage(ctx, agent, attempt, timeout, {**extra, "schemaError": error},
+                                            reviewer, f"{label}-schema{retry}"))
         outcome.schemaRetries = retry
     if outcome.faultKind == INVALID_REPORT and ctx.schema_retries:
         outcome.detail += f" (still after {ctx.schema_retries} schema retries with the error)"
     return outcome
+
+
+def _carry(before: StageOutcome, after: StageOutcome) -> StageOutcome:
+    """``after`` replaces ``before``; the adapter runs before it still count
+    (their usage and event logs are the task's too)."""
+    own = [before.agentRun] if before.agentRun is not None else []
+    after.earlierRuns = [*before.earlierRuns, *own, *after.earlierRuns]
+    return after

@@ -88,7 +88,8 @@ def run_workflow(repo: Repo, options: config.Options) -> WorkflowResult:
     if _preflight_blocks(repo, eff, result):
         if found is not None:  # a fatal auth preflight blocks recovery entirely
             recovery.recover(repo, eff, found, workflow_id, tasks, blocked=recovery.AUTH_PREFLIGHT_FAILED)
-            result.recovery = found.document()
+            recovery.settle(repo, found, result)  # read only here: every survivor stays unresolved
+            result.summary += recovery.summary_suffix(result)
         return result
     claims = None
     if eff.claims:

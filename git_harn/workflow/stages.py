@@ -140,6 +140,7 @@ class StageOutcome:
     tries: int = 1  # runs of this stage in place (infra retries) up to and including this one
     schemaRetries: int = 0  # reruns after an invalid report, before this outcome
     agentRun: dict[str, Any] | None = None  # an adapter's run: log, session, resumed, usage
+    earlierRuns: list[dict[str, Any]] = field(default_factory=list)  # adapter runs this one retried
 
     def summary_entry(self) -> dict[str, Any]:
         entry: dict[str, Any] = {"attempt": self.attempt, "ok": self.ok, "summary": self.summary,

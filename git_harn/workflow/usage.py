@@ -33,13 +33,13 @@ def _add(total: dict[str, Any], usage: dict[str, Any], runs: int) -> None:
 def record(tr: TaskResult, outcomes: Iterable[StageOutcome]) -> None:
     """Count the adapter runs among ``outcomes`` into the task's usage and logs."""
     for outcome in outcomes:
-        run = outcome.agentRun
-        if run is None:
-            continue
-        if tr.usage is None:
-            tr.usage = empty()
-        _add(tr.usage, run.get("usage") or {}, 1)
-        tr.agentLogs.append(str(run["log"]))
+        for run in [*outcome.earlierRuns, outcome.agentRun]:  # retried runs first, in order
+            if run is None:
+                continue
+            if tr.usage is None:
+                tr.usage = empty()
+            _add(tr.usage, run.get("usage") or {}, 1)
+            tr.agentLogs.append(str(run["log"]))
 
 
 def total(tasks: Iterable[TaskResult]) -> dict[str, Any] | None:
