@@ -62,7 +62,8 @@ class _Reader:
         return bytes(self.kept)
 
 
-def _feed(pipe: IO[bytes] | None, data: bytes) -> None:
+def feed_stdin(pipe: IO[bytes] | None, data: bytes) -> None:
+    """Write ``data`` to a child's stdin and close it (a child that exits early is no error)."""
     if pipe is None:
         return
     with suppress(OSError, ValueError):
@@ -96,7 +97,7 @@ def run_bounded(
     if on_start is not None:
         on_start(child.pid)
     out, err = _Reader(child.stdout), _Reader(child.stderr)
-    threading.Thread(target=_feed, args=(child.stdin, stdin), daemon=True).start()
+    threading.Thread(target=feed_stdin, args=(child.stdin, stdin), daemon=True).start()
     try:
         child.wait(timeout=timeout)
     except subprocess.TimeoutExpired:

@@ -46,8 +46,9 @@ class Kit:
         return json.loads(path.read_text()) if path.exists() else None
 
 
-def install(tmp: Path, monkeypatch: pytest.MonkeyPatch) -> Kit:
-    """Fake CLIs first on PATH and a task context on a real repository."""
+def fake_cli_env(tmp: Path) -> tuple[dict[str, str], Path]:
+    """Fake ``claude`` and ``codex`` executables: the environment that puts
+    them first on PATH, and the folder where they read scenarios and log calls."""
     bin_dir = tmp / "fakebin"
     bin_dir.mkdir()
     for name in ("claude", "codex"):
@@ -56,8 +57,14 @@ def install(tmp: Path, monkeypatch: pytest.MonkeyPatch) -> Kit:
         exe.chmod(0o755)
     calls_dir = tmp / "fake"
     calls_dir.mkdir()
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    monkeypatch.setenv("FAKE_CLI_DIR", str(calls_dir))
+    return {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "FAKE_CLI_DIR": str(calls_dir)}, calls_dir
+
+
+def install(tmp: Path, monkeypatch: pytest.MonkeyPatch) -> Kit:
+    """Fake CLIs first on PATH and a task context on a real repository."""
+    env, calls_dir = fake_cli_env(tmp)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
     repo_dir = make_repo(tmp / "repo")
     scratch = tmp / "scratch"
     scratch.mkdir()

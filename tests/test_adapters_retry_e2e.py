@@ -6,19 +6,17 @@ stages are the scripted agents of ``wfrepo``."""
 from __future__ import annotations
 
 import json
-import os
-import sys
 from pathlib import Path
 from typing import Any
 
 from adapterkit import (
-    FAKE,
     claude_assistant,
     claude_init,
     claude_result,
     codex_completed,
     codex_item,
     codex_started,
+    fake_cli_env,
 )
 from helpers import assert_valid, ref
 from wfrepo import WF, config_text, setup
@@ -27,15 +25,7 @@ BUILT = {"ok": True, "summary": "built it on the second try"}
 
 
 def _fake_bin(tmp: Path) -> tuple[dict[str, str], Path]:
-    bin_dir = tmp / "fakebin"
-    bin_dir.mkdir()
-    for name in ("claude", "codex"):
-        exe = bin_dir / name
-        exe.write_text(f"#!{sys.executable}\n" + FAKE.read_text())
-        exe.chmod(0o755)
-    calls = tmp / "fake"
-    calls.mkdir()
-    return {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "FAKE_CLI_DIR": str(calls)}, calls
+    return fake_cli_env(tmp)
 
 
 def _wf(tmp: Path, task: str, adapter: str) -> WF:

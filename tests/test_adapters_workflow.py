@@ -4,12 +4,10 @@ its settings, usage per task and for the run, and the logs in the result."""
 from __future__ import annotations
 
 import json
-import os
-import sys
 from pathlib import Path
 
 import pytest
-from adapterkit import FAKE, PLAN_OK, claude_init, claude_result, codex_ok
+from adapterkit import PLAN_OK, claude_init, claude_result, codex_ok, fake_cli_env
 from helpers import assert_valid
 from wfrepo import setup
 
@@ -56,15 +54,7 @@ def test_bad_adapter_settings_name_the_key(text: str, message: str) -> None:
 
 
 def _fake_bin(tmp: Path) -> dict[str, str]:
-    bin_dir = tmp / "fakebin"
-    bin_dir.mkdir()
-    for name in ("claude", "codex"):
-        exe = bin_dir / name
-        exe.write_text(f"#!{sys.executable}\n" + FAKE.read_text())
-        exe.chmod(0o755)
-    calls = tmp / "fake"
-    calls.mkdir()
-    return {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "FAKE_CLI_DIR": str(calls)}
+    return fake_cli_env(tmp)[0]
 
 
 CONFIG = '''[workflow]

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from git_harn.proc import feed_stdin
+
 MAX_LINE = 8 * 1024 * 1024  # bytes of one event line that are parsed; longer ones are only logged
 MAX_LOG = 256 * 1024 * 1024  # bytes of stream kept in the log; the rest only counted
 STDERR_KEPT = 64 * 1024
@@ -88,15 +90,6 @@ def _drain(pipe: IO[bytes], kept: bytearray) -> None:
                 del kept[: len(kept) - STDERR_KEPT]
 
 
-def _feed(pipe: IO[bytes] | None, data: bytes) -> None:
-    if pipe is None:
-        return
-    with suppress(OSError, ValueError):
-        pipe.write(data)
-    with suppress(OSError, ValueError):
-        pipe.close()
-
-
 def _kill(pgid: int) -> None:
     with suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
@@ -119,7 +112,7 @@ def run_stream(argv: Sequence[str], cwd: Path, *, stdin: bytes, env: Mapping[str
     err = bytearray()
     drain = threading.Thread(target=_drain, args=(child.stderr, err), daemon=True)
     drain.start()
-    threading.Thread(target=_feed, args=(child.stdin, stdin), daemon=True).start()
+    threading.Thread(target=feed_stdin, args=(child.stdin, stdin), daemon=True).start()
     with log.open("ab") as handle:
         pump = _Pump(child.stdout, handle, on_event)
         timed_out = went_idle = False
