@@ -410,15 +410,20 @@ def list_claims(repo: Repo, remote: str, stale_after: float) -> ClaimsResult:
     return ClaimsResult(remote, stale_after, [c.shown(stale_after, mine) for c in read_remote(repo, remote)])
 
 
-def take_over(repo: Repo, remote: str, task_id: str, stale_after: float,
-              confirm: Callable[[Claim], bool]) -> ClaimsResult:
-    """Replace a stale claim with this clone's, with a lease on the stale value."""
+def _claim_on(repo: Repo, remote: str, task_id: str) -> Claim:
+    """The claim ``remote`` holds on ``task_id``; BadInput when there is none."""
     host.refs.check_remote(repo, remote)
     valid_claim_id(task_id)
     there = read_remote(repo, remote, [task_id])
     if not there:
         raise BadInput(f"{remote} holds no claim on task {task_id}")
-    claim = there[0]
+    return there[0]
+
+
+def take_over(repo: Repo, remote: str, task_id: str, stale_after: float,
+              confirm: Callable[[Claim], bool]) -> ClaimsResult:
+    """Replace a stale claim with this clone's, with a lease on the stale value."""
+    claim = _claim_on(repo, remote, task_id)
     if not claim.stale(stale_after):
         raise Refused(f"the claim on task {task_id} by {claim.holder()} is live (heartbeat "
                       f"{claim.age() or 0:.0f}s ago, stale after {stale_after:g}s); not taken over")
@@ -453,12 +458,7 @@ def release_claim(repo: Repo, remote: str, task_id: str, stale_after: float,
                   confirm: Callable[[Claim], bool]) -> ClaimsResult:
     """Delete a claim this clone holds (a take-over whose branch the operator
     settled), with a lease on its exact value; another clone's claim is refused."""
-    host.refs.check_remote(repo, remote)
-    valid_claim_id(task_id)
-    there = read_remote(repo, remote, [task_id])
-    if not there:
-        raise BadInput(f"{remote} holds no claim on task {task_id}")
-    claim = there[0]
+    claim = _claim_on(repo, remote, task_id)
     mine = clone_id(repo)
     if claim.error is not None or not mine or claim.text("clone") != mine:
         raise Refused(f"the claim on task {task_id} is held by {claim.holder()}, not by this clone; "
