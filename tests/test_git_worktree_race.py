@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 from helpers import git, make_repo, ref
@@ -16,6 +18,8 @@ from helpers import git, make_repo, ref
 from git_harn.errors import GitFailure
 from git_harn.git.repo import open_repo
 from git_harn.git.worktrees import add_detached, registered_worktrees, remove_scratch
+
+T = TypeVar("T")
 
 
 def _half_written(tmp_path: Path) -> tuple[Path, Path, Path]:
@@ -30,25 +34,30 @@ def _half_written(tmp_path: Path) -> tuple[Path, Path, Path]:
     return repo, linked, commondir
 
 
-def test_a_listing_during_a_half_written_add_is_run_again(tmp_path: Path) -> None:
-    repo, linked, commondir = _half_written(tmp_path)
-    finish = threading.Timer(0.2, commondir.write_bytes, args=(b"../..\n",))
+def _finished_later(path: Path, content: bytes, call: Callable[[], T]) -> T:
+    """Run ``call`` while another writer finishes ``path`` 0.2 s later, as the
+    other git would."""
+    finish = threading.Timer(0.2, path.write_bytes, args=(content,))
     finish.start()
     try:
-        listed = registered_worktrees(open_repo(repo))
+        return call()
     finally:
         finish.join()
+
+
+def _fetch_here(repo: Path) -> str:
+    return open_repo(repo)._git("fetch", "-q", ".", "HEAD:refs/remotes/here/main")
+
+
+def test_a_listing_during_a_half_written_add_is_run_again(tmp_path: Path) -> None:
+    repo, linked, commondir = _half_written(tmp_path)
+    listed = _finished_later(commondir, b"../..\n", lambda: registered_worktrees(open_repo(repo)))
     assert linked.resolve() in {p.resolve() for p in listed}
 
 
 def test_a_fetch_during_a_half_written_add_is_run_again(tmp_path: Path) -> None:
     repo, _, commondir = _half_written(tmp_path)
-    finish = threading.Timer(0.2, commondir.write_bytes, args=(b"../..\n",))
-    finish.start()
-    try:
-        open_repo(repo)._git("fetch", "-q", ".", "HEAD:refs/remotes/here/main")
-    finally:
-        finish.join()
+    _finished_later(commondir, b"../..\n", lambda: _fetch_here(repo))
     assert git(repo, "rev-parse", "refs/remotes/here/main") == git(repo, "rev-parse", "HEAD")
 
 
@@ -62,12 +71,7 @@ def test_a_fetch_while_an_added_worktree_still_has_its_placeholder_head_is_run_a
     head.write_bytes(b"0" * 40 + b"\n")
     assert git(repo, "fetch", "-q", ".", "HEAD:refs/remotes/plain/main", check=False) == ""  # plain git dies
     assert ref(repo, "refs/remotes/plain/main") is None
-    finish = threading.Timer(0.2, head.write_bytes, args=(real,))
-    finish.start()
-    try:
-        open_repo(repo)._git("fetch", "-q", ".", "HEAD:refs/remotes/here/main")
-    finally:
-        finish.join()
+    _finished_later(head, real, lambda: _fetch_here(repo))
     assert git(repo, "rev-parse", "refs/remotes/here/main") == git(repo, "rev-parse", "HEAD")
 
 
