@@ -84,6 +84,8 @@ class TaskResult:
     usage: dict[str, Any] | None = None  # tokens and cost of its claude/codex agent runs
     agentLogs: list[str] = field(default_factory=list)  # event logs of those runs, in order
     addendum: int | None = None  # addendum <n> of the task, on roadmap-<id>-addendum-<n>
+    state: str = "pending"  # the lifecycle state (workflow/state.py); ``status`` is what it reports
+    next: dict[str, Any] | None = None  # the one next step: {"command", "why"} (state.advice)
 
     @property
     def finished(self) -> bool:
