@@ -115,10 +115,10 @@ def _common(doc: dict[str, Any]) -> list[str]:
                          f"({', '.join(t['assessment']['reasons'])})")
         if t.get("salvage") and t["salvage"].get("committed"):
             lines.append(f"salvaged ExecPlans on {t['branch']} at {str(t['salvage']['sha'])[:12]}")
-        if t["status"] in ("failed", "blocked", "halted", "infra-fault", "provider-fault", "auth-fault") \
-                and t.get("runId"):
-            lines.append(f"next for {t['branch']}: git harn assess {t['branch']} --task {t['taskId']}; "
-                         f"then git harn reclaim {t['runId']} or git harn cleanup {t['runId']}")
+        step = t.get("next") or {}
+        if step.get("command"):  # state.advice: from the facts at the task's end, runs as printed
+            lines.append(f"next for {t['branch']}: {step['command']}")
+            lines.append(f"  ({step['why']})")
     return lines
 
 

@@ -18,6 +18,7 @@ from git_harn.git import Repo, open_repo
 from git_harn.git import workflow_refs as refs
 from git_harn.git.workdir import dirty_paths
 from git_harn.git.workflow_refs import Oid
+from git_harn.integrate import crash as _crash
 from git_harn.integrate import land as _land
 from git_harn.integrate import report as _report
 from git_harn.integrate import target as _target
@@ -183,6 +184,16 @@ def run_gates(repo: Repo, branch: str, tip: Oid, base: Base, timeout: float,
 # This run's own integrations take turns here first, so the merge lock is
 # contended (and announced) only by other processes.
 INTEGRATIONS = threading.Lock()
+INTEGRATED_PREFIX = _land.INTEGRATED_PREFIX
+
+
+def keep_integrated(repo: Repo, key: str, tip: Oid, message: str) -> str:
+    return refs.keep_ref(repo, INTEGRATED_PREFIX + key, tip, message)
+
+
+def integration_crashed(repo: Repo, task_id: str, addendum: int | None) -> bool:
+    """An integrate of this task died midway: its crash marker is still there [I4]."""
+    return _crash.marker_for(repo, task_id, addendum).exists()
 
 
 def integrate_builtin(repo: Repo, branch: str, base: str, remote: str, task_id: str) -> dict[str, Any]:

@@ -34,22 +34,15 @@ from git_harn.workflow import (
     recovery,
     remediation,
     select,
+    state,
     usage,
 )
 from git_harn.workflow import claims as claiming
 from git_harn.workflow.pipeline import Job, run_id_for, run_task
 from git_harn.workflow.progress import Progress
-from git_harn.workflow.result import (
-    FAILED,
-    FINISHED,
-    HALTED,
-    PENDING,
-    PLANNED,
-    RUNNING,
-    TaskResult,
-    WorkflowResult,
-)
+from git_harn.workflow.result import TaskResult, WorkflowResult
 from git_harn.workflow.stages import Agents
+from git_harn.workflow.state import Ending, State
 
 STOP_GRACE = 3.0  # seconds between SIGTERM and SIGKILL of an agent's group on interruption
 DRAIN_SECONDS = 120.0
@@ -100,7 +93,15 @@ def run_workflow(repo: Repo, options: config.Options) -> WorkflowResult:
         result.recovery = found.document()
     scheduler = Scheduler(repo, eff, result, tasks, held_ids, Progress(options.quiet), claims)
     scheduler.recovery = found
+    scheduler.where = where_of(eff, options)
     return scheduler.run()
+
+
+def where_of(eff: config.Effective, options: config.Options) -> state.Where:
+    """The remote and base of this run, and the flags that chose them, for advice that runs as printed."""
+    remote = ("--remote", options.remote) if options.remote else ()
+    flags = remote + (("--base", options.base) if options.base else ())
+    return state.Where(eff.remote, eff.base, flags)
 
 
 def _preflight_blocks(repo: Repo, eff: config.Effective, result: WorkflowResult) -> bool:
@@ -124,7 +125,7 @@ def _dry_run(result: WorkflowResult, eff: config.Effective, tasks: list[host.Tas
         chosen = chosen[: eff.maxTasks]
     for task in chosen:
         planned = _task_result(result.workflowId, task)
-        planned.status = PLANNED
+        state.track(planned, State.PLANNED, None)
         planned.detail = f"would start {planned.branch} at {eff.upstream} ({str(eff.base_oid)[:12]})"
         result.tasks.append(planned)
         result.selected.append(task.id)
@@ -153,6 +154,7 @@ class Scheduler:
         self.previous: dict[int, Any] = {}
         self.recovery: recovery.Recovery | None = None
         self.recovery_started: list[str] = []
+        self.where: state.Where = state.Where(eff.remote, eff.base)
 
     # --- the loop ---------------------------------------------------------------
 
@@ -206,13 +208,13 @@ class Scheduler:
             # The worker fills its own copy; the result shows this placeholder until
             # the task ends, so the record is never written from half-changed data.
             placeholder = _task_result(self.result.workflowId, task)
-            placeholder.status = RUNNING
+            state.track(placeholder, State.SELECTED, None)
             self.result.tasks.append(placeholder)
             self.result.selected.append(task.id)
             base = self.repo.ref_oid(host.refs.tracking_ref(self.eff.remote, self.eff.base)) or self.eff.base_oid
             placeholder.baseOid = str(base)
             job = Job(self.eff, self.result.workflowId, task, copy.deepcopy(placeholder), base, self.scratch,
-                      self.agents, self.progress.stage)
+                      self.agents, self.progress.stage, where=self.where)
             self.running[pool.submit(run_task, self.repo, job)] = job.result
             self.writer.write(self.result, "task-start", f"task {task.key} on {placeholder.branch}")
 
@@ -237,13 +239,14 @@ class Scheduler:
             if self.claims is not None and self._claimed_elsewhere(res.task):
                 continue  # another machine works it; the survivor stays unresolved here
             placeholder = _task_result(self.result.workflowId, res.task)
-            placeholder.runId, placeholder.branch, placeholder.status = res.run_id, res.branch, RUNNING
+            placeholder.runId, placeholder.branch = res.run_id, res.branch
+            state.track(placeholder, State.SELECTED, None)
             placeholder.baseOid = str(res.base_oid)
             self.result.tasks.append(placeholder)
             self.result.skipped = [s for s in self.result.skipped if s.taskId != res.task.id]
             job = Job(self.eff, self.result.workflowId, res.task, copy.deepcopy(placeholder), res.base_oid,
                       self.scratch, self.agents, self.progress.stage, resume_at=res.stage,
-                      advisory=list(res.advisory))
+                      advisory=list(res.advisory), where=self.where)
             self.running[pool.submit(run_task, self.repo, job)] = job.result
             self.writer.write(self.result, "task-resume", f"task {res.task.id} resumes on {res.branch} at {res.stage}")
 
@@ -252,8 +255,8 @@ class Scheduler:
         try:
             future.result()
         except Exception as exc:  # a bug must not take the siblings down
-            tr.status = FAILED
-            tr.detail = one_line(f"internal error: {type(exc).__name__}: {exc}", 500)
+            state.end(tr, Ending(State.FAILED, tr.stage, one_line(f"internal error: {type(exc).__name__}: {exc}", 500)),
+                      None, None)
         if self.claims is not None:  # every end leaves the branch to the survivor rules
             self.claims.release(tr.key)
             self.result.claims = self.claims.snapshot()
@@ -264,8 +267,8 @@ class Scheduler:
         assessment.summarise(self.result)
         self.progress.finished(tr)
         self.writer.write(self.result, f"task-{tr.status}",
-                          f"task {tr.taskId} {tr.status}" + (f" at {tr.stage}" if tr.status != "done" else ""))
-        if tr.status == "done" and not self.agents.stop.is_set():
+                          f"task {tr.taskId} {tr.status}" + ("" if State.of(tr).landed else f" at {tr.stage}"))
+        if State.of(tr).landed and not self.agents.stop.is_set():
             self._reselect()
 
     def _reselect(self) -> None:
@@ -308,17 +311,16 @@ class Scheduler:
             left.stage = work.stage
             left.detail = f"still running {work.stage or 'its start'} when the workflow stopped"
         for tr in self.result.tasks:
-            if tr.status not in FINISHED:
-                tr.status = HALTED
-                tr.detail = tr.detail or f"interrupted during {tr.stage or 'start'}"
+            if not State.of(tr).terminal:
+                state.interrupt(tr, tr.stage, tr.detail or f"interrupted during {tr.stage or 'start'}")
 
     # --- the end ----------------------------------------------------------------
 
     def _finish(self) -> WorkflowResult:
         result = self.result
         for tr in result.tasks:
-            if tr.status in (PENDING, RUNNING):
-                tr.status, tr.detail = HALTED, tr.detail or "never finished"
+            if not State.of(tr).terminal:
+                state.interrupt(tr, tr.stage, tr.detail or "never finished")
         result.skipped.extend(select.left_out(self.tasks, self.taken, self.held, self.limited))
         if self.claims is not None:
             self.claims.close()

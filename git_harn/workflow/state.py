@@ -19,8 +19,8 @@ string):
   properties: ``terminal``, ``in_flight``, ``landed``, ``assessable``,
   ``salvaged_as_infra``, ``suppresses_remediation``, ``counts_as_auth_fault``,
   ``resumable`` (its branch may re-enter a later run), ``fault`` (the fault
-  class it counts as, or None), ``triaged_severity`` (which review findings
-  remediation takes from it).
+  class it counts as, or None), ``triaged_severity(stage)`` (which review
+  findings remediation takes from it).
 - ``State.of(doc)``: a recorded task (``workflow.json``'s task member, or a
   ``TaskResult``) back to its state; ``state`` is recorded beside ``status``.
 - ``Outcome``: what one stage came to. ``ending_for(outcome, stage)``: the
@@ -140,10 +140,14 @@ class State(enum.Enum):
         """The fault class this end counts as in ``faultMetrics``."""
         return _FAULT_OF.get(self)
 
-    @property
-    def triaged_severity(self) -> str | None:
-        """Which findings of the final review round remediation turns into addenda."""
-        return {State.DONE: "advisory", State.REFUSED: "blocking"}.get(self)
+    def triaged_severity(self, stage: str | None) -> str | None:
+        """Which findings of the final review round remediation turns into
+        addenda: the advice on work that landed, the blocking findings of a
+        task that ended at review (refused, or failed there on a host check)."""
+        if self is State.DONE:
+            return "advisory"
+        ended_at_review = self is State.REFUSED or (self is State.FAILED and stage == "review")
+        return "blocking" if ended_at_review else None
 
     @property
     def triaged(self) -> bool:
@@ -152,17 +156,20 @@ class State(enum.Enum):
 
     @classmethod
     def of(cls, task: Any) -> State:
-        """A recorded task (a dict or a ``TaskResult``) back to its state."""
+        """A recorded task (a dict or a ``TaskResult``) back to its state: its
+        ``state`` when that reports its ``status``, else what the status and
+        fault say (records written before states were recorded)."""
         get = task.get if isinstance(task, dict) else (lambda key, default=None: getattr(task, key, default))
-        recorded = get("state")
-        if isinstance(recorded, str) and recorded in _BY_VALUE:
-            return _BY_VALUE[recorded]
-        status, fault = get("status"), get("fault")
-        if status == "halted" and fault == INTERRUPTED_FAULT:
+        recorded, status = _BY_VALUE.get(str(get("state"))), str(get("status"))
+        if recorded is not None and recorded.reported == status:
+            return recorded
+        if status == "halted" and get("fault") == INTERRUPTED_FAULT:
             return cls.INTERRUPTED
+        if status == "failed" and get("stage") == "review":
+            return cls.REFUSED
         if status == "running":
             return cls.STARTING
-        return _BY_VALUE.get(str(status), cls.PENDING)
+        return _BY_VALUE.get(status, cls.PENDING)
 
 
 _REPORTED = {State.STARTING: "running", State.PLANNING: "running", State.IMPLEMENTING: "running",
@@ -178,8 +185,9 @@ ENDS = frozenset({State.DONE, State.FAILED, State.REFUSED, State.BLOCKED, State.
 STAGES = frozenset({State.PLANNING, State.IMPLEMENTING, State.WRITING_ADDENDUM, State.GATING, State.REVIEWING,
                     State.INTEGRATING})
 IN_FLIGHT = frozenset({State.SELECTED, State.CLAIMED, State.STARTING}) | STAGES
-# every end a stage can lead to; BLOCKED only from a writing stage, MANUAL_MERGE_READY only from an addendum
-_STAGE_ENDS = frozenset({State.FAILED, State.HALTED, State.INTERRUPTED, State.INFRA_FAULT, State.PROVIDER_FAULT,
+# every end a stage can lead to; BLOCKED only from a writing stage, MANUAL_MERGE_READY only from an
+# addendum, REFUSED only from review, HALTED only from integration
+_STAGE_ENDS = frozenset({State.FAILED, State.INTERRUPTED, State.INFRA_FAULT, State.PROVIDER_FAULT,
                          State.AUTH_FAULT})
 _ANYWHERE = frozenset({State.FAILED, State.INTERRUPTED})  # a lost lock or claim, an interruption, a bug
 
@@ -196,7 +204,7 @@ TRANSITIONS: dict[State, frozenset[State]] = {
     State.GATING: frozenset({State.REVIEWING}) | _STAGE_ENDS,
     State.REVIEWING: frozenset({State.IMPLEMENTING, State.WRITING_ADDENDUM, State.INTEGRATING,
                                 State.REFUSED}) | _STAGE_ENDS,
-    State.INTEGRATING: frozenset({State.DONE}) | _STAGE_ENDS,
+    State.INTEGRATING: frozenset({State.DONE, State.HALTED}) | _STAGE_ENDS,
     **{end: frozenset() for end in ENDS},
 }
 
@@ -224,6 +232,7 @@ class Outcome(enum.Enum):
     AUTH = AUTH
     INTERRUPTED = INTERRUPTED_FAULT
     LOST_CLAIM = "lost-claim"  # a lock or claim this task held was lost
+    ERROR = "error"  # git or the host failed under the task (a HarnError)
 
     @classmethod
     def of_fault(cls, fault: str) -> Outcome:
@@ -235,7 +244,7 @@ _END_FOR = {Outcome.PRODUCT_FAILURE: State.FAILED, Outcome.BLOCKED: State.BLOCKE
             Outcome.CHANGES_REQUESTED: State.REFUSED, Outcome.MANUAL_MERGE_READY: State.MANUAL_MERGE_READY,
             Outcome.HALT: State.HALTED, Outcome.INFRA: State.INFRA_FAULT, Outcome.PROVIDER: State.PROVIDER_FAULT,
             Outcome.AUTH: State.AUTH_FAULT, Outcome.INTERRUPTED: State.INTERRUPTED,
-            Outcome.LOST_CLAIM: State.FAILED}
+            Outcome.LOST_CLAIM: State.FAILED, Outcome.ERROR: State.FAILED}
 
 
 def ending_for(outcome: Outcome, stage: str | None) -> State:
@@ -259,6 +268,11 @@ class Ending:
     fault: str | None = None  # the fault class seen (infra, provider, auth, interrupted)
     faultKind: str | None = None  # timeout, crash, invalid-report, exit-75 …
 
+    @property
+    def assessable(self) -> bool:
+        """Judged before cleanup; not when an interruption halted it mid-integration."""
+        return self.state.assessable and self.fault != INTERRUPTED_FAULT
+
 
 class Lifecycle:
     """One task's walk through the table; thread-confined (one worker each)."""
@@ -280,6 +294,11 @@ class Lifecycle:
         shown = fault if fault is not None else end.fault
         return Ending(end, stage, detail, shown, kind)
 
+    def interrupted(self, before: str, detail: str) -> Ending:
+        """Stopped between stages, before ``before`` began: nothing of it ran."""
+        self.enter(State.INTERRUPTED)
+        return Ending(State.INTERRUPTED, before, detail, INTERRUPTED_FAULT)
+
     def done(self, detail: str) -> Ending:
         self.enter(State.DONE)
         return Ending(State.DONE, "done", detail)
@@ -294,12 +313,15 @@ class SkipReason(enum.Enum):
     RUNNER_GONE = "runner-gone"
 
 
-def suppression(states: Iterable[State], interrupted: bool, blocked: str | None) -> str | None:
-    """Why a run must write no remediation (a provider or auth fault, a
-    blocked start, an interruption), or None."""
+def suppression(states: Iterable[State], interrupted: bool, blocked: str | None,
+                metrics: dict[str, int] | None = None) -> str | None:
+    """Why a run must write no remediation (a provider or auth fault, counted
+    in its tasks or its ``faultMetrics``, a blocked start, an interruption),
+    or None."""
     ends = list(states)
-    for state in (State.PROVIDER_FAULT, State.AUTH_FAULT):
-        if state in ends:
+    counted = metrics or {}
+    for state, metric in ((State.PROVIDER_FAULT, "providerFaults"), (State.AUTH_FAULT, "authFaults")):
+        if state in ends or counted.get(metric, 0) > 0:
             return str(state.value)
     if blocked is not None:
         return blocked
@@ -405,6 +427,15 @@ def end(tr: TaskResult, ending: Ending, facts: Facts | None, where: Where | None
     tr.fault = ending.fault
     tr.faultKind = ending.faultKind
     tr.next = advice(ending, facts, where).document() if facts is not None and where is not None else None
+
+
+def track(tr: TaskResult, now: State, stage: str | None) -> None:
+    """A task in flight: where it stands (the record shows it ``running``)."""
+    if now.terminal:
+        raise IllegalTransition(f"{now.value} is an end: only end() writes it")
+    tr.state, tr.status = now.value, now.reported
+    if stage is not None:
+        tr.stage = stage
 
 
 def interrupt(tr: TaskResult, stage: str | None, detail: str) -> None:
