@@ -29,6 +29,7 @@ from git_harn.clock import now_iso
 from git_harn.errors import HarnError
 from git_harn.git import Repo
 from git_harn.git.workflow_refs import Oid
+from git_harn.store.record import PRESERVED_DIRTY, PRESERVED_UNMERGED
 from git_harn.text import one_line
 from git_harn.workflow import addenda, assessment, faults, host, retries, review, state, usage
 from git_harn.workflow.config import Effective
@@ -503,7 +504,8 @@ def _facts(repo: Repo, job: Job, ending: Ending) -> state.Facts:
     ahead = tip is not None and not host.refs.descends(repo, job.base_oid, tip)
     workspace = tr.workspace or {}
     where = workspace.get("path")
-    dirty = bool(workspace.get("state") == "preserved" and where and Path(where).is_dir() and host.dirty(Path(where)))
+    kept = workspace.get("state") in (PRESERVED_DIRTY, PRESERVED_UNMERGED)
+    dirty = bool(kept and where and Path(where).is_dir() and host.dirty(Path(where)))
     return state.Facts(task_id=tr.taskId, key=key, branch=tr.branch, branch_exists=tip is not None, ahead=ahead,
                        landed=ending.state.landed or repo.ref_oid(INTEGRATED_PREFIX + key) is not None,
                        workspace=workspace.get("state"), run_id=tr.runId,
