@@ -9,8 +9,8 @@ from pathlib import Path
 
 from adapterkit import PLAN_OK, claude_init, claude_result, codex_ok, fake_cli_env
 from faultrepo import fault_setup, faults, runs
-from helpers import assert_valid, ref
-from wfrepo import WF, setup
+from helpers import assert_valid, git, harn, ref
+from wfrepo import WF, config_text, setup
 
 ONE = "# Roadmap\n\n- [ ] 21.1 One thing\n"
 ROUND_ONE = "stageTimeout = 30\nreviewRounds = 1\n"
@@ -102,3 +102,43 @@ def test_a_second_review_round_is_worded_as_a_round_not_a_retry(tmp_path: Path) 
     assert "task 21.1: review (round 1)" in done.err and "task 21.1: review (round 2)" in done.err
     assert "task 21.1: implement (attempt 2)" in done.err  # the fix is the implement stage's next attempt
     assert "review (attempt" not in done.err
+
+
+# --- the assessor sees the review (issue 21, defect 7) -------------------------------
+
+
+def test_a_branch_its_reviewers_refused_is_never_assessed_adopt_complete(tmp_path: Path) -> None:
+    # failed before: the refused branch (plan COMPLETE, gates green on its tip) was assessed adopt-complete
+    wf = setup(tmp_path, roadmap=ONE, config=config_text(tmp_path / "agents", workflow=ROUND_ONE))
+    wf.script({"review": "never-approve"})
+    doc = wf.run("--json").json()
+    task = doc["tasks"][0]
+    assert (task["state"], task["status"]) == ("refused", "failed")
+    judged = task["assessment"]
+    assert judged["classification"] == "continue-manual" and "review-refused" in judged["reasons"]
+    assert any(m.startswith("review-refused: reviewer 1, reviewer 2 refused") for m in judged["missingEvidence"])
+    review = judged["evidence"]["review"]
+    assert (review["workflowId"], review["approved"], review["round"]) == (doc["workflowId"], False, 1)
+    assert review["blocking"][0]["text"] == "reviewer 1: fix 21.1"
+    # the assess command reads the same note
+    shown = harn(wf.work, "assess", "roadmap-21.1", "--json").json()
+    assert shown["classification"] == "continue-manual" and "review-refused" in shown["reasons"]
+
+
+def test_review_mode_does_not_resume_a_refused_branch_until_new_commits_answer_it(tmp_path: Path) -> None:
+    wf = setup(tmp_path, roadmap=ONE, config=config_text(tmp_path / "agents", workflow=ROUND_ONE))
+    _refused_once(wf)
+    again = wf.run("--json", "--resume-partial-branches", "--resume-mode", "review").json()
+    result = again["recovery"]["results"][0]
+    assert (result["classification"], result["action"], result["reason"]) == (
+        "continue-manual", "report-only", "review-refused")
+    assert again["tasks"] == [] and ref(wf.work, "refs/heads/roadmap-21.1") is not None
+    # new commits answer the reviewers: the work at their tip is unreviewed, so the refusal no longer holds it
+    answered = tmp_path / "answered"
+    git(wf.work, "worktree", "add", "-q", "-b", "answered", str(answered), "roadmap-21.1")
+    (answered / "work-21.1.txt").write_text("answered the review\n")
+    git(answered, "commit", "-qam", "answer the review")
+    assert harn(wf.work, "gates", "run", "answered").code == 0  # validation evidence on the new tip
+    judged = harn(wf.work, "assess", "answered", "--task", "21.1", "--json").json()
+    assert judged["evidence"]["review"] is None and "review-refused" not in judged["reasons"]
+    assert judged["classification"] == "adopt-complete", judged["missingEvidence"]

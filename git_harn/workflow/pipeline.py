@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from git_harn.assess.evidence import REVIEW_NOTE
 from git_harn.clock import now_iso
 from git_harn.errors import HarnError
 from git_harn.git import Repo
@@ -373,8 +374,10 @@ class TaskPath:
         self.tr.review["rounds"] = round_no
         self.tr.review["reviews"].extend(verdict.entries())
         usage.record(self.tr, verdict.outcomes)
-        _check_unchanged(self.repo, self.ctx, tip, "review")
         faulted = next((o for o in verdict.outcomes if o.fault is not None), None)
+        if faulted is None:  # the assessor of a branch a run left sees what its reviewers said [A1]
+            host.merge_note(self.repo, tip, REVIEW_NOTE, verdict.note(self.job.workflow_id, str(tip)))
+        _check_unchanged(self.repo, self.ctx, tip, "review")
         if faulted is not None:
             raise _faulted(faulted)
         if verdict.approved:
