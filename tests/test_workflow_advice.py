@@ -10,6 +10,7 @@ import os
 import shlex
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -150,3 +151,47 @@ def test_an_interrupted_run_advises_per_task_from_what_each_left(tmp_path: Path)
     assert ran.returncode == 0, ran.stderr
     roadmap = wf.remote_file("docs/roadmap.md")
     assert "- [x] 12.1 " in roadmap and "- [x] 12.2 " in roadmap  # the one command moved both on
+
+
+# --- the run's halts -------------------------------------------------------------------
+
+
+def _run_as_printed(wf: WF, command: str) -> subprocess.CompletedProcess[str]:
+    ran = subprocess.run(shlex.split(command), cwd=wf.work, capture_output=True, text=True, timeout=180,
+                         check=False)
+    assert ran.returncode == 0, (command, ran.stdout, ran.stderr)
+    return ran
+
+
+@pytest.mark.parametrize(("script", "command", "moved_on"), [
+    ({"review": "never-approve"}, RESUME, _landed),  # report-only in assess mode: continue mode resumes it
+    ({"implement": "dirty"}, "git harn workflow discard 21.1 --yes", _selectable_again),  # continue refuses dirt
+])
+def test_needs_operator_recovery_names_what_moves_each_survivor_on(
+        tmp_path: Path, script: dict[str, str], command: str, moved_on: Callable[[WF], None]) -> None:
+    wf = fault_setup(tmp_path, ONE, workflow=ROUND_ONE)
+    wf.script(script)
+    wf.run("--json")
+    wf.script({})
+    done = wf.run("--json", "--resume-partial-branches")  # assess mode: report only
+    doc = done.json()
+    assert_valid(doc, "workflow-result")
+    assert done.code == 3 and doc["halted"].startswith("needs-operator-recovery: 1 surviving branch(es)")
+    [unresolved] = doc["recovery"]["unresolved"]
+    assert unresolved["next"]["command"] == command, unresolved
+    assert f"next for roadmap-21.1: {command}" in wf.run("--resume-partial-branches").out
+    _run_as_printed(wf, command)
+    moved_on(wf)
+
+
+def test_a_blocked_preflight_names_the_relaunch_that_starts_the_run(tmp_path: Path) -> None:
+    flag = tmp_path / "no-credential"
+    flag.write_text("")
+    check = json.dumps([sys.executable, "-c", f"import os, sys; sys.exit(1 if os.path.exists({str(flag)!r}) else 0)"])
+    wf = fault_setup(tmp_path, ONE, workflow=ROUND_ONE, extra=f"\n[agents.preflight]\ncommand = {check}\n")
+    doc = wf.run("--json").json()
+    assert doc["blocked"] == "auth-preflight-failed"
+    assert doc["next"]["command"] == "git harn workflow run"
+    flag.unlink()  # the credential works again
+    _run_as_printed(wf, doc["next"]["command"])
+    _landed(wf)

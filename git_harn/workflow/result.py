@@ -127,6 +127,7 @@ class WorkflowResult(Result):
     usage: dict[str, Any] | None = None  # the tasks' usage summed
     blocked: str | None = None  # "auth-preflight-failed": the run started nothing
     preflight: dict[str, Any] | None = None  # what [agents.preflight] said
+    next: dict[str, Any] | None = None  # the run's own next step when it halted before any task (state.Next)
 
     @property
     def outcome(self) -> str:

@@ -78,10 +78,10 @@ def run_workflow(repo: Repo, options: config.Options) -> WorkflowResult:
             result.skipped.extend(claimed)
             held_ids |= {s.taskId for s in claimed}
         return _dry_run(result, eff, tasks, held_ids)  # lists the candidates, never resumes
-    if _preflight_blocks(repo, eff, result):
+    if _preflight_blocks(repo, eff, result, where_of(eff, options)):
         if found is not None:  # a fatal auth preflight blocks recovery entirely
             recovery.recover(repo, eff, found, workflow_id, tasks, blocked=recovery.AUTH_PREFLIGHT_FAILED)
-            recovery.settle(repo, found, result)  # read only here: every survivor stays unresolved
+            recovery.settle(repo, found, result, where_of(eff, options))  # read only: every survivor stays unresolved
             result.summary += recovery.summary_suffix(result)
         return result
     claims = None
@@ -104,7 +104,7 @@ def where_of(eff: config.Effective, options: config.Options) -> state.Where:
     return state.Where(eff.remote, eff.base, flags)
 
 
-def _preflight_blocks(repo: Repo, eff: config.Effective, result: WorkflowResult) -> bool:
+def _preflight_blocks(repo: Repo, eff: config.Effective, result: WorkflowResult, where: state.Where) -> bool:
     """A failing auth preflight is fatal: nothing is created, no agent runs."""
     result.preflight = preflight.run_preflight(repo, eff, result.workflowId)
     if result.preflight is None or result.preflight["ok"]:
@@ -114,6 +114,8 @@ def _preflight_blocks(repo: Repo, eff: config.Effective, result: WorkflowResult)
     result.finished = True
     result.finishedAt = now_iso()
     result.summary = f"0 tasks: blocked: {preflight.AUTH_PREFLIGHT_FAILED}"
+    result.next = state.Next(where.workflow_run(), "nothing was started: once the credential the preflight "
+                             "checks works again, a relaunch starts the run").document()
     return True
 
 
@@ -326,7 +328,7 @@ class Scheduler:
             self.claims.close()
             result.claims = self.claims.snapshot()
         if self.recovery is not None:
-            recovery.settle(self.repo, self.recovery, result)
+            recovery.settle(self.repo, self.recovery, result, self.where)
         result.faultMetrics = faults.metrics(result.tasks)
         remediation.finish(self.repo, self.eff, result)  # the one final flush, after every task ended
         result.finished = True

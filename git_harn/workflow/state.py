@@ -28,12 +28,15 @@ string):
 - ``TRANSITIONS``: ``{state: frozenset of states it may move to}``;
   ``allowed(a, b)``; ``Lifecycle``: one task's walk, ``enter(state)`` raises
   ``IllegalTransition`` for a move the table does not have, ``stop(...)``
-  returns the ``Ending``.
+  returns the ``Ending``; ``interrupted(before, detail)`` ends it between
+  stages; ``done(detail)``.
 - ``Ending``: state, stage, detail, fault kind: what ended the task, before
   the facts at the end are known.
 - ``Facts``: what is true when the task is over (the branch, work beyond its
   base, landed, the workspace's state); ``advice(ending, facts, where)``
   gives the one next step (``Next``: an exact command, or none, and why).
+- ``survivor_advice(...)``: the next step for a surviving branch a run
+  left unresolved (the needs-operator-recovery halt).
 - ``end(tr, ending, facts, where)``: the ONE writer of a task's final
   ``status``, ``state``, ``stage``, ``detail``, ``fault``, ``faultKind``
   and ``next``.
@@ -397,6 +400,22 @@ def advice(ending: Ending, facts: Facts, where: Where) -> Next:
     return Next(shlex_join(["git", "harn", "workflow", "discard", facts.task_id, "--yes"]),
                 f"{facts.branch} cannot be resumed as it is ({_why_not(state, facts)}): discard keeps its work "
                 "on harnery/salvage/ and lets a relaunch start the task afresh")
+
+
+def survivor_advice(task_id: str, branch: str, why: str, where: Where, resumable: bool = True,
+                    waiting: bool = False, addendum: bool = False, extra: tuple[str, ...] = ()) -> Next:
+    """The next step for a surviving branch a run left unresolved (needs-operator-recovery)."""
+    if waiting:
+        return Next(None, f"{branch} waits for tasks it requires: a later run takes it once they are ticked")
+    if addendum:
+        return Next(shlex_join(["git", "harn", "integrate", branch, *where.flags]),
+                    f"{branch} is an addendum branch: an operator checks it, then lands it")
+    if resumable:
+        return Next(where.workflow_run(*RESUME_FLAGS, *extra),
+                    f"{branch} ({why}): a resumed run goes on from where its ExecPlan says")
+    return Next(shlex_join(["git", "harn", "workflow", "discard", task_id, "--yes"]),
+                f"{branch} cannot be resumed as it is ({why}): discard keeps its work on harnery/salvage/ and "
+                "lets a relaunch start the task afresh")
 
 
 def _why_not(state: State, facts: Facts) -> str:
