@@ -6,20 +6,17 @@ the task on."""
 from __future__ import annotations
 
 import json
-import os
 import shlex
-import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from faultrepo import fault_setup, faults
-from helpers import assert_valid, descendants, git, is_python_of_git_harn, ref
-from wfrepo import WF, setup
+from helpers import assert_valid, git, ref
+from wfrepo import WF, setup, sigterm_when_hanging
 
 ONE = "# Roadmap\n\n- [ ] 21.1 One thing\n"
 ROUND_ONE = "stageTimeout = 30\nreviewRounds = 1\n"
@@ -126,20 +123,7 @@ def test_advice_repeats_the_remote_and_base_the_operator_named(tmp_path: Path) -
 def test_an_interrupted_run_advises_per_task_from_what_each_left(tmp_path: Path) -> None:
     wf = setup(tmp_path, roadmap="# R\n\n- [ ] 12.1 Has work when stopped\n- [ ] 12.2 Stopped while planning\n")
     wf.script({"12.1:implement": "commit-hang", "12.2:plan": "hang"})
-    proc = subprocess.Popen(["git", "harn", "workflow", "run", "--parallel", "2", "--json"], cwd=wf.work,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.time() + 60
-        while time.time() < deadline and len([e for e in wf.log() if e["event"] == "hanging"]) < 2:
-            time.sleep(0.1)
-        harn_pids = [p for p in descendants(proc.pid) if is_python_of_git_harn(p)]
-        assert harn_pids
-        os.kill(harn_pids[0], signal.SIGTERM)
-        out, _ = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    _, out, _, _ = sigterm_when_hanging(wf, ["--parallel", "2", "--json"], 2)
     tasks = {t["taskId"]: t for t in json.loads(out)["tasks"]}
     assert [(tasks[i]["state"], tasks[i]["status"]) for i in ("12.1", "12.2")] == [("interrupted", "halted")] * 2
     assert tasks["12.1"]["next"]["command"] == RESUME  # its commit is kept on roadmap-12.1
