@@ -55,16 +55,26 @@ import enum
 import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from git_harn.workflow.result import TaskResult
+from typing import Any, Protocol
 
 # fault classes (the host decides them from what it sees: stages.judge)
 INFRA = "infra"
 PROVIDER = "provider"
 AUTH = "auth"
 INTERRUPTED_FAULT = "interrupted"
+
+
+class TaskEnd(Protocol):
+    """What ``end`` writes on a task (``result.TaskResult`` has it): the
+    members are named as the result schema names them."""
+
+    state: str
+    status: str
+    stage: str | None
+    detail: str
+    fault: str | None
+    faultKind: str | None
+    next: dict[str, Any] | None
 
 
 class IllegalTransition(RuntimeError):
@@ -434,7 +444,7 @@ def shlex_join(argv: list[str]) -> str:
     return shlex.join(argv)
 
 
-def end(tr: TaskResult, ending: Ending, facts: Facts | None, where: Where | None) -> None:
+def end(tr: TaskEnd, ending: Ending, facts: Facts | None, where: Where | None) -> None:
     """End a task: the only writer of its final status, state, stage, detail,
     fault, fault kind and next step [L1]."""
     if not ending.state.terminal:
@@ -448,7 +458,7 @@ def end(tr: TaskResult, ending: Ending, facts: Facts | None, where: Where | None
     tr.next = advice(ending, facts, where).document() if facts is not None and where is not None else None
 
 
-def track(tr: TaskResult, now: State, stage: str | None) -> None:
+def track(tr: TaskEnd, now: State, stage: str | None) -> None:
     """A task in flight: where it stands (the record shows it ``running``)."""
     if now.terminal:
         raise IllegalTransition(f"{now.value} is an end: only end() writes it")
@@ -457,7 +467,7 @@ def track(tr: TaskResult, now: State, stage: str | None) -> None:
         tr.stage = stage
 
 
-def interrupt(tr: TaskResult, stage: str | None, detail: str) -> None:
+def interrupt(tr: TaskEnd, stage: str | None, detail: str) -> None:
     """A task the runner had to leave in flight: interrupted where it stood."""
     end(tr, Ending(State.INTERRUPTED, stage, detail, INTERRUPTED_FAULT), None, None)
 
