@@ -62,5 +62,5 @@ def interrupted_report(repo: Repo, target: Target, resume: bool) -> IntegrationR
         f"{left.get('startedAt', '?')}) was interrupted and is not retried automatically: it may "
         f"already have pushed. Inspect {target.upstream} (git fetch {target.remote}; git log "
         f"{target.upstream}) and {target.roadmap} there, then finish it: "
-        + shlex.join(["git", "harn", "integrate", target.branch, "--remote", target.remote, "--base", target.base,
-                      "--resume-after-crash"])))
+        + "git harn " + shlex.join(("integrate", target.branch, "--remote", target.remote, "--base", target.base,
+                                    "--resume-after-crash"))))

@@ -354,7 +354,7 @@ class Where:
     flags: tuple[str, ...] = ()  # e.g. ("--remote", "up", "--base", "trunk") when given
 
     def workflow_run(self, *extra: str) -> str:
-        return shlex_join(["git", "harn", "workflow", "run", *self.flags, *extra])
+        return harn_command("workflow", "run", *self.flags, *extra)
 
 
 @dataclass
@@ -394,20 +394,20 @@ def advice(ending: Ending, facts: Facts, where: Where) -> Next:
     if state.landed or facts.landed:
         return Next(None, "landed")
     if facts.integration_crashed and facts.branch_exists:
-        return Next(shlex_join(["git", "harn", "integrate", facts.branch, *_integrate_flags(where),
-                                "--resume-after-crash"]),
+        return Next(harn_command("integrate", facts.branch, *where.flags,
+                                "--resume-after-crash"),
                     f"an integrate of {facts.branch} died midway: inspect {where.remote}/{where.base} and the "
                     "roadmap there (it may have pushed), then finish it")
     if not facts.branch_exists:
         return Next(where.workflow_run(), f"{facts.branch} holds no work beyond {where.remote}/{where.base} "
                     "and is gone: a relaunch starts the task afresh")
     if state is State.MANUAL_MERGE_READY or state is State.HALTED:
-        return Next(shlex_join(["git", "harn", "integrate", facts.branch, *_integrate_flags(where)]),
+        return Next(harn_command("integrate", facts.branch, *where.flags),
                     f"an operator checks {facts.branch} (see the detail), then lands it")
     if state.resumable and facts.ahead and not facts.dirty:
         return Next(where.workflow_run(*RESUME_FLAGS),
                     f"{facts.branch} keeps its committed work: a resumed run goes on from where its ExecPlan says")
-    return Next(shlex_join(["git", "harn", "workflow", "discard", facts.task_id, "--yes"]),
+    return Next(harn_command("workflow", "discard", facts.task_id, "--yes"),
                 f"{facts.branch} cannot be resumed as it is ({_why_not(state, facts)}): discard keeps its work "
                 "on harnery/salvage/ and lets a relaunch start the task afresh")
 
@@ -418,12 +418,12 @@ def survivor_advice(task_id: str, branch: str, why: str, where: Where, resumable
     if waiting:
         return Next(None, f"{branch} waits for tasks it requires: a later run takes it once they are ticked")
     if addendum:
-        return Next(shlex_join(["git", "harn", "integrate", branch, *where.flags]),
+        return Next(harn_command("integrate", branch, *where.flags),
                     f"{branch} is an addendum branch: an operator checks it, then lands it")
     if resumable:
         return Next(where.workflow_run(*RESUME_FLAGS, *extra),
                     f"{branch} ({why}): a resumed run goes on from where its ExecPlan says")
-    return Next(shlex_join(["git", "harn", "workflow", "discard", task_id, "--yes"]),
+    return Next(harn_command("workflow", "discard", task_id, "--yes"),
                 f"{branch} cannot be resumed as it is ({why}): discard keeps its work on harnery/salvage/ and "
                 "lets a relaunch start the task afresh")
 
@@ -436,12 +436,10 @@ def _why_not(state: State, facts: Facts) -> str:
     return "it holds no committed work of its own"
 
 
-def _integrate_flags(where: Where) -> list[str]:
-    return list(where.flags)
-
-
-def shlex_join(argv: list[str]) -> str:
-    return shlex.join(argv)
+def harn_command(*words: str) -> str:
+    """A ``git harn`` command for an operator to run, quoted as a shell
+    would need it (it is printed, never run here)."""
+    return "git harn " + shlex.join(words)
 
 
 def end(tr: TaskEnd, ending: Ending, facts: Facts | None, where: Where | None) -> None:
