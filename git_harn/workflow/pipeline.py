@@ -268,6 +268,8 @@ class TaskPath:
                 Step("integrate", "integrate", self.integrate)]
 
     def begin(self, step: Step, round_no: int) -> None:
+        """A step starts: where the task stands in flight, and its count."""
+        state.track(self.tr, STAGE_STATE[step.stage], step.stage)
         self.job.attempts.begin(step.stage, round_no)
 
     def finished(self) -> str:
