@@ -309,12 +309,11 @@ class Scheduler:
             killer.cancel()
         for work in list(self.running.values()):  # still running after the drain
             at = next(i for i, t in enumerate(self.result.tasks) if t.runId == work.runId)
-            left = self.result.tasks[at]
-            left.stage = work.stage
-            left.detail = f"still running {work.stage or 'its start'} when the workflow stopped"
+            state.interrupt(self.result.tasks[at], work.stage,
+                            f"still running {work.stage or 'its start'} when the workflow stopped")
         for tr in self.result.tasks:
             if not State.of(tr).terminal:
-                state.interrupt(tr, tr.stage, tr.detail or f"interrupted during {tr.stage or 'start'}")
+                state.interrupt(tr, tr.stage, f"interrupted during {tr.stage or 'start'}")
 
     # --- the end ----------------------------------------------------------------
 
@@ -322,7 +321,7 @@ class Scheduler:
         result = self.result
         for tr in result.tasks:
             if not State.of(tr).terminal:
-                state.interrupt(tr, tr.stage, tr.detail or "never finished")
+                state.interrupt(tr, tr.stage, "never finished")
         result.skipped.extend(select.left_out(self.tasks, self.taken, self.held, self.limited))
         if self.claims is not None:
             self.claims.close()
