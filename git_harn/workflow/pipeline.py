@@ -125,7 +125,7 @@ def run_task(main_repo: Repo, job: Job) -> TaskResult:
     repo = host.reopen(main_repo)
     tr = job.result
     tr.startedAt, tr.baseOid = now_iso(), str(job.base_oid)
-    life = Lifecycle(State.SELECTED)
+    life = Lifecycle(State.CLAIMED if State.of(tr) is State.CLAIMED else State.SELECTED)
     assert tr.runId is not None
     ending: Ending | None = None
     try:

@@ -210,7 +210,7 @@ class Scheduler:
             # The worker fills its own copy; the result shows this placeholder until
             # the task ends, so the record is never written from half-changed data.
             placeholder = _task_result(self.result.workflowId, task)
-            state.track(placeholder, State.SELECTED, None)
+            state.track(placeholder, self._taken_as, None)
             self.result.tasks.append(placeholder)
             self.result.selected.append(task.id)
             base = self.repo.ref_oid(host.refs.tracking_ref(self.eff.remote, self.eff.base)) or self.eff.base_oid
@@ -219,6 +219,11 @@ class Scheduler:
                       self.agents, self.progress.stage, where=self.where)
             self.running[pool.submit(run_task, self.repo, job)] = job.result
             self.writer.write(self.result, "task-start", f"task {task.key} on {placeholder.branch}")
+
+    @property
+    def _taken_as(self) -> State:
+        """A task this run starts is claimed first when claims are on, else just selected."""
+        return State.CLAIMED if self.claims is not None else State.SELECTED
 
     def _claimed_elsewhere(self, task: host.Task) -> bool:
         """Claim the task on the remote; a task that is not ours is held out for the run."""
@@ -242,7 +247,7 @@ class Scheduler:
                 continue  # another machine works it; the survivor stays unresolved here
             placeholder = _task_result(self.result.workflowId, res.task)
             placeholder.runId, placeholder.branch = res.run_id, res.branch
-            state.track(placeholder, State.SELECTED, None)
+            state.track(placeholder, self._taken_as, None)
             placeholder.baseOid = str(res.base_oid)
             self.result.tasks.append(placeholder)
             self.result.skipped = [s for s in self.result.skipped if s.taskId != res.task.id]
