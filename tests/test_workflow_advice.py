@@ -179,3 +179,17 @@ def test_a_blocked_preflight_names_the_relaunch_that_starts_the_run(tmp_path: Pa
     flag.unlink()  # the credential works again
     _run_as_printed(wf, doc["next"]["command"])
     _landed(wf)
+
+
+def test_a_manual_merge_ready_addendum_advises_the_integrate_that_lands_it(tmp_path: Path) -> None:
+    from addendatools import make
+    from addendatools import script as addendum_script
+
+    wf = make(tmp_path, "# R\n\n- [x] 2.1 Landed\n  - [ ] addendum 1: polish it\n")
+    addendum_script(wf, {"addendum": "mmr"})
+    task = wf.run("--json").json()["tasks"][0]
+    assert (task["state"], task["next"]["command"]) == (
+        "manual-merge-ready", "git harn integrate roadmap-2.1-addendum-1")
+    _run_as_printed(wf, task["next"]["command"])  # the operator checked it; it lands as one squash
+    assert "  - [x] addendum 1: polish it" in wf.remote_file("docs/roadmap.md")
+    assert ref(wf.work, "refs/harnery/integrated/2.1-addendum-1") is not None
