@@ -394,8 +394,7 @@ def advice(ending: Ending, facts: Facts, where: Where) -> Next:
     if state.landed or facts.landed:
         return Next(None, "landed")
     if facts.integration_crashed and facts.branch_exists:
-        return Next(harn_command("integrate", facts.branch, *where.flags,
-                                "--resume-after-crash"),
+        return Next(harn_command("integrate", facts.branch, *where.flags, "--resume-after-crash"),
                     f"an integrate of {facts.branch} died midway: inspect {where.remote}/{where.base} and the "
                     "roadmap there (it may have pushed), then finish it")
     if not facts.branch_exists:
