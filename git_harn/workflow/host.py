@@ -26,7 +26,7 @@ from git_harn.proc import Finished, kill_group, run_bounded, tail
 from git_harn.results import CheckResult
 from git_harn.store import locks as _locks
 from git_harn.store import runs as _runs
-from git_harn.store.notes import merge_note
+from git_harn.store.notes import merge_note, read_note
 from git_harn.tasks import execplan as _execplan
 from git_harn.tasks import roadmap as _roadmap
 from git_harn.tasks.branches import Base, Branch
@@ -61,7 +61,7 @@ __all__ = [
     "DEFAULT_SCHEMA_RETRIES", "DEFAULT_STAGE_ATTEMPTS", "MAX_RETRIES",
     "AgentSettings", "WorkflowSettings", "WORKFLOW_FILE", "Base", "Branch", "CheckResult", "CleanupResult",
     "Finished", "Task",
-    "kill_group", "merge_note", "refs", "run_bounded", "tail",
+    "kill_group", "merge_note", "read_note", "refs", "run_bounded", "tail",
 ]
 
 

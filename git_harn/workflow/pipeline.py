@@ -35,6 +35,7 @@ from git_harn.text import one_line
 from git_harn.workflow import addenda, assessment, faults, host, retries, review, state, usage
 from git_harn.workflow.config import Effective
 from git_harn.workflow.result import TaskResult
+from git_harn.workflow.review import Verdict
 from git_harn.workflow.stages import Agents, StageOutcome, TaskContext, run_stage
 from git_harn.workflow.state import STAGE_STATE, Ending, Lifecycle, Outcome, State
 
@@ -377,8 +378,8 @@ class TaskPath:
         self.tr.review["reviews"].extend(verdict.entries())
         usage.record(self.tr, verdict.outcomes)
         faulted = next((o for o in verdict.outcomes if o.fault is not None), None)
-        if faulted is None:  # the assessor of a branch a run left sees what its reviewers said [A1]
-            host.merge_note(self.repo, tip, REVIEW_NOTE, verdict.note(self.job.workflow_id, str(tip)))
+        if faulted is None:
+            self._note_review(tip, verdict)
         _check_unchanged(self.repo, self.ctx, tip, "review")
         if faulted is not None:
             raise _faulted(faulted)
@@ -392,6 +393,15 @@ class TaskPath:
         self.findings = verdict.findings()
         self.tip = None  # the next round's write step makes the next tip
         return AGAIN
+
+    def _note_review(self, tip: Oid, verdict: Verdict) -> None:
+        """The assessor of a branch a run left sees what its reviewers said
+        [A1]: a refusal is noted on the tip, and so is an approval of a tip a
+        refusal was noted on (an approval of a fresh tip changes no rule, so
+        the ordinary path writes no note for it)."""
+        if verdict.approved and REVIEW_NOTE not in host.read_note(self.repo, tip):
+            return
+        host.merge_note(self.repo, tip, REVIEW_NOTE, verdict.note(self.job.workflow_id, str(tip)))
 
     def integrate(self, round_no: int) -> None:
         agent = self.eff.agents["integrate"]
