@@ -92,6 +92,7 @@ def _common(doc: dict[str, Any]) -> list[str]:
     lines += _task_lines(doc.get("tasks", []))
     for s in doc.get("skipped", []):
         lines.append(f"skipped {s['taskId']}: {s['reason']}" + (f" ({s['detail']})" if s.get("detail") else ""))
+    lines += [f"unparsed line {u['line']}: {u['text']} ({u['reason']})" for u in doc.get("unparsed", [])]
     if doc.get("dryRun"):
         for stage, agent in doc.get("agents", {}).items():
             command = agent["command"] if agent["command"] == "builtin" else " ".join(agent["command"])
