@@ -49,6 +49,7 @@ from git_harn.tasks.config import (
     workflow_settings,
 )
 from git_harn.text import jsonable
+from git_harn.workspace import here as _here
 from git_harn.workspace.cleanup import CleanupResult, cleanup_locked
 from git_harn.workspace.resume import resume_locked
 from git_harn.workspace.start import start_locked
@@ -64,6 +65,10 @@ __all__ = [
     "Finished", "Roadmap", "Task",
     "kill_group", "merge_note", "refs", "run_bounded", "tail",
 ]
+
+
+def refuse_in_workspace(repo: Repo, command: str) -> None:
+    _here.refuse_in_workspace(repo, command)
 
 
 def reopen(repo: Repo) -> Repo:

@@ -69,6 +69,7 @@ def _task_result(workflow_id: str, task: host.Task) -> TaskResult:
 
 
 def run_workflow(repo: Repo, options: config.Options) -> WorkflowResult:
+    host.refuse_in_workspace(repo, "workflow run")  # its tasks would nest in this one's
     eff = config.load(repo, options)  # every check before anything is created [P7]
     workflow_id = record.new_workflow_id()
     result = _result(eff, workflow_id, options.dry_run)
