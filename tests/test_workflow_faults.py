@@ -41,6 +41,24 @@ def test_provider_and_auth_faults_end_the_task_unretried(tmp_path: Path, stage: 
     assert "- [ ] 21.1" in wf.remote_file("docs/roadmap.md")
 
 
+@pytest.mark.parametrize(("what", "status", "words"), [
+    ("fault-class-only", "auth-fault", "auth fault"),
+    ("fault-status-only", "provider-fault", "provider fault: HTTP 429"),
+])
+def test_a_fault_report_needs_only_its_class(tmp_path: Path, what: str, status: str, words: str) -> None:
+    """Only ``class`` is required; a minimal fault report is believed at once,
+    not retried as invalid and turned into an infra fault (issue 23 item 5)."""
+    wf = fault_setup(tmp_path, ONE)
+    faults(wf, {"21.1:implement": what})
+    doc = wf.run("--json").json()
+    assert_valid(doc, "workflow-result")
+    task = doc["tasks"][0]
+    assert (task["status"], task["fault"], task["faultKind"]) == (status, status.split("-")[0], "fault-report")
+    assert words in task["detail"], task["detail"]
+    assert [r["run"] for r in runs(wf) if r["stage"] == "implement"] == [1]  # no schema retry, no infra retry
+    assert task["infraRetries"] == 0
+
+
 def test_a_valid_report_of_failure_is_a_product_failure_not_a_fault(tmp_path: Path) -> None:
     wf = fault_setup(tmp_path, ONE)
     faults(wf, {"21.1:implement": "partial"})
