@@ -148,7 +148,15 @@ class StageOutcome:
                                  "tries": self.tries, "schemaRetries": self.schemaRetries}
         if self.agentRun is not None:
             entry["agentRun"] = self.agentRun
+        if self.resetAt is not None:
+            entry["resetAt"] = self.resetAt
         return entry
+
+    @property
+    def resetAt(self) -> str | None:
+        """When the provider said it takes work again (a fault report's ``resetAt``)."""
+        reset = (self.faultReport or {}).get("resetAt")
+        return one_line(str(reset), 100) if reset else None
 
 
 def template(ctx: TaskContext, stage: str) -> str:
@@ -300,7 +308,7 @@ def _after_adapter(ctx: TaskContext, key: str, run: adapters.AgentRun, outcome: 
         outcome.faultKind = f"{run.adapter}-{verdict.why}".replace(" ", "-")
         outcome.detail = one_line(f"{outcome.detail} ({run.adapter})" if verdict.why == "time-out" else
                                   f"the {outcome.stage} agent ({run.adapter}): {verdict.fault} fault, "
-                                  f"{verdict.why}: {verdict.message}", 500)
+                                  f"{verdict.why}: {verdict.message}" + _reset_words(outcome.resetAt), 500)
     elif outcome.fault is not None and outcome.fault != INTERRUPTED:
         outcome.detail = one_line(f"{outcome.detail} ({run.adapter}: {verdict.why})", 500)
 
@@ -360,9 +368,13 @@ def _fault_words(reported: object, done: host.Finished) -> str:
         message = one_line(str(reported.get("message") or ""), 300)
         reset = reported.get("resetAt")
         return ((f": HTTP {status}" if status is not None else "") + (f": {message}" if message else "")
-                + (f" (reset at {one_line(str(reset), 40)})" if reset else ""))
+                + _reset_words(one_line(str(reset), 40) if reset else None))
     tail = one_line(host.tail(done.stderr, 300), 300)
     return f": {tail}" if tail else ""
+
+
+def _reset_words(reset: str | None) -> str:
+    return f" (reset at {reset})" if reset else ""
 
 
 def _claim(stage: str, document: dict[str, Any]) -> bool:
