@@ -41,6 +41,11 @@ def one_line(text: str, limit: int = 200) -> str:
     return " ".join(text.split())[:limit]
 
 
+def with_article(noun: str) -> str:
+    """``auth fault`` → ``an auth fault``: enough for the words git-harn says."""
+    return ("an " if noun[:1].lower() in "aeiou" else "a ") + noun
+
+
 def cells(text: str) -> int:
     """Terminal cells ``text`` takes: East Asian wide and full-width characters take two."""
     return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in ("W", "F") else 1

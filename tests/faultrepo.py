@@ -70,6 +70,9 @@ elif what == "fault-status-only":
     report({"ok": False, "fault": {"class": "provider", "httpStatus": 429}})
 elif what == "garbage":
     report("{not json")
+elif what == "sigterm":
+    import signal
+    os.kill(os.getpid(), signal.SIGTERM)
 elif what == "crash":
     sys.exit(9)
 elif what == "hang":

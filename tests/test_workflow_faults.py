@@ -42,8 +42,8 @@ def test_provider_and_auth_faults_end_the_task_unretried(tmp_path: Path, stage: 
 
 
 @pytest.mark.parametrize(("what", "status", "words"), [
-    ("fault-class-only", "auth-fault", "auth fault"),
-    ("fault-status-only", "provider-fault", "provider fault: HTTP 429"),
+    ("fault-class-only", "auth-fault", "reported an auth fault"),
+    ("fault-status-only", "provider-fault", "reported a provider fault: HTTP 429"),
 ])
 def test_a_fault_report_needs_only_its_class(tmp_path: Path, what: str, status: str, words: str) -> None:
     """Only ``class`` is required; a minimal fault report is believed at once,
@@ -57,6 +57,15 @@ def test_a_fault_report_needs_only_its_class(tmp_path: Path, what: str, status: 
     assert words in task["detail"], task["detail"]
     assert [r["run"] for r in runs(wf) if r["stage"] == "implement"] == [1]  # no schema retry, no infra retry
     assert task["infraRetries"] == 0
+
+
+def test_an_agent_killed_by_a_signal_is_said_by_the_signal_name(tmp_path: Path) -> None:
+    wf = fault_setup(tmp_path, ONE)
+    faults(wf, {"21.1:plan": "sigterm"})
+    task = wf.run("--json", "--stage-attempts", "1").json()["tasks"][0]
+    assert (task["status"], task["faultKind"]) == ("infra-fault", "crash")
+    assert "the plan agent was killed by SIGTERM and no valid report" in task["detail"], task["detail"]
+    assert "-15" not in task["detail"] and "signal 15" not in task["detail"]
 
 
 def test_a_valid_report_of_failure_is_a_product_failure_not_a_fault(tmp_path: Path) -> None:

@@ -24,7 +24,7 @@ from typing import Any
 from git_harn.git import Repo
 from git_harn.resources import schema_path
 from git_harn.schemas import schema_errors
-from git_harn.text import one_line
+from git_harn.text import one_line, with_article
 from git_harn.workflow import adapters, host
 from git_harn.workflow.host import AgentSettings
 
@@ -337,12 +337,12 @@ def judge(stage: str, attempt: int, reviewer: int | None, done: host.Finished, r
                      + _fault_words(reported, done), reported)
     if isinstance(reported, dict):
         klass = str(reported["class"])
-        return fault(klass, FAULT_REPORT, f"{who} reported a {klass} fault" + _fault_words(reported, done),
-                     reported)
+        said = f"{who} reported {with_article(klass + ' fault')}"
+        return fault(klass, FAULT_REPORT, said + _fault_words(reported, done), reported)
     if document is None:
         if done.exit_code != 0:
             tail = one_line(host.tail(done.stderr, 300), 300)
-            return fault(INFRA, CRASH, f"{who} exited with {_exit_words(done.exit_code)} and no valid report "
+            return fault(INFRA, CRASH, f"{who} {host.exit_words(done.exit_code)} and no valid report "
                          f"({problem})" + (f": {tail}" if tail else ""))
         return fault(INFRA, INVALID_REPORT, f"{who} wrote no valid report: {problem}")
     summary = document.get("summary") if isinstance(document.get("summary"), str) else ""
@@ -351,14 +351,10 @@ def judge(stage: str, attempt: int, reviewer: int | None, done: host.Finished, r
                            done.exit_code, done.seconds, reviewer)
     if done.exit_code != 0:
         outcome.ok = False
-        outcome.detail = f"{who} exited with {done.exit_code}"
+        outcome.detail = f"{who} {host.exit_words(done.exit_code)}"
     elif not claim:
         outcome.detail = f"{who} reported failure: {outcome.summary or '(no summary)'}"
     return outcome
-
-
-def _exit_words(code: int | None) -> str:
-    return f"signal {-code}" if code is not None and code < 0 else str(code)
 
 
 def _fault_words(reported: object, done: host.Finished) -> str:
