@@ -122,9 +122,17 @@ def kill_group(pgid: int, sig: int = signal.SIGKILL) -> None:
 
 
 def tail(raw: bytes, limit: int = OUTPUT_TAIL) -> str:
-    """The last ``limit`` characters of ``raw`` as text."""
+    """The last ``limit`` characters of ``raw`` as text. When that cuts, it
+    cuts at a line boundary if one is in reach, so the first line shown is
+    whole, and a line ``…`` says that something came before."""
     text = raw.decode("utf-8", "replace")
-    return text if len(text) <= limit else "…" + text[-limit:]
+    if len(text) <= limit:
+        return text
+    kept = text[-limit:]
+    boundary = kept.find("\n")
+    if 0 <= boundary < len(kept) - 1:
+        kept = kept[boundary + 1:]
+    return "…\n" + kept
 
 
 def signal_name(number: int) -> str:

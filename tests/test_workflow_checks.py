@@ -225,3 +225,30 @@ def test_nothing_selectable_is_done(tmp_path: Path) -> None:
     doc = done.json()
     assert doc["tasks"] == [] and doc["summary"] == "0 tasks: nothing selectable"
     assert {s["reason"] for s in doc["skipped"]} == {"waiting-for-requirements"}
+
+
+def test_a_failed_gate_reads_well_in_the_task_and_the_run(tmp_path: Path) -> None:
+    """The command, its exit, and the end of its output cut at line
+    boundaries, not the middle of a FAILED list (issue 23 item 8)."""
+    agents = tmp_path / "agents"
+    failing = json.dumps(["sh", "-c", "i=0; while [ $i -lt 300 ]; do echo \"FAILED tests/test_mod_$i.py::test_case"
+                          " - AssertionError: assert 1 == 2\"; i=$((i+1)); done; echo '=== 300 failed in 1.25s ==='; "
+                          "exit 1"])
+    config = config_text(agents).replace('[["sh", "-c", "test ! -e broken"]]', f"[{failing}]")
+    wf = setup(tmp_path, roadmap="# R\n\n- [ ] 8.1 Breaks the tests\n", config=config)
+    doc = wf.run("--json").json()
+    assert_valid(doc, "workflow-result")
+    task = doc["tasks"][0]
+    assert (task["status"], task["stage"]) == ("failed", "gates"), task["detail"]
+    head, _, shown = task["detail"].partition(f" exited with 1 on {task['tip'][:12]}: ")
+    assert head.startswith("gate sh -c 'i=0; while [ $i -lt 300 ]"), head  # the command as typed
+    assert shown.startswith("FAILED tests/test_mod_") and shown.endswith(" | === 300 failed in 1.25s ===")
+    assert all(part.startswith("FAILED tests/test_mod_") and part.endswith("assert 1 == 2")
+               for part in shown.split(" | ")[:-1])
+    gate = task["gates"]["commands"][0]
+    kept = gate["outputTail"].splitlines()
+    assert len(kept) == 10 and kept[-1] == "=== 300 failed in 1.25s ==="
+    assert all(line.startswith("FAILED tests/test_mod_2") for line in kept[:-1])
+    human = harn(wf.work, "workflow", "show").out
+    assert "gate of 8.1 failed: sh -c 'i=0; while" in human and "(exit 1)" in human
+    assert "  | === 300 failed in 1.25s ===" in human

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterator
 
 import click
@@ -14,7 +15,7 @@ from git_harn.commands.render import show
 from git_harn.errors import BadInput
 from git_harn.files import read_json_input
 from git_harn.proc import exit_status
-from git_harn.text import one_line, printable_path
+from git_harn.text import clip, last_lines, one_line, printable_path
 
 
 @click.command()
@@ -85,7 +86,9 @@ def _gates_lines(result: GatesResult) -> Iterator[str]:
            f"({result.where} checkout; commands from {result.source})")
     for gate in result.commands:
         outcome = gate.error or exit_status(gate.exitCode)
-        yield f"  {outcome:<12} {gate.seconds:7.2f}s  {' '.join(gate.argv)}"
+        yield f"  {outcome:<17} {gate.seconds:7.2f}s  {clip(shlex.join(gate.argv), 150)}"
+        if gate.exitCode != 0:  # the end of its output says why
+            yield from (f"      | {line}" for line in last_lines(gate.outputTail))
 
 
 @click.command("salvage-artefacts")

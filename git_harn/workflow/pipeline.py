@@ -12,6 +12,7 @@ preserves whatever is unfinished [P1].
 
 from __future__ import annotations
 
+import shlex
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,7 +23,7 @@ from git_harn.clock import now_iso
 from git_harn.errors import HarnError
 from git_harn.git import Repo
 from git_harn.git.workflow_refs import Oid
-from git_harn.text import one_line
+from git_harn.text import last_lines, last_lines_on_one_line, one_line
 from git_harn.workflow import addenda, assessment, faults, host, retries, review, usage
 from git_harn.workflow.config import Effective
 from git_harn.workflow.result import BLOCKED, DONE, FAILED, HALTED, RUNNING, TaskResult
@@ -359,13 +360,21 @@ def _gates(repo: Repo, job: Job, tip: Oid) -> None:
         raise Stop(HALTED, "gates", "the workflow was interrupted while the gates ran")
     failed = [c for c in result["commands"] if c["exitCode"] != 0]
     tr.gates = {"passed": result["passed"], "commit": result["commit"],
-                "commands": [{"argv": c["argv"], "exitCode": c["exitCode"], "seconds": c["seconds"]}
-                             for c in result["commands"]]}
+                "commands": [_gate_entry(c) for c in result["commands"]]}
     if not result["passed"]:
         first = failed[0]
         why = first.get("error") or host.exit_words(first["exitCode"])
-        raise Stop(FAILED, "gates", f"gate {' '.join(first['argv'])} {why} on {str(tip)[:12]}: "
-                   f"{one_line(first.get('outputTail') or '', 300)}")
+        raise Stop(FAILED, "gates", f"gate {shlex.join(first['argv'])} {why} on {str(tip)[:12]}: "
+                   f"{last_lines_on_one_line(first.get('outputTail') or '', 300)}")
+
+
+def _gate_entry(command: dict[str, Any]) -> dict[str, Any]:
+    """A gate in the task's result; a failed one with the last lines of its
+    output (the note on the tip keeps the whole tail)."""
+    entry = {"argv": command["argv"], "exitCode": command["exitCode"], "seconds": command["seconds"]}
+    if command["exitCode"] != 0:
+        entry["outputTail"] = "\n".join(last_lines(command.get("outputTail") or ""))
+    return entry
 
 
 def _check_unchanged(repo: Repo, ctx: TaskContext, tip: Oid, stage: str) -> None:
