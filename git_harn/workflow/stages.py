@@ -233,6 +233,22 @@ def stage_input(ctx: TaskContext, stage: str, attempt: int, report: Path, prompt
     }
 
 
+def stage_file_stem(task_id: str, stage: str, attempt: int, reviewer: int | None) -> str:
+    """How a stage run's files are named in the run folder: ``1.2-plan-1``
+    (attempt 1), ``1.2-review-round2-reviewer1`` (words, so that neither
+    number can be taken for the other)."""
+    if reviewer is not None:
+        return f"{task_id}-{stage}-round{attempt}-reviewer{reviewer}"
+    return f"{task_id}-{stage}-{attempt}"
+
+
+def _keep_stage_files(folder: Path, stem: str, files: dict[str, str]) -> None:
+    """The one place a stage run's prompt and input are written into the run
+    folder, for the agent to read and an operator to replay the stage."""
+    for kind, text in files.items():
+        (folder / f"{stem}.{kind}").write_text(text, encoding="utf-8")
+
+
 def run_stage(ctx: TaskContext, agent: AgentSettings, attempt: int, timeout: float,
               extra: dict[str, Any] | None = None, reviewer: int | None = None, label: str = "") -> StageOutcome:
     """Run one stage agent once; the outcome says what its report claims, or
@@ -241,13 +257,14 @@ def run_stage(ctx: TaskContext, agent: AgentSettings, attempt: int, timeout: flo
     assert agent.command is not None
     extra = extra or {}
     suffix = f"-r{reviewer}" if reviewer is not None else ""
-    name = f"{ctx.task_id}-{stage}-{attempt}{suffix}{label}"
+    name = stage_file_stem(ctx.task_id, stage, attempt, reviewer) + label
     report = ctx.scratch / f"{name}.report.json"
     prompt = ctx.scratch / f"{name}.prompt.md"
     report.unlink(missing_ok=True)
     document = stage_input(ctx, stage, attempt, report, prompt, extra, reviewer)
     text = render_prompt(ctx, stage, document)
-    prompt.write_text(text, encoding="utf-8")
+    given = json.dumps(document, ensure_ascii=False)
+    _keep_stage_files(ctx.scratch, name, {"prompt.md": text, "input.json": given})
     env = host.refs.agent_env({
         "HARN_WORKFLOW_ID": ctx.workflow_id, "HARN_TASK_ID": ctx.task_id,
         "HARN_TASK_TITLE": _env_text(ctx.title), "HARN_STAGE": stage, "HARN_ATTEMPT": str(attempt),
@@ -258,7 +275,7 @@ def run_stage(ctx: TaskContext, agent: AgentSettings, attempt: int, timeout: flo
         env["HARN_REVIEWER"] = str(reviewer)
     if extra.get("schemaError"):
         env["HARN_SCHEMA_ERROR"] = _env_text(str(extra["schemaError"]))
-    stdin = (text if agent.stdin == "prompt" else json.dumps(document, ensure_ascii=False)).encode("utf-8")
+    stdin = (text if agent.stdin == "prompt" else given).encode("utf-8")
     started: list[int] = []
 
     def on_start(pid: int) -> None:
