@@ -252,3 +252,18 @@ def test_a_failed_gate_reads_well_in_the_task_and_the_run(tmp_path: Path) -> Non
     human = harn(wf.work, "workflow", "show").out
     assert "gate of 8.1 failed: sh -c 'i=0; while" in human and "(exit 1)" in human
     assert "  | === 300 failed in 1.25s ===" in human
+
+
+@pytest.mark.parametrize(("raw", "why"), [
+    (b'{"ok": true, "summary": "\\ud800"}', "summary holds a lone surrogate"),
+    (b'{"ok": true, "summary": "s", "cost": NaN}', "NaN is not a JSON number"),
+    (b'{"ok": true, "ok": false, "summary": "s"}', "duplicate key 'ok'"),
+])
+def test_a_stage_report_every_reader_would_not_read_alike_is_invalid(tmp_path: Path, raw: bytes, why: str) -> None:
+    """Such a report could not be recorded as JSON, nor mean one thing to all [P5]."""
+    from git_harn.workflow.stages import read_report
+
+    path = tmp_path / "r.report.json"
+    path.write_bytes(raw)
+    document, problem = read_report(path, "plan")
+    assert document is None and problem.startswith("the report is not JSON (") and why in problem

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from git_harn.files import strict_json
 from git_harn.git import Repo
 from git_harn.resources import schema_path
 from git_harn.schemas import schema_errors
@@ -410,8 +411,8 @@ def read_report(path: Path, stage: str) -> tuple[dict[str, Any] | None, str]:
     if len(raw) > MAX_REPORT_BYTES:
         return None, f"the report is larger than {MAX_REPORT_BYTES} bytes"
     try:
-        document = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
+        document = strict_json(raw)
+    except ValueError as exc:
         return None, f"the report is not JSON ({one_line(str(exc), 120)})"
     if not isinstance(document, dict):
         return None, "the report is not a JSON object"
