@@ -1,4 +1,4 @@
-"""``git harn workflow run|show|list|init``: drive roadmap tasks through stage
+"""``git harn workflow run|show|list|init|check|claims|discard``: drive roadmap tasks through stage
 agents, gates, dual review and integration (SPEC §7)."""
 
 from __future__ import annotations
