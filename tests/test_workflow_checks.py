@@ -87,6 +87,28 @@ def test_review_asks_for_changes_then_approves_on_round_two(tmp_path: Path) -> N
     assert {e["reviewer"] for e in reviews} == {"1", "2"}
 
 
+@pytest.mark.parametrize(("behaviour", "rounds", "detail"), [
+    ("refuse-and-scribble", 1, "changes requested after 1 review round(s): reviewer 1: changes-requested"),
+    ("refuse-and-scribble", 2, "after review the worktree has 2 uncommitted path(s): notes-1.txt, notes-2.txt"),
+    ("approve-and-scribble", 1, "after review the worktree has 2 uncommitted path(s): notes-1.txt, notes-2.txt"),
+])
+def test_what_ends_a_review_is_what_the_detail_says_first(tmp_path: Path, behaviour: str, rounds: int,
+                                                          detail: str) -> None:
+    """A refusal in the last round ends the task whatever the reviewers left,
+    and names what they left after it; earlier, the mess is what stops the
+    next round (issue 23 item 14)."""
+    agents = tmp_path / "agents"
+    wf = setup(tmp_path, roadmap="# R\n\n- [ ] 7.3 Reviewed\n",
+               config=config_text(agents, workflow=f"stageTimeout = 30\nreviewRounds = {rounds}\n"))
+    wf.script({"review": behaviour})
+    task = wf.run("--json").json()["tasks"][0]
+    assert (task["status"], task["stage"], task["review"]["rounds"]) == ("failed", "review", 1)
+    assert task["detail"].startswith(detail), task["detail"]
+    if detail.startswith("changes requested"):
+        assert task["detail"].endswith("; the reviewers also left 2 uncommitted path(s): notes-1.txt, notes-2.txt")
+    assert task["workspace"]["state"] == "preserved_dirty"  # the notes are kept for salvage
+
+
 def test_review_that_never_approves_fails_after_review_rounds(tmp_path: Path) -> None:
     wf = setup(tmp_path, roadmap="# R\n\n- [ ] 7.2 Never good enough\n")
     wf.script({"review": "never-approve"})

@@ -119,9 +119,12 @@ elif stage == "implement":
 elif stage == "review":
     verdict = "approve"
     findings = []
-    if what == "never-approve" or (what == "changes-then-approve" and attempt == 1):
+    if what in ("never-approve", "refuse-and-scribble") or (what == "changes-then-approve" and attempt == 1):
         verdict = "changes-requested"
         findings = [{"severity": "blocking", "text": f"reviewer {reviewer}: fix {task}", "path": f"work-{task}.txt"}]
+    if what in ("refuse-and-scribble", "approve-and-scribble"):
+        with open(f"notes-{reviewer}.txt", "w") as f:  # a reviewer may not touch the worktree
+            f.write("a reviewer's note\n")
     if what == "review-evil":
         open(os.path.join(here, f"evil-{task}"), "w").close()
     report({"verdict": verdict, "summary": f"review {reviewer} of {task}", "findings": findings})

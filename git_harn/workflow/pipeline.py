@@ -172,6 +172,7 @@ def _pipeline(repo: Repo, job: Job, worktree: Path) -> None:
         tr.review["reviews"].extend(verdict.entries())
         usage.record(tr, verdict.outcomes)
         tr.attempts["review"] = round_no
+        _refused_at_last(repo, ctx, tip, verdict, round_no, eff.reviewRounds)
         _check_unchanged(repo, ctx, tip, "review")
         if verdict.fault is not None:
             raise _stopped(next(o for o in verdict.outcomes if o.fault is not None))
@@ -181,9 +182,6 @@ def _pipeline(repo: Repo, job: Job, worktree: Path) -> None:
             earlier["review"] = verdict.summary()
             break
         findings = verdict.findings()
-        if round_no == eff.reviewRounds:
-            raise Stop(FAILED, "review", f"changes requested after {round_no} review round(s): "
-                       f"{verdict.summary()}")
     _integrate(repo, job, ctx)
 
 
@@ -227,6 +225,7 @@ def _review_round(repo: Repo, job: Job, ctx: TaskContext, tip: Oid, round_no: in
     tr.review["rounds"] = round_no
     tr.review["reviews"].extend(verdict.entries())
     tr.attempts["review"] = round_no
+    _refused_at_last(repo, ctx, tip, verdict, round_no, rounds)
     _check_unchanged(repo, ctx, tip, "review")
     if verdict.fault is not None:
         raise Stop(HALTED if verdict.fault == INTERRUPTED else FAILED, "review", verdict.detail, verdict.fault)
@@ -235,9 +234,25 @@ def _review_round(repo: Repo, job: Job, ctx: TaskContext, tip: Oid, round_no: in
         tr.review["tip"] = str(tip)
         earlier["review"] = verdict.summary()
         return []
-    if round_no == rounds:
-        raise Stop(FAILED, "review", f"changes requested after {round_no} review round(s): {verdict.summary()}")
     return verdict.findings()
+
+
+def _refused_at_last(repo: Repo, ctx: TaskContext, tip: Oid, verdict: review.Verdict, round_no: int,
+                     rounds: int) -> None:
+    """A refusal in the last round ends the task whatever else the reviewers
+    did, so the refusal is what the detail says first; what they left behind
+    (kept for cleanup and artefact salvage) is named after it."""
+    if verdict.fault is not None or verdict.approved or round_no < rounds:
+        return
+    left = []
+    dirty = host.dirty(ctx.worktree)
+    if dirty:
+        left.append(f"the reviewers also left {len(dirty)} uncommitted path(s): {', '.join(dirty[:5])}")
+    now = repo.ref_oid(f"refs/heads/{ctx.branch}")
+    if now is not None and now != tip:
+        left.append(f"and moved {ctx.branch} from {str(tip)[:12]} to {str(now)[:12]}")
+    raise Stop(FAILED, "review", f"changes requested after {round_no} review round(s): {verdict.summary()}"
+               + "".join(f"; {what}" for what in left))
 
 
 def _record(tr: TaskResult, outcome: StageOutcome) -> None:
