@@ -66,7 +66,7 @@ def test_blocked_plan_stops_the_task_as_blocked(tmp_path: Path) -> None:
 
 def test_review_asks_for_changes_then_approves_on_round_two(tmp_path: Path) -> None:
     wf = setup(tmp_path, roadmap="# R\n\n- [ ] 7.1 Needs a second go\n")
-    wf.script({"review": "changes-then-approve"})
+    wf.script({"review": "changes-then-approve", "review-barrier": True})
     done = wf.run("--json")
     assert done.code == 0, done.err
     task = done.json()["tasks"][0]
@@ -79,11 +79,12 @@ def test_review_asks_for_changes_then_approves_on_round_two(tmp_path: Path) -> N
     second = json.loads((wf.agents / "inputs" / "7.1-implement-2-0.stdin").read_text())
     assert sorted(f["text"] for f in second["findings"]) == ["reviewer 1: fix 7.1", "reviewer 2: fix 7.1"]
     assert second["round"] == 2
-    # both reviewers of a round ran in parallel on the same tip
+    # both reviewers of a round ran in parallel on the same tip: each waited for the other to start
+    # (run one after the other, the first would end before the second began, and this would fail)
     reviews = [e for e in wf.log() if e["stage"] == "review" and e["attempt"] == 2]
     starts = sorted(e["t"] for e in reviews if e["event"] == "start")
     ends = sorted(e["t"] for e in reviews if e["event"] == "end")
-    assert starts[1] < ends[0] or len(starts) == 2
+    assert len(starts) == len(ends) == 2 and starts[1] < ends[0], (starts, ends)
     assert {e["reviewer"] for e in reviews} == {"1", "2"}
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 from faultrepo import fault_setup, faults, runs
-from helpers import assert_valid, ref
+from helpers import alive, assert_valid, ref
 
 ONE = "# R\n\n- [ ] 21.1 Faulty\n"
 TWO = "# R\n\n- [ ] 21.1 Faulty\n- [ ] 21.2 Fine\n"
@@ -79,14 +79,6 @@ def test_a_valid_report_of_failure_is_a_product_failure_not_a_fault(tmp_path: Pa
     assert ref(wf.work, "refs/heads/roadmap-21.1")
 
 
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0]
-    except OSError:
-        return False
-    return state not in ("Z", "X")
-
-
 def test_a_stage_that_times_out_once_is_retried_in_place_and_lands(tmp_path: Path) -> None:
     wf = fault_setup(tmp_path, ONE, workflow="stageTimeout = 2\n")
     faults(wf, {"21.1:plan": {"1": "hang", "*": "pass"}})
@@ -103,7 +95,7 @@ def test_a_stage_that_times_out_once_is_retried_in_place_and_lands(tmp_path: Pat
     assert [(r["run"], r["attempt"]) for r in plans] == [(1, 1), (2, 2)]  # HARN_ATTEMPT counts the retry
     assert "- [x] 21.1" in wf.remote_file("docs/roadmap.md")
     for pid in (tmp_path / "agents" / "children.log").read_text().split():
-        assert not _alive(int(pid))  # the hung agent's child went with its group
+        assert not alive(int(pid))  # the hung agent's child went with its group
 
 
 def test_an_invalid_report_is_rerun_with_the_error_until_valid(tmp_path: Path) -> None:
@@ -181,7 +173,7 @@ def test_a_stage_that_always_hangs_ends_infra_fault_with_its_plan_salvaged(tmp_p
                              'relaunch with resumePartialBranches=true and resumeMode="continue"')
     assert bad["assessment"] is None and [a["taskId"] for a in doc["assessments"]] == []  # no assessor spawned
     for pid in (tmp_path / "agents" / "children.log").read_text().split():
-        assert not _alive(int(pid))  # killed with its children, on every attempt
+        assert not alive(int(pid))  # killed with its children, on every attempt
     assert len((tmp_path / "agents" / "children.log").read_text().split()) == 2
     # the uncommitted ExecPlan edit is committed onto the task branch [A4]
     salvage = bad["salvage"]

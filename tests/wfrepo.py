@@ -117,6 +117,12 @@ elif stage == "implement":
             open("stray.txt", "w").write("left behind\n")
         report({"ok": True, "summary": f"implemented {task}"})
 elif stage == "review":
+    if script.get("review-barrier"):  # each reviewer waits until the other one has started
+        open(os.path.join(here, f"review-{task}-{attempt}-{reviewer}.started"), "w").close()
+        other = os.path.join(here, f"review-{task}-{attempt}-{3 - int(reviewer)}.started")
+        deadline = time.time() + 20
+        while not os.path.exists(other) and time.time() < deadline:
+            time.sleep(0.02)
     verdict = "approve"
     findings = []
     if what in ("never-approve", "refuse-and-scribble") or (what == "changes-then-approve" and attempt == 1):
