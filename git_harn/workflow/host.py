@@ -84,8 +84,18 @@ def roadmap_file(repo: Repo) -> str:
     return _target.roadmap_file(repo)
 
 
+# The roadmap is read whole or not at all: the remediation flush writes it
+# back, so a prefix would drop every task after the cut [P5].
+ROADMAP_LIMIT = 16 << 20
+
+
+def roadmap_at(repo: Repo, commit: Oid) -> bytes | None:
+    """The whole roadmap at ``commit`` (None: absent); TooLarge past ROADMAP_LIMIT."""
+    return refs.file_at(repo, commit, roadmap_file(repo), limit=ROADMAP_LIMIT)
+
+
 def tasks_at(repo: Repo, commit: Oid) -> list[Task] | None:
-    raw = refs.file_at(repo, commit, roadmap_file(repo))
+    raw = roadmap_at(repo, commit)
     return None if raw is None else _roadmap.parse_roadmap(_roadmap.decode(raw))
 
 
@@ -112,7 +122,7 @@ def plan_at(repo: Repo, commit: Oid, task_id: str) -> tuple[str | None, str | No
     if name is None:
         return None, None
     path = f"{folder}/{name}"
-    raw = refs.file_at(repo, commit, path)
+    raw = _execplan.plan_bytes(repo, commit, path)  # its status line is near the top
     return path, (_execplan.parse_status(raw) if raw is not None else None)
 
 

@@ -21,6 +21,7 @@ from contextlib import suppress
 from typing import Any
 
 from git_harn.clock import now_iso
+from git_harn.errors import TooLarge
 from git_harn.git import Repo
 from git_harn.text import one_line
 from git_harn.workflow import (
@@ -271,7 +272,12 @@ class Scheduler:
     def _reselect(self) -> None:
         """Fetch the base again and queue what became unblocked."""
         oid = host.refs.fetch_branch(self.repo, self.eff.remote, self.eff.base)
-        tasks = host.tasks_at(self.repo, oid)
+        try:
+            tasks = host.tasks_at(self.repo, oid)
+        except TooLarge as exc:  # never select from a roadmap read in part
+            self.result.halted = one_line(f"no more tasks selected: {exc.message}", 500)
+            self.queue.clear()
+            return
         if tasks is None:
             return
         self.tasks = tasks
