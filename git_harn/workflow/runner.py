@@ -22,6 +22,7 @@ from typing import Any
 
 from git_harn.clock import now_iso
 from git_harn.errors import TooLarge
+from git_harn.files import private_dir
 from git_harn.git import Repo
 from git_harn.text import one_line
 from git_harn.workflow import (
@@ -158,7 +159,8 @@ class Scheduler:
     # --- the loop ---------------------------------------------------------------
 
     def run(self) -> WorkflowResult:
-        self.scratch.mkdir(parents=True, exist_ok=True)
+        private_dir(self.scratch.parent)  # prompts, reports and agent logs: for the operator's eyes only
+        private_dir(self.scratch)
         self.queue.extend(select.selectable(self.tasks, self.taken, self.held))
         self.result.summary = "running"
         self.writer.write(self.result, "start", f"workflow on {self.eff.upstream} at {str(self.eff.base_oid)[:12]}")

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from git_harn.errors import TooLarge
+from git_harn.files import NotJson, UnsafeFile, atomic_write, loads_json, read_private, unlink_entry
 from git_harn.git import Repo
 from git_harn.resources import schema_path
 from git_harn.schemas import schema_errors
@@ -236,10 +238,10 @@ def run_stage(ctx: TaskContext, agent: AgentSettings, attempt: int, timeout: flo
     name = f"{ctx.task_id}-{stage}-{attempt}{suffix}{label}"
     report = ctx.scratch / f"{name}.report.json"
     prompt = ctx.scratch / f"{name}.prompt.md"
-    report.unlink(missing_ok=True)
+    unlink_entry(report)
     document = stage_input(ctx, stage, attempt, report, prompt, extra, reviewer)
     text = render_prompt(ctx, stage, document)
-    prompt.write_text(text, encoding="utf-8")
+    atomic_write(prompt, text.encode("utf-8"))  # never through a link the last agent left there
     env = host.refs.agent_env({
         "HARN_WORKFLOW_ID": ctx.workflow_id, "HARN_TASK_ID": ctx.task_id,
         "HARN_TASK_TITLE": _env_text(ctx.title), "HARN_STAGE": stage, "HARN_ATTEMPT": str(attempt),
@@ -376,17 +378,18 @@ def _claim(stage: str, document: dict[str, Any]) -> bool:
 def read_report(path: Path, stage: str) -> tuple[dict[str, Any] | None, str]:
     """The report, if it is JSON and valid for ``stage``; else (None, why) [P5]."""
     try:
-        with path.open("rb") as handle:
-            raw = handle.read(MAX_REPORT_BYTES + 1)
+        raw = read_private(path, MAX_REPORT_BYTES)  # a link to a file outside is no report
     except FileNotFoundError:
         return None, "no report was written to $HARN_REPORT"
+    except TooLarge:
+        return None, f"the report is larger than {MAX_REPORT_BYTES} bytes"
+    except UnsafeFile as exc:
+        return None, f"the report was refused: {one_line(exc.message, 200)}"
     except OSError as exc:
         return None, f"cannot read the report: {exc.strerror}"
-    if len(raw) > MAX_REPORT_BYTES:
-        return None, f"the report is larger than {MAX_REPORT_BYTES} bytes"
     try:
-        document = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
+        document = loads_json(raw)
+    except NotJson as exc:
         return None, f"the report is not JSON ({one_line(str(exc), 120)})"
     if not isinstance(document, dict):
         return None, "the report is not a JSON object"

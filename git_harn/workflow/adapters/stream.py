@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from git_harn.files import create_private
 from git_harn.proc import feed_stdin
 
 MAX_LINE = 8 * 1024 * 1024  # bytes of one event line that are parsed; longer ones are only logged
@@ -113,7 +114,7 @@ def run_stream(argv: Sequence[str], cwd: Path, *, stdin: bytes, env: Mapping[str
     drain = threading.Thread(target=_drain, args=(child.stderr, err), daemon=True)
     drain.start()
     threading.Thread(target=feed_stdin, args=(child.stdin, stdin), daemon=True).start()
-    with log.open("ab") as handle:
+    with create_private(log) as handle:  # the agent can write the run folder: never follow its link
         pump = _Pump(child.stdout, handle, on_event)
         timed_out = went_idle = False
         while True:
