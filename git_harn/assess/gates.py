@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 
 from git_harn.clock import now_iso
 from git_harn.errors import BadInput
+from git_harn.files import loads_json
 from git_harn.git import Oid, Repo
 from git_harn.git.identity import host_name
 from git_harn.git.worktrees import add_detached, prune_registration, registered_worktrees, remove_scratch
@@ -142,7 +143,7 @@ def _sweep_abandoned_checkouts(repo: Repo) -> None:
         if path.name != "tree" or not holder.name.startswith(SCRATCH_PREFIX):
             continue
         try:
-            owner = json.loads((holder / OWNER_FILE).read_text())
+            owner = loads_json((holder / OWNER_FILE).read_text())
         except (OSError, ValueError):
             continue  # not provably ours and abandoned: leave it
         if not isinstance(owner, dict) or owner_alive(owner):

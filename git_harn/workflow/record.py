@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from git_harn.errors import BadInput, CorruptRecord, RaceLost
+from git_harn.files import loads_json
 from git_harn.git import Repo
 from git_harn.git.workflow_refs import Oid
 from git_harn.text import one_line
@@ -74,7 +75,7 @@ def _body(repo: Repo, name: str, tip: Oid) -> dict[str, Any]:
     if raw is None:
         raise CorruptRecord(f"corrupt workflow record {name}: no {FILE} in {tip}")
     try:
-        body = json.loads(raw)
+        body = loads_json(raw)
     except ValueError as exc:
         raise CorruptRecord(f"corrupt workflow record {name}: not JSON ({exc})") from exc
     if not isinstance(body, dict) or body.get("workflowId") != name[len(PREFIX):]:
