@@ -248,7 +248,5 @@ def stage_blobs(path: Path, entries: list[tuple[str, Oid, int]]) -> None:
     if not entries:
         return
     lines = "".join(f"{mode:o} {blob}\t{name}\0" for name, blob, mode in entries)
-    no_hooks = ["-c", "core.hooksPath=/dev/null"]
-    run_git([*no_hooks, "update-index", "-z", "--index-info"], path,
-            input_bytes=lines.encode("utf-8", "surrogateescape"))
-    run_git([*no_hooks, "update-index", "-q", "--refresh"], path, check=False)
+    run_git(["update-index", "-z", "--index-info"], path, input_bytes=lines.encode("utf-8", "surrogateescape"))
+    run_git(["update-index", "-q", "--refresh"], path, check=False)
