@@ -247,7 +247,7 @@ def run_stage(ctx: TaskContext, agent: AgentSettings, attempt: int, timeout: flo
         "HARN_TASK_TITLE": _env_text(ctx.title), "HARN_STAGE": stage, "HARN_ATTEMPT": str(attempt),
         "HARN_WORKTREE": str(ctx.worktree), "HARN_BASE": ctx.base_oid, "HARN_REPORT": str(report),
         "HARN_PROMPT": str(prompt), "HARN_BRANCH": ctx.branch, "HARN_ROUND": str(extra.get("round", 1)),
-    })
+    }, agent.secrets)
     if reviewer is not None:
         env["HARN_REVIEWER"] = str(reviewer)
     if extra.get("schemaError"):
