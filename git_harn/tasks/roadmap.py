@@ -18,14 +18,14 @@ from git_harn.errors import BadInput
 DEFAULT_ROADMAP = "docs/roadmap.md"
 MAX_LINE = 4096  # longer lines are not tasks; keeps every regex linear and cheap
 
-TASK_ID = r"\d{1,9}(?:\.\d{1,9}){0,9}"
+TASK_ID = r"[0-9]{1,9}(?:\.[0-9]{1,9}){0,9}"
 _TASK_LINE = re.compile(rf"^(?P<indent>[ \t]*)[-*][ \t]+\[(?P<mark>[ xX])\][ \t]+(?P<id>{TASK_ID})(?![\w.])"
                         r"[ \t]*(?P<title>.*)$")
 _REQUIRES = re.compile(rf"^[ \t]+Requires:[ \t]*(?P<ids>{TASK_ID}(?:[ \t]*,[ \t]*{TASK_ID})*)[ \t]*$")
 _ADDENDUM_LINE = re.compile(r"^(?P<indent>[ \t]+)[-*][ \t]+\[(?P<mark>[ xX])\][ \t]+addendum[ \t]+"
-                            r"(?P<n>[1-9]\d{0,8})[ \t]*:[ \t]*(?P<title>.*)$")
+                            r"(?P<n>[1-9][0-9]{0,8})[ \t]*:[ \t]*(?P<title>.*)$")
 _TASK_ID = re.compile(TASK_ID)
-_TASK_BRANCH = re.compile(rf"^(?:refs/heads/)?roadmap-(?P<id>{TASK_ID})(?:-addendum-(?P<n>\d{{1,9}}))?$")
+_TASK_BRANCH = re.compile(rf"^(?:refs/heads/)?roadmap-(?P<id>{TASK_ID})(?:-addendum-(?P<n>[0-9]{{1,9}}))?$")
 
 
 @dataclass
