@@ -253,7 +253,8 @@ def _agent(stage: str, table: object, where: str) -> AgentSettings:
     if stdin not in STDIN_MODES:
         raise _bad(where, f"{prefix}.stdin", f'must be "json" or "prompt", not {stdin!r}')
     if command is None and ("timeout" in table or "stdin" in table or "env" in table):
-        raise _bad(where, f"{prefix}.timeout", "stdin and env apply to an agent command, not the builtin integration")
+        raise BadInput(f"{where}: settings {prefix}.timeout, .stdin and .env apply to an agent command, "
+                       "not the builtin integration")
     return AgentSettings(stage, command, timeout, stdin, env=env_names(table, where, f"{prefix}.env"))
 
 
