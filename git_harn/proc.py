@@ -6,6 +6,7 @@ group so that a time-out ends it and everything it started.
 
 from __future__ import annotations
 
+import errno
 import os
 import shlex
 import signal
@@ -22,6 +23,8 @@ from typing import IO
 from git_harn.errors import BadInput
 
 OUTPUT_TAIL = 4000  # characters of output a gate note keeps
+# a start that failed like this fails the same way every time: no such executable, not executable
+NEVER_STARTS = (errno.ENOENT, errno.EACCES, errno.ENOTDIR, errno.ENOEXEC)
 
 
 @dataclass
@@ -33,6 +36,7 @@ class Finished:
     timed_out: bool = False
     start_error: str | None = None
     truncated: bool = False  # output beyond MAX_CAPTURE was dropped
+    start_errno: int | None = None  # why it could not start (ENOENT: no such executable)
 
 
 MAX_CAPTURE = 16 * 1024 * 1024  # bytes of output kept per stream; the rest only counted
@@ -92,7 +96,8 @@ def run_bounded(
             start_new_session=True,
         )
     except OSError as exc:
-        return Finished(None, b"", b"", 0.0, start_error=f"cannot run {argv[0]!r}: {exc.strerror or exc}")
+        return Finished(None, b"", b"", 0.0, start_error=f"cannot run {argv[0]!r}: {exc.strerror or exc}",
+                        start_errno=exc.errno)
     assert child.stdout is not None and child.stderr is not None
     if on_start is not None:
         on_start(child.pid)
@@ -119,6 +124,20 @@ def kill_group(pgid: int, sig: int = signal.SIGKILL) -> None:
     """Signal the process group a ``run_bounded`` command leads (gone already: nothing)."""
     with suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
+
+
+def exit_words(code: int | None) -> str:
+    """How a child ended, for people: ``exited with 3``, ``killed by SIGTERM``
+    (Popen's negative return code is the signal's number)."""
+    if code is None:
+        return "did not exit (killed by git-harn)"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"killed by {name}"
+    return f"exited with {code}"
 
 
 def tail(raw: bytes, limit: int = OUTPUT_TAIL) -> str:

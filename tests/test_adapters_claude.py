@@ -211,12 +211,13 @@ def test_a_retry_after_a_fault_resumes_the_session(tmp_path: Path, monkeypatch: 
     assert third.agentRun["resumed"] is False
 
 
-def test_a_missing_executable_is_an_infra_fault(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_missing_executable_is_a_config_fault(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     kit = install(tmp_path, monkeypatch)
     kit.scenario([claude_ok()])
     missing = agent("claude")
     outcome = kit.run(type(missing)(**{**missing.__dict__, "command": [str(tmp_path / "no-such-claude")]}))
-    assert outcome.fault == "infra" and "could not start" in outcome.detail
+    assert (outcome.fault, outcome.faultKind) == ("config", "claude-could-not-start")
+    assert "could not start" in outcome.detail and "No such file or directory" in outcome.detail
 
 
 def test_a_session_that_cannot_be_resumed_is_started_afresh_next_time(tmp_path: Path,

@@ -152,7 +152,8 @@ def test_a_death_without_a_final_event_is_an_infra_fault(tmp_path: Path,
     outcome = kit.run(agent("codex"))
     assert (outcome.fault, outcome.exitCode) == ("infra", 101)
     assert kit.report(outcome)["fault"] == {"class": "infra", "httpStatus": None, "resetAt": None,
-                                            "message": "codex exited with 101 without a final event"}
+                                            "message": "codex exited with 101 without a final event | "
+                                                       "thread 'main' panicked"}
 
 
 def test_a_retry_after_a_fault_resumes_the_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

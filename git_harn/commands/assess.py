@@ -13,6 +13,7 @@ from git_harn.commands.common import json_option, repository
 from git_harn.commands.render import show
 from git_harn.errors import BadInput
 from git_harn.files import read_json_input
+from git_harn.proc import exit_words
 from git_harn.text import one_line, printable_path
 
 
@@ -83,7 +84,7 @@ def _gates_lines(result: GatesResult) -> Iterator[str]:
     yield (f"gates {'passed' if result.passed else 'FAILED'} on {result.branch} at {result.commit[:12]} "
            f"({result.where} checkout; commands from {result.source})")
     for gate in result.commands:
-        outcome = gate.error or f"exit {gate.exitCode}"
+        outcome = gate.error or (exit_words(gate.exitCode) if (gate.exitCode or 0) < 0 else f"exit {gate.exitCode}")
         yield f"  {outcome:<12} {gate.seconds:7.2f}s  {' '.join(gate.argv)}"
 
 

@@ -33,10 +33,10 @@ from git_harn.store.notes import merge_note
 from git_harn.text import jsonable, one_line
 from git_harn.workflow.config import Effective
 from git_harn.workflow.result import BLOCKED, FAILED, HALTED, INFRA_FAULT, TaskResult, WorkflowResult
-from git_harn.workflow.stages import AUTH, INTERRUPTED, PROVIDER
+from git_harn.workflow.stages import AUTH, CONFIG, INTERRUPTED, PROVIDER
 
 ASSESSED_STATUSES = (FAILED, BLOCKED, HALTED)
-NOT_ASSESSED_FAULTS = (PROVIDER, AUTH, INTERRUPTED)
+NOT_ASSESSED_FAULTS = (PROVIDER, AUTH, CONFIG, INTERRUPTED)
 SALVAGE_MEMBERS = ("classification", "committed", "skipped", "sha", "detail")
 
 

@@ -21,7 +21,7 @@ from git_harn.git.workflow_refs import Oid
 from git_harn.integrate import land as _land
 from git_harn.integrate import report as _report
 from git_harn.integrate import target as _target
-from git_harn.proc import Finished, kill_group, run_bounded, tail
+from git_harn.proc import NEVER_STARTS, Finished, exit_words, kill_group, run_bounded, tail
 from git_harn.results import CheckResult
 from git_harn.store import locks as _locks
 from git_harn.store import runs as _runs
@@ -60,7 +60,7 @@ __all__ = [
     "DEFAULT_SCHEMA_RETRIES", "DEFAULT_STAGE_ATTEMPTS", "MAX_RETRIES",
     "AgentSettings", "WorkflowSettings", "WORKFLOW_FILE", "Base", "Branch", "CheckResult", "CleanupResult",
     "Finished", "Task",
-    "kill_group", "merge_note", "refs", "run_bounded", "tail",
+    "NEVER_STARTS", "exit_words", "kill_group", "merge_note", "refs", "run_bounded", "tail",
 ]
 
 

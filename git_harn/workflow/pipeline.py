@@ -363,7 +363,7 @@ def _gates(repo: Repo, job: Job, tip: Oid) -> None:
                              for c in result["commands"]]}
     if not result["passed"]:
         first = failed[0]
-        why = first.get("error") or f"exited with {first['exitCode']}"
+        why = first.get("error") or host.exit_words(first["exitCode"])
         raise Stop(FAILED, "gates", f"gate {' '.join(first['argv'])} {why} on {str(tip)[:12]}: "
                    f"{one_line(first.get('outputTail') or '', 300)}")
 

@@ -43,17 +43,24 @@ BUILTIN_PROMPTS = {
 INFRA = "infra"  # the process died, timed out, or never wrote a valid report: retried in place
 PROVIDER = "provider"  # exit 75 (EX_TEMPFAIL) or a fault report of class provider: ends the task
 AUTH = "auth"  # exit 77 (EX_NOPERM) or a fault report of class auth: ends the task
+# exit 78 (EX_CONFIG), a fault report of class config, or an executable that cannot be started: a
+# refusal that will repeat (an unknown flag, root without IS_SANDBOX=1): ends the task, never retried
+CONFIG = "config"
 INTERRUPTED = "interrupted"  # the workflow was stopped
-FAULT_CLASSES = (INFRA, PROVIDER, AUTH, INTERRUPTED)
+FAULT_CLASSES = (INFRA, PROVIDER, AUTH, CONFIG, INTERRUPTED)
 # What was seen (StageOutcome.faultKind).
 TIMEOUT = "timeout"
 CRASH = "crash"
 INVALID_REPORT = "invalid-report"
 EXIT_75 = "exit-75"
 EXIT_77 = "exit-77"
+EXIT_78 = "exit-78"
+CANNOT_START = "cannot-start"
 FAULT_REPORT = "fault-report"
 EX_TEMPFAIL = 75
 EX_NOPERM = 77
+EX_CONFIG = 78
+EXIT_CLASSES = {EX_TEMPFAIL: (PROVIDER, EXIT_75), EX_NOPERM: (AUTH, EXIT_77), EX_CONFIG: (CONFIG, EXIT_78)}
 
 
 @dataclass
@@ -291,7 +298,7 @@ def _run_adapter(ctx: TaskContext, agent: AgentSettings, key: str, attempt: int,
 def _after_adapter(ctx: TaskContext, key: str, run: adapters.AgentRun, outcome: StageOutcome) -> None:
     outcome.agentRun = run.shown()
     verdict = run.verdict
-    if run.resumed and outcome.fault is not None and run.events == 0:
+    if run.resumed and outcome.fault is not None and (run.events == 0 or verdict.why == adapters.SESSION_NOT_FOUND):
         ctx.sessions.pop(key, None)  # the session could not be resumed: the next attempt starts afresh
     elif run.sessionId is not None:
         ctx.sessions[key] = AgentSession(run.sessionId, run.adapter, outcome.fault is not None)
@@ -318,13 +325,15 @@ def judge(stage: str, attempt: int, reviewer: int | None, done: host.Finished, r
     if stopped:
         return fault(INTERRUPTED, INTERRUPTED, f"{who} was stopped: the workflow was interrupted")
     if done.start_error is not None:
+        if done.start_errno in host.NEVER_STARTS:
+            return fault(CONFIG, CANNOT_START, f"{who} could not start: {done.start_error}")
         return fault(INFRA, CRASH, f"{who} could not start: {done.start_error}")
     if done.timed_out:
         return fault(INFRA, TIMEOUT, f"{who} timed out after {timeout:g}s; its process group was killed")
     document, problem = read_report(report, stage)
     reported = document.get("fault") if document is not None else None
-    if done.exit_code in (EX_TEMPFAIL, EX_NOPERM):
-        klass, kind = (PROVIDER, EXIT_75) if done.exit_code == EX_TEMPFAIL else (AUTH, EXIT_77)
+    if done.exit_code in EXIT_CLASSES:
+        klass, kind = EXIT_CLASSES[done.exit_code]
         return fault(klass, kind, f"{who} exited with {done.exit_code} ({klass} fault)"
                      + _fault_words(reported, done), reported)
     if isinstance(reported, dict):
@@ -334,7 +343,7 @@ def judge(stage: str, attempt: int, reviewer: int | None, done: host.Finished, r
     if document is None:
         if done.exit_code != 0:
             tail = one_line(host.tail(done.stderr, 300), 300)
-            return fault(INFRA, CRASH, f"{who} exited with {_exit_words(done.exit_code)} and no valid report "
+            return fault(INFRA, CRASH, f"{who} {host.exit_words(done.exit_code)} and no valid report "
                          f"({problem})" + (f": {tail}" if tail else ""))
         return fault(INFRA, INVALID_REPORT, f"{who} wrote no valid report: {problem}")
     summary = document.get("summary") if isinstance(document.get("summary"), str) else ""
@@ -343,14 +352,10 @@ def judge(stage: str, attempt: int, reviewer: int | None, done: host.Finished, r
                            done.exit_code, done.seconds, reviewer)
     if done.exit_code != 0:
         outcome.ok = False
-        outcome.detail = f"{who} exited with {done.exit_code}"
+        outcome.detail = f"{who} {host.exit_words(done.exit_code)}"
     elif not claim:
         outcome.detail = f"{who} reported failure: {outcome.summary or '(no summary)'}"
     return outcome
-
-
-def _exit_words(code: int | None) -> str:
-    return f"signal {-code}" if code is not None and code < 0 else str(code)
 
 
 def _fault_words(reported: object, done: host.Finished) -> str:

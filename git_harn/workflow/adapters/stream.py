@@ -4,7 +4,10 @@ The CLI is an argv list (never a shell) in its own process group; the
 prompt goes on stdin, which is then closed (``codex exec`` waits for EOF);
 every line of stdout is appended to the log file as it arrives and handed,
 parsed, to the adapter. Two clocks bound it: the stage's time-out and the
-idle time-out (no line for that many seconds). Either kills the whole group.
+idle time-out: no progress for that many seconds, where the adapter's
+parser says what progress is (its retries and error notices are not: a
+CLI that only reconnects for ever is idle), or, without a parser's clock,
+no line at all. Either kills the whole group.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ class Streamed:
     start_error: str | None = None
     stderr: bytes = b""
     log_truncated: bool = False
+    start_errno: int | None = None  # why it could not start (ENOENT: no such executable)
 
 
 class _Pump:
@@ -97,15 +101,18 @@ def _kill(pgid: int) -> None:
 
 def run_stream(argv: Sequence[str], cwd: Path, *, stdin: bytes, env: Mapping[str, str], log: Path,
                timeout: float, idle: float, on_event: Callable[[Event], None],
-               on_start: Callable[[int], None] | None = None) -> Streamed:
+               on_start: Callable[[int], None] | None = None,
+               progress: Callable[[], float] | None = None) -> Streamed:
     """Run ``argv`` with ``stdin`` until it exits, ``timeout`` passes, or
-    ``idle`` seconds pass without a line on stdout."""
+    ``idle`` seconds pass without progress (``progress()``: the monotonic
+    time of the last, else the last line on stdout)."""
     started = time.monotonic()
     try:
         child = subprocess.Popen(list(argv), cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE, env=dict(env), start_new_session=True)
     except OSError as exc:
-        return Streamed(None, 0.0, start_error=f"cannot run {argv[0]!r}: {exc.strerror or exc}")
+        return Streamed(None, 0.0, start_error=f"cannot run {argv[0]!r}: {exc.strerror or exc}",
+                        start_errno=exc.errno)
     assert child.stdout is not None and child.stderr is not None
     if on_start is not None:
         on_start(child.pid)
@@ -124,7 +131,7 @@ def run_stream(argv: Sequence[str], cwd: Path, *, stdin: bytes, env: Mapping[str
                 now = time.monotonic()
                 if now - started > timeout:
                     timed_out = True
-                elif now - pump.last > idle:
+                elif now - max(started, progress() if progress is not None else pump.last) > idle:
                     went_idle = True
                 else:
                     continue
