@@ -9,6 +9,12 @@ call plays runs[n], the last one again after that) or {"stage:<stage>":
 session id); {"raw": "text"} prints a line as is; {"stderr": "text"};
 {"sleep": seconds}; {"answer": {...}} writes codex's -o file;
 {"work": "plan"|"implement"} commits like a real agent; {"exit": code}.
+
+``claude auth status --text`` and ``codex login status`` answer as the real
+ones do (Claude Code 2.1.197, codex-cli 0.171.0): logged in, exit 0, unless
+FAKE_CLI_DIR holds a file ``logged-out``: then the real CLI's words on the
+real stream (claude: stdout, codex: stderr after its WARNING line), exit 1.
+Each is logged in ``logins.log``, not as a call.
 """
 
 from __future__ import annotations
@@ -26,6 +32,19 @@ args = sys.argv[1:]
 if args[:1] == ["--version"]:
     print(f"{name} 9.9.9 (fake)")
     sys.exit(0)
+if args[:2] in (["auth", "status"], ["login", "status"]):
+    with open(here / "logins.log", "a") as log:
+        log.write(" ".join([name, *args]) + "\n")
+    if not (here / "logged-out").exists():
+        print("Login method: Claude API key" if name == "claude" else "Logged in using an API key")
+        sys.exit(0)
+    if name == "claude":
+        print("Not logged in. Run claude auth login to authenticate.")
+    else:
+        print('WARNING: proceeding, even though we could not create PATH aliases: Refusing to create helper '
+              'binaries under temporary dir "/tmp"', file=sys.stderr)
+        print("Not logged in", file=sys.stderr)
+    sys.exit(1)
 stdin = sys.stdin.read()  # to EOF: codex exec waits for it too
 calls = here / "calls"
 calls.mkdir(exist_ok=True)

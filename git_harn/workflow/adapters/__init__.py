@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -92,6 +92,32 @@ class AgentRun:
         return {"adapter": self.adapter, "log": self.log, "sessionId": self.sessionId, "resumed": self.resumed,
                 "cliExitCode": self.cliExitCode, "events": self.events, "signal": self.verdict.why,
                 "fault": self.verdict.fault, "resetAt": self.verdict.reset_at, "usage": self.usage.shown()}
+
+
+@dataclass(frozen=True)
+class LoginCheck:
+    """One CLI's own login check, run before a workflow creates anything."""
+
+    adapter: str
+    argv: list[str]
+    skipped: str | None = None  # why the check cannot see the credential the CLI will use
+
+
+def login_checks(agents: Iterable[AgentSettings], env: Mapping[str, str]) -> list[LoginCheck]:
+    """The login check of each distinct adapter CLI among ``agents``: ``claude
+    auth status``, ``codex login status`` (skipped when ``CODEX_API_KEY`` is
+    set: ``codex exec`` reads it, the status command cannot see it)."""
+    checks: list[LoginCheck] = []
+    for agent in agents:
+        if agent.adapter not in (claude.NAME, codex.NAME) or agent.command is None:
+            continue
+        argv = claude.status_argv(agent) if agent.adapter == claude.NAME else codex.status_argv(agent)
+        if any(check.argv == argv for check in checks):
+            continue
+        skipped = (f"{codex.KEY_VARIABLE} is set, which codex exec reads and codex login status cannot see"
+                   if agent.adapter == codex.NAME and env.get(codex.KEY_VARIABLE) else None)
+        checks.append(LoginCheck(agent.adapter, argv, skipped))
+    return checks
 
 
 def _write_json(path: Path, document: dict[str, Any]) -> None:

@@ -32,7 +32,7 @@ BYPASS_MODE = "bypassPermissions"
 def status_argv(agent: AgentSettings) -> list[str]:
     """The CLI's own login check: exit 0 when it has a credential."""
     assert agent.command is not None
-    return [*agent.command, "auth", "status"]
+    return [*agent.command, "auth", "status", "--text"]
 
 
 def bypasses_permissions(args: tuple[str, ...] | list[str]) -> str | None:
