@@ -41,7 +41,7 @@ def run_preflight(repo: Repo, eff: Effective, workflow_id: str) -> dict[str, Any
     ran: list[dict[str, Any]] = []
     for argv, timeout, adapter in planned:
         done = host.run_bounded(argv, repo.workdir or repo.common_dir, timeout=timeout, env=env)
-        problem = _problem(done, timeout)
+        problem = failure(done, timeout)
         ran.append({"argv": argv, "exitCode": done.exit_code, "seconds": round(done.seconds, 3),
                     "ok": problem is None, "detail": problem or "", "adapter": adapter})
         if problem is not None:
@@ -50,7 +50,8 @@ def run_preflight(repo: Repo, eff: Effective, workflow_id: str) -> dict[str, Any
     return {"ok": True, "commands": ran, "detail": f"{len(ran)} preflight command(s) passed"}
 
 
-def _problem(done: host.Finished, timeout: float) -> str | None:
+def failure(done: host.Finished, timeout: float) -> str | None:
+    """Why a check failed, in the command's own words (stdout and stderr), or None."""
     if done.start_error is not None:
         return f"could not start: {done.start_error}"
     if done.timed_out:
