@@ -67,6 +67,14 @@ elif what == "fault-auth":
     fault("auth", 401, "token expired")
 elif what == "fault-config":
     fault("config", None, "--dangerously-skip-permissions cannot be used with root/sudo privileges")
+elif what == "overwrite-record":  # once the other task's agent runs, move this run's record ref
+    deadline = time.time() + 20
+    while time.time() < deadline and not any(json.loads(line)["task"] != task for line in
+                                             open(os.path.join(here, "faults.log"))):
+        time.sleep(0.1)
+    subprocess.run(["git", "update-ref", "refs/harnery/workflows/" + os.environ["HARN_WORKFLOW_ID"], "HEAD"],
+                   check=True)
+    fault("auth", 401, "token expired")
 elif what == "fault-infra":
     fault("infra", None, "disk full")
 elif what == "garbage":
