@@ -168,7 +168,8 @@ def run(call: Call) -> AgentRun:
             codex.feed(signals, event)
     prompt = f"{call.prompt.rstrip()}\n\n{REPORT_NOTE}\n".encode()
     streamed = run_stream(argv, call.cwd, stdin=prompt, env=call.env, log=log, timeout=call.timeout,
-                          idle=call.idle, on_event=feed, on_start=call.on_start, progress=lambda: signals.last_progress)
+                          idle=call.idle, on_event=feed, on_start=call.on_start, progress=lambda: signals.last_progress,
+                          given_up=lambda: signals.gave_up)
     if streamed.start_error is not None:
         verdict = Verdict(CONFIG if streamed.start_errno in NEVER_STARTS else INFRA, "could not start",
                           streamed.start_error)

@@ -61,7 +61,7 @@ PROVIDER_TEXTS = (
 NETWORK_TEXTS = (
     "unable to connect", "connectionrefused", "connection refused", "failed to lookup address",
     "waiting for network", "network is unreachable", "error sending request", "failed to connect",
-    "enotfound", "econnrefused", "getaddrinfo", "dns error",
+    "enotfound", "econnrefused", "getaddrinfo", "dns error", "request timed out",
 )
 CONFIG_TEXTS = (
     "cannot be used with root/sudo privileges", "error: unknown option", "error: unexpected argument",
@@ -136,6 +136,7 @@ class Signals:
     auth: bool = False  # a structured auth error (claude's authentication_failed)
     provider: bool = False  # a structured provider error (rate_limit, overloaded, server_error …)
     network: bool = False  # the CLI could not reach its API
+    gave_up: bool = False  # the CLI said it stopped trying but would wait for ever (codex: waiting for network)
     session_missing: bool = False  # --resume / resume named a session the CLI does not have
     rate_limited: bool = False  # a rate limit rejected the last request
     retrying: bool = False  # the last events were the CLI's own retries

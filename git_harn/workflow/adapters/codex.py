@@ -18,8 +18,9 @@ completion: failed to lookup address information: Try again)" every 5–8 s,
 an ``item.completed`` of type ``error`` ("Falling back from WebSockets to
 HTTPS transport. …"), then "Reconnecting... waiting for network
 (Connection failed: error sending request)" about every 30 s, for ever;
-stderr has a WARNING line and timestamped ERROR lines. Only the idle clock
-ends it: none of these is progress. A ``resume`` of a thread it does not
+stderr has a WARNING line and timestamped ERROR lines. None of these is
+progress, and the adapter ends it at the first "waiting for network" (its
+reconnect limit ran out), or the idle clock does. A ``resume`` of a thread it does not
 have is one stderr line ("no rollout found for thread id …"), exit 1; an
 unknown option is clap's "error: unexpected argument …", exit 2.
 ``codex login status`` prints "Not logged in" and exits 1 without a cached
@@ -42,6 +43,7 @@ CACHED = ("cached_input_tokens",)
 MAX_ANSWER = 1 << 20
 KEY_VARIABLE = "CODEX_API_KEY"  # codex exec's own key: `codex login status` cannot see it
 NO_THREAD = "no rollout found for thread id"
+GAVE_UP = "waiting for network"  # its reconnects ran out: it waits for ever, so the adapter ends it
 
 
 def status_argv(agent: AgentSettings) -> list[str]:
@@ -77,6 +79,7 @@ def feed(signals: Signals, event: dict[str, Any]) -> None:
         text = _message(event)
         signals.retrying = signals.retrying or "retry" in text.lower() or "reconnecting" in text.lower()
         signals.error(text or "error")
+        signals.gave_up = signals.gave_up or GAVE_UP in text.lower()
     elif kind == "item.completed" and isinstance(event.get("item"), dict) and event["item"].get("type") == "error":
         signals.error(_message(event["item"]) or "error item")
     elif kind == "turn.failed":
