@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import git, make_repo
+from helpers import all_refs, git, make_repo
 
 from git_harn.git import open_repo
 from git_harn.tasks.config import AgentSettings
@@ -44,6 +44,13 @@ class Kit:
         suffix = f"-r{outcome.reviewer}" if outcome.reviewer is not None else ""
         path = self.ctx.scratch / f"{self.ctx.task_id}-{outcome.stage}-{outcome.attempt}{suffix}.report.json"
         return json.loads(path.read_text()) if path.exists() else None
+
+
+def created(work: Path) -> tuple[dict[str, str], str, list[str]]:
+    """Refs, worktrees and git-harn's files of a clone: what a run may create."""
+    harnery = work / ".git" / "harnery"
+    files = sorted(str(p.relative_to(harnery)) for p in harnery.rglob("*")) if harnery.exists() else []
+    return all_refs(work), git(work, "worktree", "list", "--porcelain"), files
 
 
 def fake_cli_env(tmp: Path) -> tuple[dict[str, str], Path]:

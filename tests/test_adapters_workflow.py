@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
-from adapterkit import PLAN_OK, claude_init, claude_result, codex_ok, fake_cli_env
-from helpers import all_refs, assert_valid, git
+from adapterkit import PLAN_OK, claude_init, claude_result, codex_ok, created, fake_cli_env
+from helpers import assert_valid
 from wfrepo import setup
 
 from git_harn.errors import BadInput
@@ -129,13 +128,6 @@ def test_a_provider_fault_in_a_run_ends_the_task_provider_fault_and_keeps_its_lo
     assert doc["settings"]["idleTimeout"] == 5
 
 
-def _state(wf: Any) -> tuple[dict[str, str], str, list[str]]:
-    """Refs, worktrees and git-harn's files: what a run may create."""
-    harnery = wf.work / ".git" / "harnery"
-    files = sorted(str(p.relative_to(harnery)) for p in harnery.rglob("*")) if harnery.exists() else []
-    return all_refs(wf.work), git(wf.work, "worktree", "list", "--porcelain"), files
-
-
 @pytest.mark.parametrize("cli", ["claude", "codex"])
 def test_a_run_without_a_login_stops_after_one_auth_line_with_nothing_created(tmp_path: Path, cli: str) -> None:
     env = _fake_bin(tmp_path)
@@ -144,7 +136,7 @@ def test_a_run_without_a_login_stops_after_one_auth_line_with_nothing_created(tm
     config = CONFIG if cli == "claude" else CONFIG.replace('adapter = "claude"', 'adapter = "codex"').replace(
         "maxTurns = 50\n", "")
     wf = setup(tmp_path, roadmap="# R\n\n- [ ] 9.3 Needs a login\n", config=config)
-    before = _state(wf)
+    before = created(wf.work)
     human = wf.run(env=env)
     assert human.code == 3, human.err
     said = [line for line in (human.out + human.err).splitlines() if line.strip()]
@@ -154,7 +146,7 @@ def test_a_run_without_a_login_stops_after_one_auth_line_with_nothing_created(tm
     assert len(said) == 3 and said[0].startswith("workflow wf-"), said
     assert said[1] == f"halted: auth preflight {check} exited with 1: {words}; nothing was started"
     assert said[2] == "0 tasks: blocked: auth-preflight-failed"
-    assert _state(wf) == before  # no record, branch, worktree or scratch file
+    assert created(wf.work) == before  # no record, branch, worktree or scratch file
     assert not (calls / "calls").exists()  # no agent ran
     done = wf.run("--json", env=env)
     doc = done.json()
@@ -162,7 +154,7 @@ def test_a_run_without_a_login_stops_after_one_auth_line_with_nothing_created(tm
     assert (done.code, doc["blocked"], doc["tasks"]) == (3, "auth-preflight-failed", [])
     assert [(c["adapter"], c["ok"]) for c in doc["preflight"]["commands"]] == [(cli, False)]
     assert "WARNING" not in doc["halted"]
-    assert _state(wf) == before
+    assert created(wf.work) == before
     logins = (calls / "logins.log").read_text().splitlines()
     assert logins == [check] * 2  # one check per run, however many stages use the CLI
 
