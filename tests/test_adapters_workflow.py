@@ -162,18 +162,18 @@ def test_a_run_without_a_login_stops_after_one_auth_line_with_nothing_created(tm
 def test_a_logged_in_cli_passes_its_own_check_and_codex_api_key_needs_none(tmp_path: Path) -> None:
     env = _fake_bin(tmp_path)
     calls = Path(env["FAKE_CLI_DIR"])
-    (calls / "scenario.json").write_text(json.dumps({"*": []}))
-    wf = setup(tmp_path, roadmap="# R\n\n- [ ] 9.4 Logged in\n", config=CONFIG)
+    done_roadmap = "# R\n\n- [x] 9.4 Logged in\n"  # nothing to start: only the preflight runs
+    wf = setup(tmp_path, roadmap=done_roadmap, config=CONFIG)
     doc = wf.run("--json", "--dry-run", env=env).json()
     assert doc["preflight"] is None and not (calls / "logins.log").exists()  # a dry run checks nothing
-    doc = wf.run("--json", "--max-tasks", "0", env=env).json()
+    doc = wf.run("--json", env=env).json()
     assert [(c["argv"][1:], c["adapter"], c["ok"]) for c in doc["preflight"]["commands"]] == [
         (["auth", "status", "--text"], "claude", True), (["login", "status"], "codex", True)]
     (calls / "logged-out").write_text("")
-    doc = wf.run("--json", "--max-tasks", "0", env={**env, "CODEX_API_KEY": "sk-test"}).json()
+    doc = wf.run("--json", env={**env, "CODEX_API_KEY": "sk-test"}).json()
     assert doc["blocked"] == "auth-preflight-failed"  # claude still says not logged in
     assert [c["adapter"] for c in doc["preflight"]["commands"]] == ["claude"]
     off = CONFIG + "\n[agents.preflight]\nadapterChecks = false\n"
-    wf2 = setup(tmp_path / "off", roadmap="# R\n\n- [ ] 9.4 Logged in\n", config=off)
-    doc = wf2.run("--json", "--max-tasks", "0", env=env).json()
+    wf2 = setup(tmp_path / "off", roadmap=done_roadmap, config=off)
+    doc = wf2.run("--json", env=env).json()
     assert doc["preflight"] is None and doc["blocked"] is None

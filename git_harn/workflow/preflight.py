@@ -20,6 +20,7 @@ from typing import Any
 from git_harn.git import Repo
 from git_harn.text import one_line
 from git_harn.workflow import adapters, host
+from git_harn.workflow.adapters.classify import said
 from git_harn.workflow.config import Effective
 
 AUTH_PREFLIGHT_FAILED = "auth-preflight-failed"
@@ -57,7 +58,6 @@ def failure(done: host.Finished, timeout: float) -> str | None:
     if done.timed_out:
         return f"timed out after {timeout:g}s"
     if done.exit_code != 0:
-        said = " | ".join(line.strip() for line in (host.tail(done.stdout, 300) + "\n" + host.tail(done.stderr, 300))
-                          .splitlines() if line.strip() and not line.startswith("WARNING: proceeding"))
-        return host.exit_words(done.exit_code) + (f": {one_line(said, 300)}" if said else "")
+        words = " | ".join(said(host.tail(done.stdout, 300) + "\n" + host.tail(done.stderr, 300)))
+        return host.exit_words(done.exit_code) + (f": {one_line(words, 300)}" if words else "")
     return None

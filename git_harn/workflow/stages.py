@@ -305,11 +305,12 @@ def _after_adapter(ctx: TaskContext, key: str, run: adapters.AgentRun, outcome: 
     if outcome.fault is not None and outcome.fault != INTERRUPTED and verdict.fault is not None:
         outcome.fault = verdict.fault  # the class the adapter read from the stream
         outcome.faultKind = f"{run.adapter}-{verdict.why}".replace(" ", "-")
-        outcome.detail = one_line(f"{outcome.detail} ({run.adapter})" if verdict.why == "time-out" else
-                                  f"the {outcome.stage} agent ({run.adapter}): {verdict.fault} fault, "
+        outcome.detail = one_line(f"{outcome.detail} ({run.adapter}: {verdict.message})" if verdict.why == "time-out"
+                                  else f"the {outcome.stage} agent ({run.adapter}): {verdict.fault} fault, "
                                   f"{verdict.why}: {verdict.message}", 500)
-    elif outcome.fault is not None and outcome.fault != INTERRUPTED:
-        outcome.detail = one_line(f"{outcome.detail} ({run.adapter}: {verdict.why})", 500)
+    elif outcome.fault is not None and outcome.fault != INTERRUPTED:  # the CLI's words, whatever the class
+        words = f": {verdict.message}" if verdict.message else ""
+        outcome.detail = one_line(f"{outcome.detail} ({run.adapter}: {verdict.why}{words})", 500)
 
 
 def judge(stage: str, attempt: int, reviewer: int | None, done: host.Finished, report: Path,

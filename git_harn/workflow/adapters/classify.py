@@ -68,6 +68,7 @@ CONFIG_TEXTS = (
     "error: invalid value", "error: option '", "error: a value is required", "error: unknown command",
     "error: too many arguments", "error loading config.toml", "not inside a trusted directory",
 )
+NOISE = "WARNING: proceeding, even though"  # codex's warning about its helper binaries, on every command
 _CODE = r"401|403|429|500|502|503|504|529"
 _STATUS = re.compile(  # a whole word: no letter, digit, hyphen or dot touches it (ids are made of those)
     rf"(?:\b(?:http|status|code|api error)\b[\s:=#]*(?<![\w.-])({_CODE})(?![\w-]|\.\d))"
@@ -190,10 +191,12 @@ def _statuses(signals: Signals, stderr: str) -> list[int]:
 
 
 def _text_hit(texts: list[str], needles: tuple[str, ...]) -> str | None:
+    """The first text that holds a needle; of a text of many lines (stderr), the line."""
     for text in texts:
-        low = text.lower()
-        if any(needle in low for needle in needles):
-            return text
+        for line in text.splitlines() or [text]:
+            low = line.lower()
+            if any(needle in low for needle in needles):
+                return line.strip() if "\n" in text else text
     return None
 
 
@@ -205,16 +208,20 @@ def _config_line(stderr: str) -> str | None:
     return None
 
 
+def said(text: str) -> list[str]:
+    """The lines of a CLI's output that say something (not the warning codex prints on every command)."""
+    return [line.strip() for line in text.splitlines() if line.strip() and not line.startswith(NOISE)]
+
+
 def last_lines(stderr: str, count: int = 3) -> str:
-    """The last lines of stderr that say something (WARNING noise included: it is the CLI's)."""
-    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
-    return " | ".join(lines[-count:])
+    """The last lines of stderr that say something."""
+    return " | ".join(said(stderr)[-count:])
 
 
 def _words(first: str, signals: Signals, stderr: str) -> str:
     """The deciding text, then the CLI's last error and last stderr lines, each once."""
     parts: list[str] = []
-    for part in (first, signals.last_error, last_lines(stderr)):
+    for part in (first, signals.last_error, *said(stderr)[-3:]):
         part = part.strip()
         if part and not any(part in seen for seen in parts):
             parts.append(part)
