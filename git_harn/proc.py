@@ -127,8 +127,8 @@ def kill_group(pgid: int, sig: int = signal.SIGKILL) -> None:
 
 
 def exit_words(code: int | None) -> str:
-    """How a child ended, for people: ``exited with 3``, ``killed by SIGTERM``
-    (Popen's negative return code is the signal's number)."""
+    """How a child ended, for people: ``exited with 3``, ``was killed by
+    SIGTERM`` (Popen's negative return code is the signal's number)."""
     if code is None:
         return "did not exit (killed by git-harn)"
     if code < 0:
@@ -136,7 +136,7 @@ def exit_words(code: int | None) -> str:
             name = signal.Signals(-code).name
         except ValueError:
             name = f"signal {-code}"
-        return f"killed by {name}"
+        return f"was killed by {name}"
     return f"exited with {code}"
 
 

@@ -8,7 +8,8 @@ call plays runs[n], the last one again after that) or {"stage:<stage>":
 {"event": {...}} prints one JSONL line ("$SESSION" is replaced by the
 session id); {"raw": "text"} prints a line as is; {"stderr": "text"};
 {"sleep": seconds}; {"answer": {...}} writes codex's -o file;
-{"work": "plan"|"implement"} commits like a real agent; {"exit": code}.
+{"work": "plan"|"implement"} commits like a real agent; {"kill": signal number};
+{"exit": code}.
 
 ``claude auth status --text`` and ``codex login status`` answer as the real
 ones do (Claude Code 2.1.197, codex-cli 0.171.0): logged in, exit 0, unless
@@ -114,6 +115,8 @@ for step in steps:
         Path(out).write_text(json.dumps(step["answer"]))
     elif "work" in step:
         work(step["work"])
+    elif "kill" in step:  # dies of a signal
+        os.kill(os.getpid(), step["kill"])
     elif "exit" in step:
         code = step["exit"]
         break

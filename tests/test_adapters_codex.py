@@ -245,3 +245,12 @@ def test_a_refused_command_line_is_a_config_fault(tmp_path: Path, monkeypatch: p
     kit.scenario([[{"stderr": line}, {"stderr": "For more information, try '--help'."}, {"exit": 2}]])
     outcome = kit.run(agent("codex"))
     assert (outcome.fault, outcome.exitCode) == ("config", 78) and line in outcome.detail
+
+
+def test_a_cli_killed_by_a_signal_is_described_by_the_signals_name(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    kit = install(tmp_path, monkeypatch)
+    kit.scenario([[codex_started(), codex_item("working"), {"kill": 15}]])
+    outcome = kit.run(agent("codex"))
+    assert outcome.fault == "infra" and "codex was killed by SIGTERM without a final event" in outcome.detail
+    assert "-15" not in outcome.detail  # it said "codex exited with -15"

@@ -22,7 +22,8 @@ TWO = "# R\n\n- [ ] 5.1 Misbehaving\n- [ ] 5.2 Well behaved\n"
     ("implement", "invalid-report", "does not match the implement report schema"),
     ("plan", "lie-nothing", "no ExecPlan docs/execplans/5.1.md is committed"),
     ("review", "invalid-report", "does not match the review report schema"),
-    ("plan", "crash", "exited with 7 and no valid report"),
+    ("plan", "crash", "exited with 7 without a valid report"),
+    ("plan", "sigterm", "was killed by SIGTERM without a valid report"),  # it said "signal 15"
 ])
 def test_a_lying_agent_is_refused_and_its_work_kept(tmp_path: Path, stage: str, behaviour: str,
                                                      detail: str) -> None:
@@ -34,7 +35,7 @@ def test_a_lying_agent_is_refused_and_its_work_kept(tmp_path: Path, stage: str, 
     assert_valid(doc, "workflow-result")
     bad, good = doc["tasks"]
     # a report it cannot get right, or a crash, is an infra fault, not a verdict on the work (issue 13)
-    expected = "infra-fault" if behaviour in ("invalid-report", "crash") else "failed"
+    expected = "infra-fault" if behaviour in ("invalid-report", "crash", "sigterm") else "failed"
     assert (bad["status"], bad["stage"]) == (expected, stage), bad
     assert detail in bad["detail"]
     assert good["status"] == "done"  # a failed task does not stop its siblings

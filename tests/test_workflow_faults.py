@@ -163,7 +163,7 @@ def test_an_integration_agent_that_crashes_is_not_retried(tmp_path: Path) -> Non
     assert (task["status"], task["stage"], task["fault"], task["faultKind"]) == (
         "halted", "integrate", "infra", "crash")
     assert len([r for r in runs(wf) if r["stage"] == "integrate"]) == 1
-    assert task["detail"].startswith("the integrate agent exited with 9 and no valid report")
+    assert task["detail"].startswith("the integrate agent exited with 9 without a valid report")
     assert task["detail"].endswith("; inspect origin/main and the roadmap there before relaunching")
     assert doc["faultMetrics"] == {"infraRetries": 0, "infraFaults": 1, "providerFaults": 0, "authFaults": 0,
                                    "configFaults": 0}

@@ -79,6 +79,8 @@ if what == "mark":
     what = "ok"
 if what == "crash":
     sys.exit(7)
+if what == "sigterm":  # killed by a signal, as the OOM killer or an operator would
+    os.kill(os.getpid(), 15)
 if what == "hang":
     note("hanging")
     time.sleep(60)

@@ -84,7 +84,8 @@ def _gates_lines(result: GatesResult) -> Iterator[str]:
     yield (f"gates {'passed' if result.passed else 'FAILED'} on {result.branch} at {result.commit[:12]} "
            f"({result.where} checkout; commands from {result.source})")
     for gate in result.commands:
-        outcome = gate.error or (exit_words(gate.exitCode) if (gate.exitCode or 0) < 0 else f"exit {gate.exitCode}")
+        outcome = gate.error or (exit_words(gate.exitCode).removeprefix("was ") if (gate.exitCode or 0) < 0
+                                 else f"exit {gate.exitCode}")
         yield f"  {outcome:<12} {gate.seconds:7.2f}s  {' '.join(gate.argv)}"
 
 

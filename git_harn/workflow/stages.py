@@ -344,7 +344,7 @@ def judge(stage: str, attempt: int, reviewer: int | None, done: host.Finished, r
     if document is None:
         if done.exit_code != 0:
             tail = one_line(host.tail(done.stderr, 300), 300)
-            return fault(INFRA, CRASH, f"{who} {host.exit_words(done.exit_code)} and no valid report "
+            return fault(INFRA, CRASH, f"{who} {host.exit_words(done.exit_code)} without a valid report "
                          f"({problem})" + (f": {tail}" if tail else ""))
         return fault(INFRA, INVALID_REPORT, f"{who} wrote no valid report: {problem}")
     summary = document.get("summary") if isinstance(document.get("summary"), str) else ""

@@ -201,9 +201,11 @@ def _text_hit(texts: list[str], needles: tuple[str, ...]) -> str | None:
 
 
 def _config_line(stderr: str) -> str | None:
-    """The line of stderr in which the CLI refused its own command line or setup."""
+    """The line of stderr in which the CLI refused its own command line or setup: a parser's
+    ``error: …`` starts its line (a log line that quotes one does not count)."""
     for line in stderr.splitlines():
-        if any(needle in line.lower() for needle in CONFIG_TEXTS):
+        low = line.strip().lower()
+        if any(low.startswith(needle) if needle.startswith("error") else needle in low for needle in CONFIG_TEXTS):
             return line.strip()
     return None
 

@@ -80,8 +80,7 @@ def feed(signals: Signals, event: dict[str, Any]) -> None:
     if signals.session_id is None and isinstance(event.get("session_id"), str):
         signals.session_id = event["session_id"]
     if kind == "system" and event.get("subtype") == "api_retry":
-        signals.retrying = True
-        signals.error(str(event.get("error") or "api_retry"), _status(event.get("error_status")))
+        _retry(signals, event)
     elif kind == "rate_limit_event":
         raw = event.get("rate_limit_info")
         info: dict[str, Any] = raw if isinstance(raw, dict) else {}
@@ -100,6 +99,17 @@ def feed(signals: Signals, event: dict[str, Any]) -> None:
         signals.progress()
     elif kind == "result":
         _result(signals, event)
+
+
+def _retry(signals: Signals, event: dict[str, Any]) -> None:
+    """One of the CLI's own retries: ``error`` is the same code as an assistant
+    event's (``unknown`` when it could not connect), ``error_status`` the HTTP status or null."""
+    signals.retrying = True
+    code, status = str(event.get("error") or "unknown"), _status(event.get("error_status"))
+    signals.error(f"api_retry {event.get('attempt', '?')}/{event.get('max_retries', '?')}: {code}"
+                  + (f" (HTTP {status})" if status is not None else " (no HTTP status)"), status)
+    if code in PROVIDER_ERRORS:
+        signals.provider = True
 
 
 def _assistant_error(signals: Signals, code: str, text: str) -> None:
@@ -124,8 +134,8 @@ def _result(signals: Signals, event: dict[str, Any]) -> None:
         signals.usage.turns = event["num_turns"]
     if signals.final_error:
         detail = event.get("result") if isinstance(event.get("result"), str) else ""
-        errors = [e for e in event.get("errors") or [] if isinstance(e, str)] if isinstance(
-            event.get("errors"), list) else []
+        raw = event.get("errors")
+        errors = [e for e in raw if isinstance(e, str)] if isinstance(raw, list) else []
         reason = event.get("terminal_reason") or event.get("subtype") or "error"
         for text in errors:
             signals.error(text)
