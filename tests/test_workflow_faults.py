@@ -3,13 +3,28 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from faultrepo import fault_setup, faults, runs
 from helpers import assert_valid, ref
+from wfrepo import WF
 
 ONE = "# R\n\n- [ ] 21.1 Faulty\n"
 TWO = "# R\n\n- [ ] 21.1 Faulty\n- [ ] 21.2 Fine\n"
+
+
+def _one_faulty(tmp: Path, stage: str, what: str, workflow: str = "stageTimeout = 30\n"
+                ) -> tuple[WF, dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """A run of 21.1, whose ``stage`` agent does ``what``, beside 21.2: (wf, result, 21.1, 21.2)."""
+    wf = fault_setup(tmp, TWO, workflow=workflow)
+    faults(wf, {f"21.1:{stage}": what})
+    done = wf.run("--json")
+    assert done.code == 3, done.err
+    doc = done.json()
+    assert_valid(doc, "workflow-result")
+    bad, good = doc["tasks"]
+    return wf, doc, bad, good
 
 
 @pytest.mark.parametrize(("stage", "what", "status", "klass", "kind", "words"), [
@@ -20,13 +35,7 @@ TWO = "# R\n\n- [ ] 21.1 Faulty\n- [ ] 21.2 Fine\n"
 ])
 def test_provider_and_auth_faults_end_the_task_unretried(tmp_path: Path, stage: str, what: str, status: str,
                                                           klass: str, kind: str, words: str) -> None:
-    wf = fault_setup(tmp_path, TWO)
-    faults(wf, {f"21.1:{stage}": what})
-    done = wf.run("--json")
-    assert done.code == 3, done.err
-    doc = done.json()
-    assert_valid(doc, "workflow-result")
-    bad, good = doc["tasks"]
+    wf, doc, bad, good = _one_faulty(tmp_path, stage, what)
     assert (bad["status"], bad["stage"], bad["fault"], bad["faultKind"]) == (status, stage, klass, kind)
     assert words in bad["detail"] and "not assessed" in bad["detail"]
     assert bad["assessment"] is None and bad["salvage"] is None and doc["assessments"] == []
@@ -48,13 +57,7 @@ def test_provider_and_auth_faults_end_the_task_unretried(tmp_path: Path, stage: 
 ])
 def test_a_config_fault_ends_the_task_at_once_after_one_attempt(tmp_path: Path, stage: str, what: str, kind: str,
                                                                 words: str) -> None:
-    wf = fault_setup(tmp_path, TWO, workflow="stageTimeout = 30\nstageAttempts = 3\n")
-    faults(wf, {f"21.1:{stage}": what})
-    done = wf.run("--json")
-    assert done.code == 3, done.err
-    doc = done.json()
-    assert_valid(doc, "workflow-result")
-    bad, good = doc["tasks"]
+    wf, doc, bad, good = _one_faulty(tmp_path, stage, what, workflow="stageTimeout = 30\nstageAttempts = 3\n")
     assert (bad["status"], bad["stage"], bad["fault"], bad["faultKind"]) == ("config-fault", stage, "config", kind)
     assert words in bad["detail"] and "not retried" in bad["detail"] and "git harn workflow check" in bad["detail"]
     assert bad["infraRetries"] == 0
