@@ -38,7 +38,7 @@ from git_harn.workflow.preflight import LOGIN_TIMEOUT, failure
 
 VERSION_TIMEOUT = 30.0
 LIVE_TIMEOUT = 25.0
-LIVE_IDLE = 15.0
+LIVE_IDLE = 20.0
 LIVE_RETRIES = "1"
 LIVE_PROMPT = ("This is a preflight check by git-harn, not a task. Do not read, change or run anything. "
                "Answer with ok = true and summary = \"ready\".")
