@@ -11,16 +11,8 @@ import time
 from pathlib import Path
 
 from faultrepo import fault_setup, faults, runs
-from helpers import descendants, git, harn, is_python_of_git_harn, ref
+from helpers import alive, descendants, git, harn, is_python_of_git_harn, ref
 from wfrepo import setup
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0]
-    except OSError:
-        return False
-    return state not in ("Z", "X")
 
 
 def test_sigterm_mid_run_stops_agents_and_loses_nothing(tmp_path: Path) -> None:
@@ -50,7 +42,7 @@ def test_sigterm_mid_run_stops_agents_and_loses_nothing(tmp_path: Path) -> None:
     assert (tasks["12.1"]["status"], tasks["12.1"]["stage"]) == ("halted", "implement")
     assert (tasks["12.2"]["status"], tasks["12.2"]["stage"]) == ("halted", "plan")
     for entry in hanging:  # the agents' process groups are gone
-        assert not _alive(entry["pid"])
+        assert not alive(entry["pid"])
     # 12.1's commit is kept: its workspace was preserved by cleanup, the branch holds the work
     assert tasks["12.1"]["workspace"]["state"] == "preserved_unmerged"
     tip = ref(wf.work, "refs/heads/roadmap-12.1")
@@ -92,7 +84,7 @@ def test_sigterm_while_shutdown_waits_for_a_running_task_stops_its_agent(tmp_pat
             time.sleep(0.1)
         assert harn_pid is not None, "git-harn never reached the shutdown failpoint"
         hanging = [r for r in runs(wf) if r["task"] == "21.2"]
-        assert len(hanging) == 1 and _alive(hanging[0]["pid"])  # the agent still runs while git-harn waits
+        assert len(hanging) == 1 and alive(hanging[0]["pid"])  # the agent still runs while git-harn waits
         signalled = time.monotonic()
         os.kill(harn_pid, signal.SIGTERM)
         os.kill(harn_pid, signal.SIGCONT)
@@ -103,8 +95,8 @@ def test_sigterm_while_shutdown_waits_for_a_running_task_stops_its_agent(tmp_pat
             proc.kill()
             proc.wait()
     assert took < 15, (took, err)  # not the stage's 20 s time-out, nor a retry after it
-    assert not _alive(hanging[0]["pid"])
+    assert not alive(hanging[0]["pid"])
     children = (wf.agents / "children.log").read_text().split()
-    assert children and not any(_alive(int(pid)) for pid in children)
+    assert children and not any(alive(int(pid)) for pid in children)
     assert [r["run"] for r in runs(wf) if r["task"] == "21.2"] == [1]  # its stage never started again
     assert "changed by someone else" in err  # the error that left the loop is still reported

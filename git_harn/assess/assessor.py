@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 
 from git_harn.assess.evidence import Evidence
 from git_harn.errors import BadInput
+from git_harn.files import strict_json
 from git_harn.git import Repo, to_oid
 from git_harn.proc import Finished, exit_words, run_bounded, split_command, tail
 from git_harn.results import CheckResult, Result
@@ -260,8 +261,8 @@ def _accept(done: Finished, evidence: Evidence, info: dict[str, Any]) -> tuple[d
     if done.truncated:
         return {}, ["output too large"]
     try:
-        doc = json.loads(done.stdout)
-    except (ValueError, RecursionError) as exc:
+        doc = strict_json(done.stdout)
+    except ValueError as exc:
         return {}, [f"not JSON ({exc})"]
     if not isinstance(doc, dict):
         return {}, ["not a JSON object"]
