@@ -30,7 +30,7 @@ LOGIN_TIMEOUT = 30.0
 def run_preflight(repo: Repo, eff: Effective, workflow_id: str) -> dict[str, Any] | None:
     """The preflight's report ``{ok, commands: [...], detail}``; None when there is nothing to check."""
     agent = eff.agents.get("preflight")
-    env = host.refs.agent_env({"HARN_STAGE": "preflight", "HARN_WORKFLOW_ID": workflow_id})
+    env = host.refs.agent_env({"HARN_STAGE": "preflight", "HARN_WORKFLOW_ID": workflow_id}, _secrets(eff))
     planned: list[tuple[list[str], float, str | None]] = [
         (list(argv), eff.timeout_of("preflight"), None) for argv in (agent.commands if agent else ())]
     if agent is None or agent.adapterChecks:
@@ -49,6 +49,13 @@ def run_preflight(repo: Repo, eff: Effective, workflow_id: str) -> dict[str, Any
             return {"ok": False, "commands": ran,
                     "detail": f"auth preflight {' '.join(argv)} {problem}; nothing was started"}
     return {"ok": True, "commands": ran, "detail": f"{len(ran)} preflight command(s) passed"}
+
+
+def _secrets(eff: Effective) -> tuple[str, ...]:
+    """What the preflight checks is the agents' credentials: it sees every
+    secret a stage agent gets, and its own ``env``."""
+    names = [name for agent in eff.agents.values() for name in agent.secrets]
+    return tuple(dict.fromkeys(names))
 
 
 def failure(done: host.Finished, timeout: float) -> str | None:

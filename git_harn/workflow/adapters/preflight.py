@@ -67,10 +67,10 @@ class WorkflowCheck(Result):
         return body
 
 
-def _version(argv: list[str]) -> tuple[str | None, str | None]:
+def _version(argv: list[str], secrets: tuple[str, ...] = ()) -> tuple[str | None, str | None]:
     """(first line of ``--version``, problem)."""
     done = run_bounded([*argv, "--version"], Path(tempfile.gettempdir()), timeout=VERSION_TIMEOUT,
-                       env=host.refs.agent_env({}))
+                       env=host.refs.agent_env({}, secrets))
     if done.start_error is not None:
         return None, done.start_error
     if done.timed_out:
@@ -89,7 +89,7 @@ def _live(agent: AgentSettings) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="git-harn-check-") as folder:
         where = Path(folder)
         report = where / "check.report.json"
-        env = host.refs.agent_env({"HARN_STAGE": agent.stage, "HARN_REPORT": str(report)})
+        env = host.refs.agent_env({"HARN_STAGE": agent.stage, "HARN_REPORT": str(report)}, agent.secrets)
         env.setdefault("CLAUDE_CODE_MAX_RETRIES", LIVE_RETRIES)
         run = adapters.run(adapters.Call(probe, "plan", where, LIVE_PROMPT, env, report, where / "check",
                                          LIVE_TIMEOUT, LIVE_IDLE))
@@ -108,7 +108,7 @@ def _root_unsandboxed() -> bool:
 
 def _login(agent: AgentSettings) -> str | None:
     """The CLI's own login check, as a run's preflight makes it: what it said when it failed."""
-    env = host.refs.agent_env({"HARN_STAGE": "preflight"})
+    env = host.refs.agent_env({"HARN_STAGE": "preflight"}, agent.secrets)
     for check in adapters.login_checks([agent], env):
         if check.skipped is not None:
             continue
@@ -137,7 +137,7 @@ def _check_agent(agent: AgentSettings, live: bool) -> dict[str, Any]:
         if bypass is not None and _root_unsandboxed():
             entry["problems"].append(f"config fault: claude refuses {bypass} as root unless IS_SANDBOX=1 "
                                      "(exactly 1; set it only inside a container or VM)")
-        entry["version"], problem = _version(agent.command)
+        entry["version"], problem = _version(agent.command, agent.secrets)
         login = None if problem else _login(agent)
         if problem:
             entry["problems"].append(problem)
