@@ -68,8 +68,8 @@ if name == "claude":
 else:
     session = args[args.index("resume") + 1] if "resume" in args else f"thread-{os.getpid()}"
 
-if name == "codex" and option("-o") is not None:
-    Path(str(option("-o"))).write_text("")  # the real one creates it empty at once
+if name == "codex" and option("-o") is not None and not os.path.lexists(str(option("-o"))):
+    Path(str(option("-o"))).write_text("")  # the real one creates it empty at once (a planted link is the test's)
 scenario = json.loads((here / "scenario.json").read_text())
 if "runs" in scenario:
     runs = scenario["runs"]
