@@ -23,7 +23,7 @@ from git_harn.integrate import crash as _crash
 from git_harn.integrate import land as _land
 from git_harn.integrate import report as _report
 from git_harn.integrate import target as _target
-from git_harn.proc import Finished, exit_status, exit_words, kill_group, run_bounded, tail
+from git_harn.proc import NEVER_STARTS, Finished, exit_status, exit_words, kill_group, run_bounded, tail
 from git_harn.results import CheckResult
 from git_harn.store import locks as _locks
 from git_harn.store import runs as _runs
@@ -64,7 +64,7 @@ __all__ = [
     "DEFAULT_SCHEMA_RETRIES", "DEFAULT_STAGE_ATTEMPTS", "MAX_RETRIES",
     "AgentSettings", "WorkflowSettings", "WORKFLOW_FILE", "Base", "Branch", "CheckResult", "CleanupResult",
     "Finished", "Roadmap", "Task",
-    "exit_status", "exit_words", "kill_group", "merge_note", "read_note", "refs", "run_bounded", "tail",
+    "NEVER_STARTS", "exit_status", "exit_words", "kill_group", "merge_note", "read_note", "refs", "run_bounded", "tail",
 ]
 
 

@@ -26,6 +26,7 @@ PLANNED = "planned"
 INFRA_FAULT = "infra-fault"
 PROVIDER_FAULT = "provider-fault"
 AUTH_FAULT = "auth-fault"
+CONFIG_FAULT = "config-fault"  # the agent refused its own command line or setup: fix it, then relaunch
 MANUAL_MERGE_READY = "manual-merge-ready"  # an addendum whose agent did all but say ok (seed 002)
 
 # skip reasons
@@ -44,7 +45,7 @@ BLOCKED_RUN = "workflow-blocked"  # e.g. the auth preflight failed: nothing star
 
 
 def zero_fault_metrics() -> dict[str, int]:
-    return {"infraRetries": 0, "infraFaults": 0, "providerFaults": 0, "authFaults": 0}
+    return {"infraRetries": 0, "infraFaults": 0, "providerFaults": 0, "authFaults": 0, "configFaults": 0}
 
 
 @dataclass
@@ -163,8 +164,8 @@ class WorkflowResult(Result):
         noun = "task" if count == 1 else "tasks"
         if not count:
             return "0 tasks: nothing selectable"
-        order = [DONE, FAILED, BLOCKED, HALTED, INFRA_FAULT, PROVIDER_FAULT, AUTH_FAULT, MANUAL_MERGE_READY, PLANNED,
-                 RUNNING, PENDING]
+        order = [DONE, FAILED, BLOCKED, HALTED, INFRA_FAULT, PROVIDER_FAULT, AUTH_FAULT, CONFIG_FAULT,
+                 MANUAL_MERGE_READY, PLANNED, RUNNING, PENDING]
         shown = [t.status for t in self.tasks]  # the reported status, as the schema names it
         parts = [f"{shown.count(s)} {s}" for s in order if s in shown]
         salvaged = sum(1 for t in self.tasks if t.salvage is not None and t.salvage.get("committed"))

@@ -22,6 +22,7 @@ from typing import Any
 
 from git_harn.clock import now_iso
 from git_harn.errors import BadInput
+from git_harn.failpoints import failpoint
 from git_harn.files import private_dir
 from git_harn.git import Repo
 from git_harn.text import one_line
@@ -179,7 +180,7 @@ class Scheduler:
         except (KeyboardInterrupt, SystemExit) as exc:
             self._interrupted(exc)
         finally:
-            pool.shutdown(wait=True)
+            self._shutdown(pool)
             self.progress.close()
         try:
             return self._finish()
@@ -301,6 +302,18 @@ class Scheduler:
         for task in select.selectable(self.tasks, self.taken, self.held):
             if task.key not in queued:
                 self.queue.append(task)
+
+    def _shutdown(self, pool: ThreadPoolExecutor) -> None:
+        """Wait for the task threads to end. Tasks still run here only after
+        an error left the loop; a signal meanwhile is an interruption like
+        any other (their agents are stopped, so no stage starts again), not
+        an exit that leaves them running behind a process that cannot end."""
+        try:
+            failpoint("workflow-shutdown")
+            pool.shutdown(wait=True)
+        except (KeyboardInterrupt, SystemExit) as exc:
+            self._interrupted(exc)  # ignores further signals until the run is recorded
+            pool.shutdown(wait=True)
 
     # --- interruption -------------------------------------------------------------
 
