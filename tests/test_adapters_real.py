@@ -214,9 +214,11 @@ def test_a_run_without_a_credential_stops_after_one_auth_line_with_nothing_creat
     done = wf.run(env=env(tmp_path))
     assert time.monotonic() - started < 30
     said = [line for line in (done.out + done.err).splitlines() if line.strip()]
-    assert done.code == 3 and len(said) == 3, said
+    assert done.code == 3 and len(said) == 5, said
     assert said[1].startswith("halted: auth preflight unshare -n ") and "Not logged in" in said[1], said
-    assert said[2] == "0 tasks: blocked: auth-preflight-failed"
+    # the run-level advice: relaunch once the credential works (why on the indented line)
+    assert said[2] == "next: git harn workflow run" and "credential" in said[3], said
+    assert said[4] == "0 tasks: blocked: auth-preflight-failed"
     assert created(wf.work) == before
 
 
