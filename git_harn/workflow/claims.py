@@ -26,7 +26,6 @@ Addenda are claimed by their own id (``<task-id>-addendum-<n>``).
 
 from __future__ import annotations
 
-import calendar
 import json
 import os
 import re
@@ -36,7 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from git_harn.clock import now_iso
+from git_harn.clock import epoch_of, now_iso
 from git_harn.errors import BadInput, GitFailure, HarnError, Refused
 from git_harn.git import Repo
 from git_harn.git import claimrefs as refs
@@ -63,15 +62,6 @@ def valid_claim_id(claim_id: str) -> str:
     return claim_id
 
 
-def _epoch(stamp: object) -> float | None:
-    if not isinstance(stamp, str):
-        return None
-    try:
-        return float(calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ")))
-    except ValueError:
-        return None
-
-
 # --- a claim as the remote holds it ------------------------------------------------
 
 
@@ -88,7 +78,7 @@ class Claim:
         return one_line(value, 200) if isinstance(value, str) else ""
 
     def age(self, now: float | None = None) -> float | None:
-        beat = _epoch(self.body.get("heartbeatAt"))
+        beat = epoch_of(self.body.get("heartbeatAt"))
         return None if beat is None else max(0.0, (now or time.time()) - beat)
 
     def stale(self, after: float, now: float | None = None) -> bool:

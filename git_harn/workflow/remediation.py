@@ -62,6 +62,14 @@ def dry_run() -> dict[str, Any]:
     return _empty(DRY_RUN, DRY_RUN, "a dry run never writes remediation")
 
 
+def interrupted_end(repo: Repo, base: Oid | None, workflow_id: str) -> dict[str, Any]:
+    """What a run whose runner died left of the flush: landed (the base has a
+    commit with its trailer), else suppressed, as after any interruption."""
+    if base is not None and repo.grep_log(base, f"^{TRAILER}: {re.escape(workflow_id)}$"):
+        return _empty(ALREADY, "interrupted", "the runner died after its remediation commit landed")
+    return _empty(SUPPRESSED, "interrupted", "the runner died before the final flush: no remediation is written")
+
+
 # --- triage -----------------------------------------------------------------------
 
 
