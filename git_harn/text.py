@@ -64,3 +64,9 @@ def clip(text: str, width: int, keep_end: bool = False) -> str:
         kept.append(char)
     body = "".join(reversed(kept)) if keep_end else "".join(kept)
     return "…" + body if keep_end else body + "…"
+
+
+def article(word: str) -> str:
+    """"a" or "an" before ``word``, by its first sound as spoken ("an auth
+    fault", "an infra fault", "a provider fault")."""
+    return "an" if word[:1].lower() in "aeiou" else "a"

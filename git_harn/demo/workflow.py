@@ -134,10 +134,10 @@ def run_workflow_demo(say: Say) -> Path:
         say(f"\nnext step for {branch}: assess it against the base the run used (a report; it changes "
             "nothing).")
         harn(project, say, "assess", branch, "--base", UPSTREAM, "--task", task_id)
-        say(f"\nthe assessor weighs git evidence only (plan COMPLETE; the gates passed on the tip before the "
-            f"salvage commit);\nit does not know the "
-            f"reviewers refused {task_id}, so the call is the operator's. As status advises, give the work a "
-            f"way out:\nreclaim salvages it to harnery/salvage/{run_id} and releases the workspace.")
+        say(f"\nthe assessor weighs git evidence and the run's review note on the work (plan COMPLETE; the "
+            f"gates passed;\nits reviewers refused {task_id}): continue-manual, review-refused, so the call "
+            f"is the operator's. As status advises,\ngive the work a way out: reclaim salvages it to "
+            f"harnery/salvage/{run_id} and releases the workspace.")
         harn(project, say, "reclaim", run_id)
         say(f"\n$ git log --oneline {UPSTREAM}..harnery/salvage/{run_id}")
         say(oneline_log(project, f"{UPSTREAM}..harnery/salvage/{run_id}"))

@@ -22,10 +22,10 @@ from git_harn.notices import info
 
 
 def marker_path(repo: Repo, target: Target) -> Path:
-    return marker_of(repo, target.task_id, target.addendum)
+    return marker_for(repo, target.task_id, target.addendum)
 
 
-def marker_of(repo: Repo, task_id: str, addendum: int | None) -> Path:
+def marker_for(repo: Repo, task_id: str, addendum: int | None) -> Path:
     return repo.common_dir / "harnery" / "integrate" / f"{slug(task_id, addendum)}.json"
 
 

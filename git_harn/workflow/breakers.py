@@ -11,7 +11,7 @@ new starts instead of failing the rest of the roadmap one task at a time.
   the run waits for the reset (when it is at most ``max`` away), saying so,
   and an interruption stops the wait as it stops the run; then it goes on.
   Without it, or beyond ``max``, those tasks are skipped with reason
-  ``provider-limit`` and the run says when to relaunch.
+  ``provider-fault-halt`` and the run says when to relaunch.
 
 An agent is known by its adapter (``claude``, ``codex``), else by the name of
 its executable: stages that run the same CLI share one account's limits.
@@ -31,9 +31,10 @@ from git_harn.errors import BadInput
 from git_harn.text import one_line
 from git_harn.workflow import host
 from git_harn.workflow.result import TaskResult
+from git_harn.workflow.state import PROVIDER, SkipReason, State
 
-AUTH_FAULT_HALT = "auth-fault-halt"
-PROVIDER_LIMIT = "provider-limit"
+AUTH_FAULT_HALT = SkipReason.AUTH_FAULT_HALT.value
+PROVIDER_LIMIT = SkipReason.PROVIDER_FAULT_HALT.value
 DEFAULT_WAIT = 6 * 3600.0  # --wait-for-provider without a value: a usage window is at most a few hours
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)([smh]?)")
 _UNIT = {"": 1, "s": 1, "m": 60, "h": 3600}
@@ -166,14 +167,12 @@ def preflight_line(remote: str, base: str) -> str:
     return f"[agents.preflight] command = {json.dumps(command)}"
 
 
-# The one spot that reads fault classes off a task's end (switched over to the
-# state machine's properties when it lands).
 def is_auth_fault(tr: TaskResult) -> bool:
-    return tr.fault == "auth"
+    return State.of(tr).counts_as_auth_fault
 
 
 def is_provider_fault(tr: TaskResult) -> bool:
-    return tr.fault == "provider"
+    return State.of(tr).fault == PROVIDER
 
 
 def _reset_of(tr: TaskResult, scratch: Path) -> float | None:

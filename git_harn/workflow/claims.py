@@ -343,6 +343,23 @@ class Claims:
                     "kept": [dict(x) for x in self.kept]}
 
 
+def release_dead_run(repo: Repo, remote: str, workflow_id: str) -> list[str]:
+    """Delete the claims a dead run of this clone left on ``remote`` (settling
+    it, workflow/settle.py), each with a lease on its value: they are this
+    clone's and no process works under them, so no take-over is needed. A
+    claim that moved since it was read, or another's, stays."""
+    mine = clone_id(repo)
+    released = []
+    for claim in read_remote(repo, remote):
+        if claim.error is not None or not mine or claim.text("clone") != mine \
+                or claim.text("workflowId") != workflow_id:
+            continue
+        gone = refs.push_claim(repo, remote, claim.ref, None, claim.oid)
+        if gone.landed:
+            released.append(claim.claimId)
+    return released
+
+
 def claimed_elsewhere(repo: Repo, remote: str, task_ids: list[str]) -> list[Skipped]:
     """For a dry run: which of ``task_ids`` the remote holds claims on (read only)."""
     claims = {c.claimId: c for c in read_remote(repo, remote)}

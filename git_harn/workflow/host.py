@@ -53,7 +53,7 @@ from git_harn.tasks.config import (
 )
 from git_harn.text import jsonable
 from git_harn.workspace.cleanup import CleanupResult, cleanup_locked
-from git_harn.workspace.reconcile import refuse_out_of_reach
+from git_harn.workspace.reconcile import pin_detached_head, refuse_out_of_reach
 from git_harn.workspace.resume import resume_locked
 from git_harn.workspace.start import start_locked
 
@@ -66,7 +66,7 @@ __all__ = [
     "AgentSettings", "WorkflowSettings", "WORKFLOW_FILE", "Base", "Branch", "CheckResult", "CleanupResult",
     "Finished", "Task",
     "kill_group", "merge_note", "refs", "run_bounded", "tail",
-    "ADMIN_LOCKS", "integration_worktree", "refuse_out_of_reach",
+    "ADMIN_LOCKS", "integration_worktree", "pin_detached_head", "refuse_out_of_reach",
 ]
 
 ADMIN_LOCKS = _worktrees.ADMIN_LOCKS
@@ -209,6 +209,16 @@ def run_gates(repo: Repo, branch: str, tip: Oid, base: Base, timeout: float,
 # This run's own integrations take turns here first, so the merge lock is
 # contended (and announced) only by other processes.
 INTEGRATIONS = threading.Lock()
+INTEGRATED_PREFIX = _land.INTEGRATED_PREFIX
+
+
+def keep_integrated(repo: Repo, key: str, tip: Oid, message: str) -> str:
+    return refs.keep_ref(repo, INTEGRATED_PREFIX + key, tip, message)
+
+
+def integration_crashed(repo: Repo, task_id: str, addendum: int | None) -> bool:
+    """An integrate of this task died midway: its crash marker is still there [I4]."""
+    return _crash.marker_for(repo, task_id, addendum).exists()
 
 
 def integrate_builtin(repo: Repo, branch: str, base: str, remote: str, task_id: str) -> dict[str, Any]:
@@ -251,7 +261,7 @@ def squash_of(repo: Repo, base: Oid, task_id: str, addendum: int | None) -> str 
 def drop_crash_marker(repo: Repo, task_id: str, addendum: int | None) -> None:
     """Forget an interrupted builtin integration of the task: git-harn has read
     the remote itself and knows whether it landed [I4]."""
-    _crash.marker_of(repo, task_id, addendum).unlink(missing_ok=True)
+    _crash.marker_for(repo, task_id, addendum).unlink(missing_ok=True)
 
 
 def admin_dir(repo: Repo, path: Path) -> Path | None:

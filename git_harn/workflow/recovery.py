@@ -35,7 +35,8 @@ from git_harn.workflow import host
 from git_harn.workflow.config import Effective
 from git_harn.workflow.dispatch import continue_at, resume_blocker, review_gap, workspace_run
 from git_harn.workflow.pipeline import REVIEW_ONLY, run_id_for
-from git_harn.workflow.result import DONE, WorkflowResult
+from git_harn.workflow.result import WorkflowResult
+from git_harn.workflow.state import State
 from git_harn.workspace.reconcile import delete_branch_if_safe
 
 BRANCH_PREFIX = "refs/heads/roadmap-"
@@ -247,7 +248,7 @@ def settle(repo: Repo, rec: Recovery, result: WorkflowResult) -> None:
         if tr is None:
             continue
         entry["status"] = tr.status
-        if tr.status == DONE:
+        if State.of(tr).landed:
             landed.add(entry["branch"])
             delete_branch_if_safe(repo, f"refs/heads/{entry['branch']}")  # its tip is kept as integrated
         else:

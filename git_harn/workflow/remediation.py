@@ -26,24 +26,25 @@ import re
 from typing import Any
 
 from git_harn.errors import HarnError
+from git_harn.failpoints import failpoint
 from git_harn.git import Repo
 from git_harn.git.identity import machine_signature
 from git_harn.git.remote import push_with_lease
 from git_harn.git.workflow_refs import Oid
 from git_harn.tasks import roadmap as _roadmap
-from git_harn.text import one_line
+from git_harn.text import article, one_line
 from git_harn.workflow import host
 from git_harn.workflow.config import Effective
-from git_harn.workflow.result import DONE, FAILED, TaskResult, WorkflowResult
+from git_harn.workflow.result import TaskResult, WorkflowResult
+from git_harn.workflow.state import State
+from git_harn.workflow.state import suppression as run_suppression
 
 TRAILER = "Harnery-Remediation"
 MAX_ATTEMPTS = 5
 MAX_ITEMS = 100  # per run: a flood of findings is cut here, and said so
 TITLE_LIMIT = 200
 
-INFRA_FAULT = "infra-fault"
-SUPPRESSING = {"provider-fault": "provider-fault", "auth-fault": "auth-fault"}
-METRICS = {"providerFaults": "provider-fault", "authFaults": "auth-fault"}
+INFRA_FAULT = "infra-fault"  # the reason an untriaged task is listed under
 
 FLUSHED = "flushed"
 SUPPRESSED = "suppressed"
@@ -89,14 +90,6 @@ def _final_round(tr: TaskResult) -> list[dict[str, Any]]:
     return [r for r in reviews if r.get("round", 0) == last]
 
 
-def _severity_wanted(tr: TaskResult) -> str | None:
-    if tr.status == DONE:
-        return "advisory"
-    if tr.status == FAILED and tr.stage == "review":
-        return "blocking"
-    return None
-
-
 def triage(result: WorkflowResult) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(items, skipped tasks): what the final flush would write, and whose
     findings were left out and why."""
@@ -104,10 +97,11 @@ def triage(result: WorkflowResult) -> tuple[list[dict[str, Any]], list[dict[str,
     skipped: list[dict[str, Any]] = []
     seen: set[tuple[str, str]] = set()
     for tr in result.tasks:
-        if tr.status == INFRA_FAULT:
+        ended = State.of(tr)
+        if not ended.triaged:
             skipped.append({"taskId": tr.taskId, "addendum": tr.addendum, "reason": INFRA_FAULT})
             continue
-        wanted = _severity_wanted(tr)
+        wanted = ended.triaged_severity(tr.stage)
         if wanted is None:
             continue
         for review in _final_round(tr):
@@ -131,16 +125,17 @@ def _norm(title: str) -> str:
 
 
 def suppression(result: WorkflowResult) -> str | None:
-    """Why the flush must not run: a provider or auth fault anywhere in the run, or an interruption."""
-    for tr in result.tasks:
-        if tr.status in SUPPRESSING:
-            return SUPPRESSING[tr.status]
-    for metric, reason in METRICS.items():
-        if result.faultMetrics.get(metric, 0) > 0:
-            return reason
-    if result.interrupted:
-        return "interrupted"
-    return None
+    """Why the flush must not run: a provider or auth fault anywhere in the
+    run, or an interruption (the rule ``remediationSuppressed`` reports)."""
+    return run_suppression((State.of(t) for t in result.tasks), result.interrupted, result.blocked,
+                           result.faultMetrics)
+
+
+def _suppressed_words(why: str) -> str:
+    if why == "interrupted":
+        return "the run was interrupted"
+    what = why.replace("-", " ")
+    return f"the run had {article(what)} {what}"
 
 
 # --- writing the items into the roadmap text ------------------------------------------
@@ -187,7 +182,7 @@ def finish(repo: Repo, eff: Effective, result: WorkflowResult) -> None:
     items, skipped = triage(result)
     why = suppression(result)
     if why is not None:
-        rem = _empty(SUPPRESSED, why, f"the run had a {why.replace('-', ' ')}: no remediation is written "
+        rem = _empty(SUPPRESSED, why, f"{_suppressed_words(why)}: no remediation is written "
                      "(the triaged findings stay in this record)")
     elif not items:
         rem = _empty(NOTHING, "nothing-triaged", "no review finding to triage")
@@ -234,8 +229,10 @@ def _flush(repo: Repo, eff: Effective, workflow_id: str, items: list[dict[str, A
             commit = repo.commit_files({path: (text.encode("utf-8", "surrogateescape"), entry[1])},
                                        commit_message(workflow_id, added), [base], machine_signature(repo),
                                        base=base)
+            failpoint("remediation-before-push")
             pushed = push_with_lease(repo.cli_cwd, eff.remote, str(commit), eff.base, base)
             if pushed.landed:
+                failpoint("remediation-after-push")
                 _follow(repo, eff, commit, base)
                 rem.update(state=FLUSHED, reason=None, commit=str(commit), detail=(
                     f"{len(added)} addendum item(s) written to {path} on {eff.upstream} as {str(commit)[:12]} "

@@ -46,21 +46,14 @@ from git_harn.workflow import (
     remediation,
     select,
     settle,
+    state,
     usage,
 )
 from git_harn.workflow import claims as claiming
 from git_harn.workflow.pipeline import Job, run_id_for, run_task
 from git_harn.workflow.progress import Progress
-from git_harn.workflow.result import (
-    FAILED,
-    FINISHED,
-    HALTED,
-    PENDING,
-    PLANNED,
-    RUNNING,
-    TaskResult,
-    WorkflowResult,
-)
+from git_harn.workflow.result import TaskResult, WorkflowResult
+from git_harn.workflow.state import Ending, State
 from git_harn.workflow.watchdog import Watchdog, WatchedAgents
 
 STOP_GRACE = 3.0  # seconds between SIGTERM and SIGKILL of an agent's group on interruption
@@ -132,7 +125,15 @@ def _launch(repo: Repo, eff: config.Effective, options: config.Options, result: 
     scheduler = Scheduler(repo, eff, result, tasks, held_ids, Progress(options.quiet), claims, lease,
                           wait_for_provider)
     scheduler.recovery = found
+    scheduler.where = where_of(eff, options)
     return scheduler.run()
+
+
+def where_of(eff: config.Effective, options: config.Options) -> state.Where:
+    """The remote and base of this run, and the flags that chose them, for advice that runs as printed."""
+    remote = ("--remote", options.remote) if options.remote else ()
+    flags = remote + (("--base", options.base) if options.base else ())
+    return state.Where(eff.remote, eff.base, flags)
 
 
 def _preflight_blocks(repo: Repo, eff: config.Effective, result: WorkflowResult) -> bool:
@@ -160,7 +161,7 @@ def _dry_run(repo: Repo, result: WorkflowResult, eff: config.Effective, tasks: l
         chosen = chosen[: eff.maxTasks]
     for task in chosen:
         planned = _task_result(result.workflowId, task)
-        planned.status = PLANNED
+        state.track(planned, State.PLANNED, None)
         planned.detail = f"would start {planned.branch} at {eff.upstream} ({str(eff.base_oid)[:12]})"
         result.tasks.append(planned)
         result.selected.append(task.id)
@@ -193,6 +194,7 @@ class Scheduler:
         self.previous: dict[int, Any] = {}
         self.recovery: recovery.Recovery | None = None
         self.recovery_started: list[str] = []
+        self.where: state.Where = state.Where(eff.remote, eff.base)
 
     # --- the loop ---------------------------------------------------------------
 
@@ -252,12 +254,12 @@ class Scheduler:
         self.result.breakers = self.breakers.shown()
         return False
 
-    def _stage_started(self, task_key: str, stage: str, attempt: int) -> None:
+    def _stage_started(self, task_key: str, stage: str, attempt: str) -> None:
         """Each stage of a task, as it starts: where the task stands (the next
         record event shows it), then the progress line."""
-        placeholder = next((t for t in self.result.tasks if t.key == task_key and t.status == RUNNING), None)
+        placeholder = next((t for t in self.result.tasks if t.key == task_key and State.of(t).in_flight), None)
         if placeholder is not None and placeholder.runId is not None:
-            placeholder.stage = stage
+            state.track(placeholder, state.STAGE_STATE.get(stage, State.STARTING), stage)
             host.note_stage(self.repo, placeholder.runId, stage)
         failpoint(f"workflow-stage-{stage}")
         self.progress.stage(task_key, stage, attempt)
@@ -283,13 +285,13 @@ class Scheduler:
             # The worker fills its own copy; the result shows this placeholder until
             # the task ends, so the record is never written from half-changed data.
             placeholder = _task_result(self.result.workflowId, task)
-            placeholder.status = RUNNING
+            state.track(placeholder, State.SELECTED, None)
             self.result.tasks.append(placeholder)
             self.result.selected.append(task.id)
             base = self.repo.ref_oid(host.refs.tracking_ref(self.eff.remote, self.eff.base)) or self.eff.base_oid
             placeholder.baseOid = str(base)
             job = Job(self.eff, self.result.workflowId, task, copy.deepcopy(placeholder), base, self.scratch,
-                      self.agents, self._stage_started)
+                      self.agents, self._stage_started, where=self.where)
             self.running[pool.submit(run_task, self.repo, job)] = job.result
             self.writer.write(self.result, "task-start", f"task {task.key} on {placeholder.branch}")
 
@@ -315,13 +317,14 @@ class Scheduler:
             if self.claims is not None and self._claimed_elsewhere(res.task):
                 continue  # another machine works it; the survivor stays unresolved here
             placeholder = _task_result(self.result.workflowId, res.task)
-            placeholder.runId, placeholder.branch, placeholder.status = res.run_id, res.branch, RUNNING
+            placeholder.runId, placeholder.branch = res.run_id, res.branch
+            state.track(placeholder, State.SELECTED, None)
             placeholder.baseOid = str(res.base_oid)
             self.result.tasks.append(placeholder)
             self.result.skipped = [s for s in self.result.skipped if s.taskId != res.task.id]
             job = Job(self.eff, self.result.workflowId, res.task, copy.deepcopy(placeholder), res.base_oid,
                       self.scratch, self.agents, self._stage_started, resume_at=res.stage,
-                      advisory=list(res.advisory))
+                      advisory=list(res.advisory), where=self.where)
             self.running[pool.submit(run_task, self.repo, job)] = job.result
             self.writer.write(self.result, "task-resume", f"task {res.task.id} resumes on {res.branch} at {res.stage}")
 
@@ -330,8 +333,8 @@ class Scheduler:
         try:
             future.result()
         except Exception as exc:  # a bug must not take the siblings down
-            tr.status = FAILED
-            tr.detail = one_line(f"internal error: {type(exc).__name__}: {exc}", 500)
+            state.end(tr, Ending(State.FAILED, tr.stage, one_line(f"internal error: {type(exc).__name__}: {exc}", 500)),
+                      None, None)
         if self.claims is not None:  # every end leaves the branch to the survivor rules
             self.claims.release(tr.key)
             self.result.claims = self.claims.snapshot()
@@ -345,8 +348,8 @@ class Scheduler:
         assessment.summarise(self.result)
         self.progress.finished(tr)
         self.writer.write(self.result, f"task-{tr.status}",
-                          f"task {tr.taskId} {tr.status}" + (f" at {tr.stage}" if tr.status != "done" else ""))
-        if tr.status == "done" and not self.agents.stop.is_set() and self.breakers.halted() is None:
+                          f"task {tr.taskId} {tr.status}" + ("" if State.of(tr).landed else f" at {tr.stage}"))
+        if State.of(tr).landed and not self.agents.stop.is_set() and self.breakers.halted() is None:
             self._reselect()
 
     def _reselect(self) -> None:
@@ -389,17 +392,16 @@ class Scheduler:
             left.stage = work.stage
             left.detail = f"still running {work.stage or 'its start'} when the workflow stopped"
         for tr in self.result.tasks:
-            if tr.status not in FINISHED:
-                tr.status = HALTED
-                tr.detail = tr.detail or f"interrupted during {tr.stage or 'start'}"
+            if not State.of(tr).terminal:
+                state.interrupt(tr, tr.stage, tr.detail or f"interrupted during {tr.stage or 'start'}")
 
     # --- the end ----------------------------------------------------------------
 
     def _finish(self) -> WorkflowResult:
         result = self.result
         for tr in result.tasks:
-            if tr.status in (PENDING, RUNNING):
-                tr.status, tr.detail = HALTED, tr.detail or "never finished"
+            if not State.of(tr).terminal:
+                state.interrupt(tr, tr.stage, tr.detail or "never finished")
         left = select.left_out(self.tasks, self.taken, self.held, self.limited, self.breakers.halted())
         result.skipped.extend(left)
         halt = self.breakers.halt_line(self.eff.remote, self.eff.base,

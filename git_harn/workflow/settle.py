@@ -50,12 +50,14 @@ from git_harn.store.clone import this_clone
 from git_harn.store.locks import agents_of, git_processes_in, hold, locks_dir, read_owner, run_lock_path
 from git_harn.store.procs import Group, end_groups, judgeable, pid_dead
 from git_harn.text import one_line
-from git_harn.workflow import host, record, remediation
-from git_harn.workflow.result import DONE, FINISHED, HALTED, IN_PROGRESS, TaskResult
+from git_harn.workflow import claims as claiming
+from git_harn.workflow import host, record, remediation, state
+from git_harn.workflow.result import IN_PROGRESS, TaskResult
+from git_harn.workflow.state import State
 
 SETTLE_WAIT = 120.0  # seconds to wait for another settle of this clone
 FRESH_LOCK = 2.0  # a lock file younger than this may be a live git's, whatever else is true
-INTEGRATED_PREFIX = "refs/harnery/integrated/"
+INTEGRATED_PREFIX = host.INTEGRATED_PREFIX
 
 # what settling did with a workspace
 RELEASED_LANDED = "released-landed"
@@ -77,6 +79,7 @@ class SettleResult(Result):
     groupsEnded: list[dict[str, Any]] = field(default_factory=list)
     locksRemoved: list[str] = field(default_factory=list)
     workspaces: list[dict[str, Any]] = field(default_factory=list)
+    claimsReleased: list[str] = field(default_factory=list)
     summary: str = ""
 
     @property
@@ -162,6 +165,7 @@ def _settle(repo: Repo, stored: record.Stored, left: list[leases.Left], closer: 
     result.locksRemoved = _clear_git_locks(repo, body, tasks)
     for task in tasks:
         result.workspaces.append(_settle_workspace(repo, body, task, base))
+    result.claimsReleased = _release_claims(repo, body)
     if body.get("outcome") == IN_PROGRESS:
         _close(repo, stored, result, base, closer)
         result.closed = True
@@ -170,6 +174,20 @@ def _settle(repo: Repo, stored: record.Stored, left: list[leases.Left], closer: 
             lease.drop()
     result.summary = _summary(result)
     return result
+
+
+def _release_claims(repo: Repo, body: dict[str, Any]) -> list[str]:
+    """The claims the dead run held on its remote, released (it ran with claims)."""
+    settings = body.get("settings")
+    remote = body.get("remote")
+    if not isinstance(settings, dict) or not settings.get("claims") or not isinstance(remote, str):
+        return []
+    try:
+        return claiming.release_dead_run(repo, remote, str(body.get("workflowId")))
+    except HarnError as exc:
+        warn(f"cannot release the claims workflow {body.get('workflowId')} left on {remote}: {exc.message}; "
+             "they go stale ('git harn workflow claims' lists them)")
+        return []
 
 
 def _tasks(body: dict[str, Any]) -> list[dict[str, Any]]:
@@ -300,7 +318,8 @@ def _settle_workspace(repo: Repo, body: dict[str, Any], task: dict[str, Any], ba
         entry["reason"] = "no workspace was made"
         return entry
     entry["state"] = stored.record.state
-    if stored.record.terminal:
+    if stored.record.terminal:  # cleanup ran: only whether it landed is left to say
+        entry["landed"] = _landed(repo, base, task, repo.ref_oid(stored.record.branch_ref))
         entry["reason"] = f"its workspace is {stored.record.state}"
         return entry
     try:
@@ -335,11 +354,16 @@ def _settle_held(repo: Repo, body: dict[str, Any], task: dict[str, Any], base: O
     if tip is None and head is not None:
         tip = _restore_branch(repo, rec, head)
     if here and tip is not None:
+        if head is not None and not host.refs.descends(repo, tip, head):
+            host.pin_detached_head(repo, rec)  # a rebase moved the branch: what only HEAD holds stays [P1]
         host.reattach(path, rec.branch)
     done = host.cleanup_workspace(repo, task["runId"])
+    after = repo.ref_oid(rec.branch_ref)
     entry.update(state=done.state, reason=one_line(done.reason, 300),
-                 action=RELEASED_LANDED if landed is not None else (SURVIVOR if repo.ref_oid(rec.branch_ref)
-                                                                     else NOTHING))
+                 action=RELEASED_LANDED if landed is not None else (SURVIVOR if after is not None else NOTHING))
+    if after is not None:
+        entry["branchTip"] = str(after)
+        entry["ahead"] = base is not None and host.refs.ahead(repo, after, base) > 0
 
 
 def _landed(repo: Repo, base: Oid | None, task: dict[str, Any], tip: Oid | None) -> str | None:
@@ -400,9 +424,10 @@ def _close(repo: Repo, stored: record.Stored, settled: SettleResult, base: Oid |
     the run ends ``interrupted``, each task it left says what became of it."""
     result = record.load_result(stored.body)
     found = {w["runId"]: w for w in settled.workspaces}
-    left = [t for t in result.tasks if t.status not in FINISHED]
+    left = [t for t in result.tasks if not State.of(t).terminal]
+    where = state.Where(result.remote, result.base, ("--remote", result.remote, "--base", result.base))
     for task in left:
-        ended_by_death(task, found.get(task.runId or ""), f"{result.remote}/{result.base}")
+        ended_by_death(task, found.get(task.runId or ""), where)
     now = now_iso()
     runner = result.runner or {}
     result.closed = {"by": closer, "at": now, "host": host_name(repo),
@@ -419,24 +444,30 @@ def _close(repo: Repo, stored: record.Stored, settled: SettleResult, base: Oid |
         result, "interrupted", f"runner gone; closed by {closer}: {len(left)} task(s) left")
 
 
-def ended_by_death(task: TaskResult, settled: dict[str, Any] | None, upstream: str) -> None:
-    """The end of a task its runner left running: ``done`` if it had landed,
-    else ``halted`` where it stood (the one place these statuses are set)."""
+def ended_by_death(task: TaskResult, settled: dict[str, Any] | None, where: state.Where) -> None:
+    """The end of a task its runner left running: done if it had landed, else
+    interrupted where it stood, with the next step the facts now give."""
     found = settled or {}
-    task.stage = found.get("stage") or task.stage
-    where = task.stage or "its start"
+    stage = found.get("stage") or task.stage
     landed = found.get("landed")
     if landed:
-        task.status, task.stage = DONE, "done"
-        task.detail = (f"landed on {upstream} as {str(landed)[:12]}; the runner died before it recorded it "
-                       "(settled)")
+        ending = state.Ending(State.DONE, "done", f"landed on {where.remote}/{where.base} as {str(landed)[:12]}; "
+                              "the runner died before it recorded it (settled)")
     else:
-        task.status = HALTED
-        task.detail = f"the runner died during {where}; " + (found.get("reason") or "nothing was settled")
-    task.fault = task.fault or "interrupted"
+        ending = state.Ending(State.INTERRUPTED, stage, f"the runner died during {stage or 'its start'}; "
+                              + (found.get("reason") or "nothing was settled"), state.INTERRUPTED_FAULT)
     if settled is not None:
         task.workspace = {"state": settled.get("state"), "reason": settled.get("reason"), "settled": True}
     task.finishedAt = task.finishedAt or now_iso()
+    state.end(task, ending, _facts(task, found), where)
+
+
+def _facts(task: TaskResult, settled: dict[str, Any]) -> state.Facts:
+    """What is true of a settled task's branch now, for its next step."""
+    return state.Facts(task_id=task.taskId, key=task.key, branch=task.branch,
+                       branch_exists=bool(settled.get("branchTip")), ahead=bool(settled.get("ahead")),
+                       landed=bool(settled.get("landed")), workspace=settled.get("state"), run_id=task.runId,
+                       dirty=settled.get("state") == "preserved_dirty")
 
 
 def _summary(result: SettleResult) -> str:
@@ -447,4 +478,5 @@ def _summary(result: SettleResult) -> str:
     head = f"workflow {result.workflowId}: " + ("record closed" if result.closed else "record already ended")
     return (f"{head}; {len(result.workspaces)} workspace(s)" + (f" ({', '.join(parts)})" if parts else "")
             + (f"; ended {len(result.groupsEnded)} process group(s)" if result.groupsEnded else "")
-            + (f"; removed {len(result.locksRemoved)} lock file(s)" if result.locksRemoved else ""))
+            + (f"; removed {len(result.locksRemoved)} lock file(s)" if result.locksRemoved else "")
+            + (f"; released the claim(s) on {', '.join(result.claimsReleased)}" if result.claimsReleased else ""))
