@@ -42,10 +42,14 @@ REFUSED = {"1.2:review": "never-approve"}
 
 
 def _agent_commits(wf: WF, base: str) -> set[str]:
-    """Every commit on a task branch or a workspace's HEAD that the base does not hold."""
+    """Every commit on a task branch or a workspace's HEAD that the base does
+    not hold (not the integration worktree's squash: git-harn's own, remade)."""
     tips = git(wf.work, "for-each-ref", "--format=%(objectname)", "refs/heads/roadmap-*").split()
-    heads = [line.split()[1] for line in git(wf.work, "worktree", "list", "--porcelain").splitlines()
-             if line.startswith("HEAD ")]
+    heads = []
+    for entry in git(wf.work, "worktree", "list", "--porcelain").split("\n\n"):
+        fields = dict(line.split(" ", 1) for line in entry.splitlines() if " " in line)
+        if "HEAD" in fields and not fields.get("worktree", "").endswith(".integrate"):
+            heads.append(fields["HEAD"])
     found = git(wf.work, "rev-list", *tips, *heads, "--not", base) if tips or heads else ""
     return set(found.split())
 
