@@ -66,3 +66,25 @@ def test_settle_ends_what_a_dead_run_left_and_the_busy_refusal_names_it(tmp_path
     assert harn(wf.work, "workflow", "show", workflow_id, "--json").json()["outcome"] == "workflow-interrupted"
     again = harn(wf.work, "workflow", "settle", workflow_id, "--json")  # nothing left: a no-op
     assert again.code == 0 and again.json()["closed"] is False and not again.json()["groupsEnded"]
+
+
+def test_a_group_whose_leader_pid_went_to_another_process_is_never_signalled(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from git_harn.store.procs import Group, end_groups, process_start
+
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"], start_new_session=True)
+    try:
+        start = process_start(proc.pid)
+        assert start
+        reused = Group(proc.pid, str(int(start) - 1))  # as recorded for an earlier process with that pid
+        assert not reused.alive() and end_groups([reused], grace=0.5) == []
+        assert alive(proc.pid)
+        ours = Group(proc.pid, start)
+        assert ours.alive() and end_groups([ours], grace=2) == [ours]
+        assert proc.wait(timeout=10) == -15  # SIGTERM was enough
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

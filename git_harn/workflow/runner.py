@@ -292,8 +292,9 @@ class Scheduler:
             placeholder.baseOid = str(base)
             job = Job(self.eff, self.result.workflowId, task, copy.deepcopy(placeholder), base, self.scratch,
                       self.agents, self._stage_started, where=self.where)
-            self.running[pool.submit(run_task, self.repo, job)] = job.result
+            # recorded before it starts: whoever settles a killed run finds its workspace [L3]
             self.writer.write(self.result, "task-start", f"task {task.key} on {placeholder.branch}")
+            self.running[pool.submit(run_task, self.repo, job)] = job.result
 
     def _claimed_elsewhere(self, task: host.Task) -> bool:
         """Claim the task on the remote; a task that is not ours is held out for the run."""
@@ -325,8 +326,8 @@ class Scheduler:
             job = Job(self.eff, self.result.workflowId, res.task, copy.deepcopy(placeholder), res.base_oid,
                       self.scratch, self.agents, self._stage_started, resume_at=res.stage,
                       advisory=list(res.advisory), where=self.where)
-            self.running[pool.submit(run_task, self.repo, job)] = job.result
             self.writer.write(self.result, "task-resume", f"task {res.task.id} resumes on {res.branch} at {res.stage}")
+            self.running[pool.submit(run_task, self.repo, job)] = job.result
 
     def _collect(self, future: Future[TaskResult]) -> None:
         tr = self.running.pop(future)

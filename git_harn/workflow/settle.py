@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from git_harn.clock import now_iso
-from git_harn.errors import BadInput, Busy, HarnError, Refused
+from git_harn.errors import BadInput, Busy, HarnError, RaceLost, Refused
 from git_harn.git import Repo
 from git_harn.git.identity import host_name
 from git_harn.git.workflow_refs import Oid
@@ -107,8 +107,10 @@ def settle_dead(repo: Repo, closer: str) -> list[dict[str, Any]]:
             except BadInput:
                 left.drop()  # killed before its first record: nothing was made
                 continue
-            done = _settle(repo, stored, [left], closer)
-            settled.append(_brief(done))
+            try:
+                settled.append(_brief(_settle(repo, stored, [left], closer)))
+            except HarnError as exc:  # never a reason for this run not to start; the next one tries again
+                warn(f"could not settle workflow {left.workflow_id}, whose runner died: {exc.message}")
     return settled
 
 
@@ -440,8 +442,14 @@ def _close(repo: Repo, stored: record.Stored, settled: SettleResult, base: Oid |
                      f"died without ending the run; closed by {closer}")
     result.remediation = result.remediation or remediation.interrupted_end(repo, base, result.workflowId)
     result.summary = result.make_summary()
-    record.Writer(repo, result.workflowId, stored.tip).write(
-        result, "interrupted", f"runner gone; closed by {closer}: {len(left)} task(s) left")
+    try:
+        record.Writer(repo, result.workflowId, stored.tip).write(
+            result, "interrupted", f"runner gone; closed by {closer}: {len(left)} task(s) left")
+    except RaceLost:  # a sync brought the record on meanwhile: close what it holds now
+        fresh = record.read(repo, stored.workflowId)
+        if fresh.body.get("outcome") != IN_PROGRESS or fresh.tip == stored.tip:
+            return
+        _close(repo, fresh, settled, base, closer)
 
 
 def ended_by_death(task: TaskResult, settled: dict[str, Any] | None, where: state.Where) -> None:
