@@ -135,3 +135,4 @@ def test_the_derived_rules_are_asked_of_the_state() -> None:
     assert State.of({"status": "halted", "fault": "interrupted"}) is State.INTERRUPTED
     assert State.of({"status": "failed", "stage": "review"}) is State.REFUSED
     assert State.of({"status": "done", "state": "pending"}) is State.DONE
+

@@ -6,19 +6,17 @@ the task on."""
 from __future__ import annotations
 
 import json
-import os
 import shlex
-import signal
 import subprocess
-import time
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from faultrepo import fault_setup, faults
-from helpers import assert_valid, descendants, git, is_python_of_git_harn, ref
-from wfrepo import WF, setup
+from helpers import assert_valid, git, ref
+from wfrepo import WF, setup, sigterm_when_hanging
 
 ONE = "# Roadmap\n\n- [ ] 21.1 One thing\n"
 ROUND_ONE = "stageTimeout = 30\nreviewRounds = 1\n"
@@ -125,20 +123,7 @@ def test_advice_repeats_the_remote_and_base_the_operator_named(tmp_path: Path) -
 def test_an_interrupted_run_advises_per_task_from_what_each_left(tmp_path: Path) -> None:
     wf = setup(tmp_path, roadmap="# R\n\n- [ ] 12.1 Has work when stopped\n- [ ] 12.2 Stopped while planning\n")
     wf.script({"12.1:implement": "commit-hang", "12.2:plan": "hang"})
-    proc = subprocess.Popen(["git", "harn", "workflow", "run", "--parallel", "2", "--json"], cwd=wf.work,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.time() + 60
-        while time.time() < deadline and len([e for e in wf.log() if e["event"] == "hanging"]) < 2:
-            time.sleep(0.1)
-        harn_pids = [p for p in descendants(proc.pid) if is_python_of_git_harn(p)]
-        assert harn_pids
-        os.kill(harn_pids[0], signal.SIGTERM)
-        out, _ = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    _, out, _, _ = sigterm_when_hanging(wf, ["--parallel", "2", "--json"], 2)
     tasks = {t["taskId"]: t for t in json.loads(out)["tasks"]}
     assert [(tasks[i]["state"], tasks[i]["status"]) for i in ("12.1", "12.2")] == [("interrupted", "halted")] * 2
     assert tasks["12.1"]["next"]["command"] == RESUME  # its commit is kept on roadmap-12.1
@@ -150,3 +135,61 @@ def test_an_interrupted_run_advises_per_task_from_what_each_left(tmp_path: Path)
     assert ran.returncode == 0, ran.stderr
     roadmap = wf.remote_file("docs/roadmap.md")
     assert "- [x] 12.1 " in roadmap and "- [x] 12.2 " in roadmap  # the one command moved both on
+
+
+# --- the run's halts -------------------------------------------------------------------
+
+
+def _run_as_printed(wf: WF, command: str) -> subprocess.CompletedProcess[str]:
+    ran = subprocess.run(shlex.split(command), cwd=wf.work, capture_output=True, text=True, timeout=180,
+                         check=False)
+    assert ran.returncode == 0, (command, ran.stdout, ran.stderr)
+    return ran
+
+
+@pytest.mark.parametrize(("script", "command", "moved_on"), [
+    ({"review": "never-approve"}, RESUME, _landed),  # report-only in assess mode: continue mode resumes it
+    ({"implement": "dirty"}, "git harn workflow discard 21.1 --yes", _selectable_again),  # continue refuses dirt
+])
+def test_needs_operator_recovery_names_what_moves_each_survivor_on(
+        tmp_path: Path, script: dict[str, str], command: str, moved_on: Callable[[WF], None]) -> None:
+    wf = fault_setup(tmp_path, ONE, workflow=ROUND_ONE)
+    wf.script(script)
+    wf.run("--json")
+    wf.script({})
+    done = wf.run("--json", "--resume-partial-branches")  # assess mode: report only
+    doc = done.json()
+    assert_valid(doc, "workflow-result")
+    assert done.code == 3 and doc["halted"].startswith("needs-operator-recovery: 1 surviving branch(es)")
+    [unresolved] = doc["recovery"]["unresolved"]
+    assert unresolved["next"]["command"] == command, unresolved
+    assert f"next for roadmap-21.1: {command}" in wf.run("--resume-partial-branches").out
+    _run_as_printed(wf, command)
+    moved_on(wf)
+
+
+def test_a_blocked_preflight_names_the_relaunch_that_starts_the_run(tmp_path: Path) -> None:
+    flag = tmp_path / "no-credential"
+    flag.write_text("")
+    check = json.dumps([sys.executable, "-c", f"import os, sys; sys.exit(1 if os.path.exists({str(flag)!r}) else 0)"])
+    wf = fault_setup(tmp_path, ONE, workflow=ROUND_ONE, extra=f"\n[agents.preflight]\ncommand = {check}\n")
+    doc = wf.run("--json").json()
+    assert doc["blocked"] == "auth-preflight-failed"
+    assert doc["next"]["command"] == "git harn workflow run"
+    flag.unlink()  # the credential works again
+    _run_as_printed(wf, doc["next"]["command"])
+    _landed(wf)
+
+
+def test_a_manual_merge_ready_addendum_advises_the_integrate_that_lands_it(tmp_path: Path) -> None:
+    from addendatools import make
+    from addendatools import script as addendum_script
+
+    wf = make(tmp_path, "# R\n\n- [x] 2.1 Landed\n  - [ ] addendum 1: polish it\n")
+    addendum_script(wf, {"addendum": "mmr"})
+    task = wf.run("--json").json()["tasks"][0]
+    assert (task["state"], task["next"]["command"]) == (
+        "manual-merge-ready", "git harn integrate roadmap-2.1-addendum-1")
+    _run_as_printed(wf, task["next"]["command"])  # the operator checked it; it lands as one squash
+    assert "  - [x] addendum 1: polish it" in wf.remote_file("docs/roadmap.md")
+    assert ref(wf.work, "refs/harnery/integrated/2.1-addendum-1") is not None

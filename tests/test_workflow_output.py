@@ -97,3 +97,15 @@ def test_on_a_terminal_the_detail_wraps_to_its_width(tmp_path: Path) -> None:
         wrapped.append(line)
     assert len(wrapped) > 1 and all(len(line) <= 80 for line in wrapped), wrapped
     assert " ".join(line[start:].strip() for line in wrapped).split() == detail.split()
+
+
+def test_a_fault_report_of_class_auth_reads_an_auth_fault(tmp_path: Path) -> None:
+    # failed before: "the plan agent reported a auth fault"
+    wf = fault_setup(tmp_path, TWO, workflow="stageTimeout = 30\nreviewRounds = 1\n")
+    faults(wf, {"21.1:plan": "fault-auth", "21.2:plan": "fault-infra"})
+    doc = wf.run("--json", "--stage-attempts", "1").json()
+    details = {t["taskId"]: t["detail"] for t in doc["tasks"]}
+    assert "the plan agent reported an auth fault: HTTP 401: token expired" in details["21.1"]
+    assert "the plan agent reported an infra fault" in details["21.2"]
+    shown = harn(wf.work, "workflow", "show").out
+    assert "reported an auth fault" in shown and " a auth" not in shown and " a infra" not in shown

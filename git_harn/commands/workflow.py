@@ -131,6 +131,9 @@ def _common(doc: dict[str, Any]) -> list[str]:
     lines += [f"settled {dead['summary']}" for dead in doc.get("settled") or []]
     if doc.get("halted"):
         lines.append(f"halted: {doc['halted']}")
+    if (doc.get("next") or {}).get("command"):
+        lines.append(f"next: {doc['next']['command']}")
+        lines.append(f"  ({doc['next']['why']})")
     remediation = doc.get("remediation") or {}
     if remediation.get("state") not in (None, "nothing-to-flush", "dry-run"):
         lines.append(f"remediation {remediation['state']}: {one_line(remediation.get('detail') or '', 200)}")
@@ -160,6 +163,11 @@ def _recovery_lines(rec: dict[str, Any] | None) -> list[str]:
     for s in rec["skipped"]:
         if not any(r["branch"] == s["branch"] for r in rec["results"]):
             lines.append(f"  {s['branch']}: skipped, {s['reason']}")
+    for u in rec.get("unresolved") or []:
+        step = u.get("next") or {}
+        if step.get("command"):
+            lines.append(f"next for {u['branch']}: {step['command']}")
+            lines.append(f"  ({step['why']})")
     return lines
 
 

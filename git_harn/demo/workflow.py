@@ -25,6 +25,7 @@ from git_harn.demo.basic import Say, harn
 from git_harn.git import open_repo
 from git_harn.git.scratch import file_text, init_repository, oneline_log
 from git_harn.workflow import record
+from git_harn.workflow.state import State
 
 AGENTS = Path(__file__).resolve().parent / "agents"
 ROADMAP_FILE = "docs/roadmap.md"
@@ -84,7 +85,7 @@ def failed_tasks(project: Path) -> list[tuple[str, str, str]]:
     """(task id, branch, run id) of every task of the newest workflow run that did not land."""
     body = record.latest(open_repo(project)).body
     return [(str(t["taskId"]), str(t["branch"]), str(t["runId"])) for t in body.get("tasks", [])
-            if t.get("status") != "done" and t.get("runId")]
+            if not State.of(t).landed and t.get("runId")]
 
 
 def show_faults_and_salvage(project: Path, say: Say) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -60,4 +61,6 @@ def interrupted_report(repo: Repo, target: Target, resume: bool) -> IntegrationR
         f"an earlier integrate of task {target.task_id} (pid {left.get('pid', '?')}, started "
         f"{left.get('startedAt', '?')}) was interrupted and is not retried automatically: it may "
         f"already have pushed. Inspect {target.upstream} (git fetch {target.remote}; git log "
-        f"{target.upstream}) and {target.roadmap} there, then rerun with --resume-after-crash"))
+        f"{target.upstream}) and {target.roadmap} there, then finish it: "
+        + "git harn " + shlex.join(("integrate", target.branch, "--remote", target.remote, "--base", target.base,
+                                    "--resume-after-crash"))))

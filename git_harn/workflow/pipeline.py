@@ -125,7 +125,7 @@ def run_task(main_repo: Repo, job: Job) -> TaskResult:
     repo = host.reopen(main_repo)
     tr = job.result
     tr.startedAt, tr.baseOid = now_iso(), str(job.base_oid)
-    life = Lifecycle(State.SELECTED)
+    life = Lifecycle(State.CLAIMED if State.of(tr) is State.CLAIMED else State.SELECTED)
     assert tr.runId is not None
     ending: Ending | None = None
     try:
@@ -268,6 +268,8 @@ class TaskPath:
                 Step("integrate", "integrate", self.integrate)]
 
     def begin(self, step: Step, round_no: int) -> None:
+        """A step starts: where the task stands in flight, and its count."""
+        state.track(self.tr, STAGE_STATE[step.stage], step.stage)
         self.job.attempts.begin(step.stage, round_no)
 
     def finished(self) -> str:

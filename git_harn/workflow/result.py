@@ -133,6 +133,7 @@ class WorkflowResult(Result):
     settled: list[dict[str, Any]] = field(default_factory=list)  # dead runs settled before selection
     closed: dict[str, Any] | None = None  # set when another process closed a dead runner's record
     breakers: dict[str, Any] | None = None  # circuit breakers: the auth halt, provider limits and waits
+    next: dict[str, Any] | None = None  # the run's own next step when it halted before any task (state.Next)
 
     @property
     def outcome(self) -> str:

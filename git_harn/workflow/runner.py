@@ -109,10 +109,10 @@ def _launch(repo: Repo, eff: config.Effective, options: config.Options, result: 
             lease: leases.Lease, wait_for_provider: float | None) -> WorkflowResult:
     tasks, held_ids, found = _select(repo, eff, result)
     workflow_id = result.workflowId
-    if _preflight_blocks(repo, eff, result):
+    if _preflight_blocks(repo, eff, result, where_of(eff, options)):
         if found is not None:  # a fatal auth preflight blocks recovery entirely
             recovery.recover(repo, eff, found, workflow_id, tasks, blocked=recovery.AUTH_PREFLIGHT_FAILED)
-            recovery.settle(repo, found, result)  # read only here: every survivor stays unresolved
+            recovery.settle(repo, found, result, where_of(eff, options))  # read only: every survivor stays unresolved
             result.summary += recovery.summary_suffix(result)
         return result
     claims = None
@@ -136,7 +136,7 @@ def where_of(eff: config.Effective, options: config.Options) -> state.Where:
     return state.Where(eff.remote, eff.base, flags)
 
 
-def _preflight_blocks(repo: Repo, eff: config.Effective, result: WorkflowResult) -> bool:
+def _preflight_blocks(repo: Repo, eff: config.Effective, result: WorkflowResult, where: state.Where) -> bool:
     """A failing auth preflight is fatal: nothing is created, no agent runs."""
     result.preflight = preflight.run_preflight(repo, eff, result.workflowId)
     if result.preflight is None or result.preflight["ok"]:
@@ -146,6 +146,8 @@ def _preflight_blocks(repo: Repo, eff: config.Effective, result: WorkflowResult)
     result.finished = True
     result.finishedAt = now_iso()
     result.summary = f"0 tasks: blocked: {preflight.AUTH_PREFLIGHT_FAILED}"
+    result.next = state.Next(where.workflow_run(), "nothing was started: once the credential the preflight "
+                             "checks works again, a relaunch starts the run").document()
     return True
 
 
@@ -285,7 +287,7 @@ class Scheduler:
             # The worker fills its own copy; the result shows this placeholder until
             # the task ends, so the record is never written from half-changed data.
             placeholder = _task_result(self.result.workflowId, task)
-            state.track(placeholder, State.SELECTED, None)
+            state.track(placeholder, self._taken_as, None)
             self.result.tasks.append(placeholder)
             self.result.selected.append(task.id)
             base = self.repo.ref_oid(host.refs.tracking_ref(self.eff.remote, self.eff.base)) or self.eff.base_oid
@@ -295,6 +297,11 @@ class Scheduler:
             # recorded before it starts: whoever settles a killed run finds its workspace [L3]
             self.writer.write(self.result, "task-start", f"task {task.key} on {placeholder.branch}")
             self.running[pool.submit(run_task, self.repo, job)] = job.result
+
+    @property
+    def _taken_as(self) -> State:
+        """A task this run starts is claimed first when claims are on, else just selected."""
+        return State.CLAIMED if self.claims is not None else State.SELECTED
 
     def _claimed_elsewhere(self, task: host.Task) -> bool:
         """Claim the task on the remote; a task that is not ours is held out for the run."""
@@ -319,7 +326,7 @@ class Scheduler:
                 continue  # another machine works it; the survivor stays unresolved here
             placeholder = _task_result(self.result.workflowId, res.task)
             placeholder.runId, placeholder.branch = res.run_id, res.branch
-            state.track(placeholder, State.SELECTED, None)
+            state.track(placeholder, self._taken_as, None)
             placeholder.baseOid = str(res.base_oid)
             self.result.tasks.append(placeholder)
             self.result.skipped = [s for s in self.result.skipped if s.taskId != res.task.id]
@@ -389,12 +396,11 @@ class Scheduler:
             killer.cancel()
         for work in list(self.running.values()):  # still running after the drain
             at = next(i for i, t in enumerate(self.result.tasks) if t.runId == work.runId)
-            left = self.result.tasks[at]
-            left.stage = work.stage
-            left.detail = f"still running {work.stage or 'its start'} when the workflow stopped"
+            state.interrupt(self.result.tasks[at], work.stage,
+                            f"still running {work.stage or 'its start'} when the workflow stopped")
         for tr in self.result.tasks:
             if not State.of(tr).terminal:
-                state.interrupt(tr, tr.stage, tr.detail or f"interrupted during {tr.stage or 'start'}")
+                state.interrupt(tr, tr.stage, f"interrupted during {tr.stage or 'start'}")
 
     # --- the end ----------------------------------------------------------------
 
@@ -402,7 +408,7 @@ class Scheduler:
         result = self.result
         for tr in result.tasks:
             if not State.of(tr).terminal:
-                state.interrupt(tr, tr.stage, tr.detail or "never finished")
+                state.interrupt(tr, tr.stage, "never finished")
         left = select.left_out(self.tasks, self.taken, self.held, self.limited, self.breakers.halted())
         result.skipped.extend(left)
         halt = self.breakers.halt_line(self.eff.remote, self.eff.base,
@@ -414,7 +420,7 @@ class Scheduler:
             self.claims.close()
             result.claims = self.claims.snapshot()
         if self.recovery is not None:
-            recovery.settle(self.repo, self.recovery, result)
+            recovery.settle(self.repo, self.recovery, result, self.where)
         result.faultMetrics = faults.metrics(result.tasks)
         remediation.finish(self.repo, self.eff, result)  # the one final flush, after every task ended
         result.finished = True

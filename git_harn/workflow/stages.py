@@ -24,7 +24,7 @@ from typing import Any
 from git_harn.git import Repo
 from git_harn.resources import schema_path
 from git_harn.schemas import schema_errors
-from git_harn.text import one_line
+from git_harn.text import article, one_line
 from git_harn.workflow import adapters, host
 from git_harn.workflow.host import AgentSettings
 
@@ -329,8 +329,8 @@ def judge(stage: str, attempt: int, reviewer: int | None, done: host.Finished, r
                      + _fault_words(reported, done), reported)
     if isinstance(reported, dict):
         klass = str(reported["class"])
-        return fault(klass, FAULT_REPORT, f"{who} reported a {klass} fault" + _fault_words(reported, done),
-                     reported)
+        said = f"{who} reported {article(klass)} {klass} fault"
+        return fault(klass, FAULT_REPORT, said + _fault_words(reported, done), reported)
     if document is None:
         if done.exit_code != 0:
             tail = one_line(host.tail(done.stderr, 300), 300)

@@ -28,12 +28,15 @@ string):
 - ``TRANSITIONS``: ``{state: frozenset of states it may move to}``;
   ``allowed(a, b)``; ``Lifecycle``: one task's walk, ``enter(state)`` raises
   ``IllegalTransition`` for a move the table does not have, ``stop(...)``
-  returns the ``Ending``.
+  returns the ``Ending``; ``interrupted(before, detail)`` ends it between
+  stages; ``done(detail)``.
 - ``Ending``: state, stage, detail, fault kind: what ended the task, before
   the facts at the end are known.
 - ``Facts``: what is true when the task is over (the branch, work beyond its
   base, landed, the workspace's state); ``advice(ending, facts, where)``
   gives the one next step (``Next``: an exact command, or none, and why).
+- ``survivor_advice(...)``: the next step for a surviving branch a run
+  left unresolved (the needs-operator-recovery halt).
 - ``end(tr, ending, facts, where)``: the ONE writer of a task's final
   ``status``, ``state``, ``stage``, ``detail``, ``fault``, ``faultKind``
   and ``next``.
@@ -52,16 +55,26 @@ import enum
 import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from git_harn.workflow.result import TaskResult
+from typing import Any, Protocol
 
 # fault classes (the host decides them from what it sees: stages.judge)
 INFRA = "infra"
 PROVIDER = "provider"
 AUTH = "auth"
 INTERRUPTED_FAULT = "interrupted"
+
+
+class TaskEnd(Protocol):
+    """What ``end`` writes on a task (``result.TaskResult`` has it): the
+    members are named as the result schema names them."""
+
+    state: str
+    status: str
+    stage: str | None
+    detail: str
+    fault: str | None
+    faultKind: str | None
+    next: dict[str, Any] | None
 
 
 class IllegalTransition(RuntimeError):
@@ -341,7 +354,7 @@ class Where:
     flags: tuple[str, ...] = ()  # e.g. ("--remote", "up", "--base", "trunk") when given
 
     def workflow_run(self, *extra: str) -> str:
-        return shlex_join(["git", "harn", "workflow", "run", *self.flags, *extra])
+        return harn_command("workflow", "run", *self.flags, *extra)
 
 
 @dataclass
@@ -381,22 +394,37 @@ def advice(ending: Ending, facts: Facts, where: Where) -> Next:
     if state.landed or facts.landed:
         return Next(None, "landed")
     if facts.integration_crashed and facts.branch_exists:
-        return Next(shlex_join(["git", "harn", "integrate", facts.branch, *_integrate_flags(where),
-                                "--resume-after-crash"]),
+        return Next(harn_command("integrate", facts.branch, *where.flags, "--resume-after-crash"),
                     f"an integrate of {facts.branch} died midway: inspect {where.remote}/{where.base} and the "
                     "roadmap there (it may have pushed), then finish it")
     if not facts.branch_exists:
         return Next(where.workflow_run(), f"{facts.branch} holds no work beyond {where.remote}/{where.base} "
                     "and is gone: a relaunch starts the task afresh")
     if state is State.MANUAL_MERGE_READY or state is State.HALTED:
-        return Next(shlex_join(["git", "harn", "integrate", facts.branch, *_integrate_flags(where)]),
+        return Next(harn_command("integrate", facts.branch, *where.flags),
                     f"an operator checks {facts.branch} (see the detail), then lands it")
     if state.resumable and facts.ahead and not facts.dirty:
         return Next(where.workflow_run(*RESUME_FLAGS),
                     f"{facts.branch} keeps its committed work: a resumed run goes on from where its ExecPlan says")
-    return Next(shlex_join(["git", "harn", "workflow", "discard", facts.task_id, "--yes"]),
+    return Next(harn_command("workflow", "discard", facts.task_id, "--yes"),
                 f"{facts.branch} cannot be resumed as it is ({_why_not(state, facts)}): discard keeps its work "
                 "on harnery/salvage/ and lets a relaunch start the task afresh")
+
+
+def survivor_advice(task_id: str, branch: str, why: str, where: Where, resumable: bool = True,
+                    waiting: bool = False, addendum: bool = False, extra: tuple[str, ...] = ()) -> Next:
+    """The next step for a surviving branch a run left unresolved (needs-operator-recovery)."""
+    if waiting:
+        return Next(None, f"{branch} waits for tasks it requires: a later run takes it once they are ticked")
+    if addendum:
+        return Next(harn_command("integrate", branch, *where.flags),
+                    f"{branch} is an addendum branch: an operator checks it, then lands it")
+    if resumable:
+        return Next(where.workflow_run(*RESUME_FLAGS, *extra),
+                    f"{branch} ({why}): a resumed run goes on from where its ExecPlan says")
+    return Next(harn_command("workflow", "discard", task_id, "--yes"),
+                f"{branch} cannot be resumed as it is ({why}): discard keeps its work on harnery/salvage/ and "
+                "lets a relaunch start the task afresh")
 
 
 def _why_not(state: State, facts: Facts) -> str:
@@ -407,15 +435,13 @@ def _why_not(state: State, facts: Facts) -> str:
     return "it holds no committed work of its own"
 
 
-def _integrate_flags(where: Where) -> list[str]:
-    return list(where.flags)
+def harn_command(*words: str) -> str:
+    """A ``git harn`` command for an operator to run, quoted as a shell
+    would need it (it is printed, never run here)."""
+    return "git harn " + shlex.join(words)
 
 
-def shlex_join(argv: list[str]) -> str:
-    return shlex.join(argv)
-
-
-def end(tr: TaskResult, ending: Ending, facts: Facts | None, where: Where | None) -> None:
+def end(tr: TaskEnd, ending: Ending, facts: Facts | None, where: Where | None) -> None:
     """End a task: the only writer of its final status, state, stage, detail,
     fault, fault kind and next step [L1]."""
     if not ending.state.terminal:
@@ -429,7 +455,7 @@ def end(tr: TaskResult, ending: Ending, facts: Facts | None, where: Where | None
     tr.next = advice(ending, facts, where).document() if facts is not None and where is not None else None
 
 
-def track(tr: TaskResult, now: State, stage: str | None) -> None:
+def track(tr: TaskEnd, now: State, stage: str | None) -> None:
     """A task in flight: where it stands (the record shows it ``running``)."""
     if now.terminal:
         raise IllegalTransition(f"{now.value} is an end: only end() writes it")
@@ -438,7 +464,7 @@ def track(tr: TaskResult, now: State, stage: str | None) -> None:
         tr.stage = stage
 
 
-def interrupt(tr: TaskResult, stage: str | None, detail: str) -> None:
+def interrupt(tr: TaskEnd, stage: str | None, detail: str) -> None:
     """A task the runner had to leave in flight: interrupted where it stood."""
     end(tr, Ending(State.INTERRUPTED, stage, detail, INTERRUPTED_FAULT), None, None)
 
