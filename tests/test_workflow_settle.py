@@ -59,16 +59,24 @@ def test_a_killed_run_is_shown_interrupted_and_the_next_run_closes_it(tmp_path: 
     assert "interrupted (runner gone)" in harn(wf.work, "workflow", "list").out
     shown = harn(wf.work, "workflow", "show", dead, "--json").json()
     assert shown["runnerState"] == "gone" and shown["runner"]["pid"] > 0
-    assert "interrupted (runner gone)" in harn(wf.work, "workflow", "show", dead).out
+    human = harn(wf.work, "workflow", "show", dead).out
+    assert "interrupted (runner gone)" in human
+    advised = next(line.removeprefix("next: ") for line in human.splitlines() if line.startswith("next: "))
+    assert advised == f"git harn workflow settle {dead}"
+    settled = harn(wf.work, *advised.split()[2:], "--json")  # exactly as printed
+    assert settled.code == 0, settled.err
+    assert_valid(settled.json(), "workflow-settle")
+    assert settled.json()["closed"] is True and settled.json()["workspaces"][0]["action"] == "survivor"
+    assert "next: " not in harn(wf.work, "workflow", "show", dead).out  # nothing left to do
 
     rerun = wf.run("--json")
     doc = rerun.json()
     assert_valid(doc, "workflow-result")
-    assert [s["workflowId"] for s in doc["settled"]] == [dead]
+    assert doc["settled"] == []  # settled already, by the command
     closed = harn(wf.work, "workflow", "show", dead, "--json").json()
     assert_valid(closed, "workflow-result")
     assert closed["outcome"] == "workflow-interrupted" and closed["interrupted"] is True
-    assert closed["closed"]["by"] == doc["workflowId"] and closed["closed"]["tasksLeft"] == ["1.1"]
+    assert closed["closed"]["by"] == "git harn workflow settle" and closed["closed"]["tasksLeft"] == ["1.1"]
     left = closed["tasks"][0]
     assert left["status"] == "halted" and "the runner died during implement" in left["detail"]
     # the closing event is appended, the dead runner's history kept [P3]

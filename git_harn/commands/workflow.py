@@ -196,9 +196,9 @@ def show_cmd(workflow_id: str | None, stale_after: float | None, as_json: bool) 
             state = record.outcome_text(body.get("outcome"), body["runnerState"], runner.get("heartbeatAt"))
             lines.append(f"state: {state}" + (f" (runner pid {runner.get('pid')} on {runner.get('host')})"
                                               if runner else ""))
-            if body["runnerState"] == record.GONE:
-                lines.append(f"next: git harn workflow settle {body['workflowId']}  (or the next workflow run "
-                             "in this clone settles it)")
+            step = record.next_step(body)
+            if step is not None:
+                lines.append(f"next: {step}")
         lines += _settled_lines(body)
         lines.append("events (newest first):")
         lines += [f"  {e['subject']}" for e in item.events]

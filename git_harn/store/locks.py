@@ -185,9 +185,14 @@ def _still_running(path: Path, owner: dict[str, object]) -> str:
     group = agent.get("group", agent.get("pid"))
     workflow = _runner_workflow(path.parent, owner)
     kill = f"kill -TERM -- -{group}" if group == agent.get("pid") else f"kill -TERM {agent.get('pid')}"
-    stop = (f"'git harn workflow settle {workflow}' ends what its dead run left" if workflow is not None else
+    stop = (f"'{settle_command(workflow)}' ends what its dead run left" if workflow is not None else
             f"stop it with '{kill}'")
     return f"; its command, pid {agent.get('pid')} (process group {group}), still runs: {stop}"
+
+
+def settle_command(workflow_id: str) -> str:
+    """The one command that settles what a dead workflow run left [L3]."""
+    return f"git harn workflow settle {workflow_id}"
 
 
 def _runner_workflow(folder: Path, owner: dict[str, object]) -> str | None:

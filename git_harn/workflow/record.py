@@ -35,6 +35,7 @@ from git_harn.git.identity import host_name
 from git_harn.git.workflow_refs import Oid
 from git_harn.store import lease as leases
 from git_harn.store.clone import this_clone
+from git_harn.store.locks import settle_command
 from git_harn.store.procs import judgeable, pid_dead
 from git_harn.text import one_line
 from git_harn.workflow import host
@@ -213,6 +214,13 @@ class Liveness:
         beat = epoch_of(runner.get("heartbeatAt"))
         return STALE if beat is None or time.time() - beat > self.stale_after else LIVE
 
+
+
+def next_step(body: dict[str, Any]) -> str | None:
+    """What to run for a record whose runner is gone: the command that settles it."""
+    if body.get("runnerState") != GONE:
+        return None
+    return settle_command(str(body["workflowId"]))
 
 
 def outcome_text(outcome: object, state: object, heartbeat: object) -> str:

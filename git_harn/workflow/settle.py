@@ -86,6 +86,9 @@ class SettleResult(Result):
     def outcome(self) -> str:
         return "settled" if all(w["action"] not in (BUSY, KEPT) for w in self.workspaces) else "needs-operator"
 
+    def document(self) -> dict[str, Any]:
+        return {**super().document(), "outcome": self.outcome}
+
 
 # --- which runs may be settled ------------------------------------------------------
 
