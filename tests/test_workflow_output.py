@@ -11,7 +11,7 @@ from faultrepo import fault_setup, faults
 from helpers import harn
 
 from git_harn.commands.render import wrapped_table
-from git_harn.text import article
+from git_harn.text import with_article
 
 TWO = "# Roadmap\n\n- [ ] 21.1 One thing\n- [ ] 21.2 Another thing\n"
 
@@ -47,7 +47,7 @@ def test_the_detail_column_wraps_to_the_width_and_loses_no_word() -> None:
 
 
 def test_articles_follow_the_sound() -> None:
-    assert [f"{article(w)} {w} fault" for w in ("auth", "infra", "provider")] == [
+    assert [with_article(f"{w} fault") for w in ("auth", "infra", "provider")] == [
         "an auth fault", "an infra fault", "a provider fault"]
 
 

@@ -147,7 +147,7 @@ def squash_of(repo: Repo, base: Oid, task_id: str, addendum: int | None) -> str 
     ``Harnery-Task:`` trailer, and this addendum's (or, for the task itself,
     no) ``Harnery-Addendum:`` trailer."""
     for commit, message in repo.grep_log(base, f"^Harnery-Task: {re.escape(task_id)}$"):
-        addenda = re.findall(r"^Harnery-Addendum: (\d+)$", message, re.MULTILINE)
+        addenda = re.findall(r"^Harnery-Addendum: ([0-9]+)$", message, re.MULTILINE)
         if addenda == ([str(addendum)] if addendum is not None else []):
             return commit
     return None

@@ -19,6 +19,7 @@ unfinished [P1] [P2].
 
 from __future__ import annotations
 
+import shlex
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -31,10 +32,11 @@ from git_harn.errors import HarnError
 from git_harn.git import Repo
 from git_harn.git.workflow_refs import Oid
 from git_harn.store.record import PRESERVED_DIRTY, PRESERVED_UNMERGED
-from git_harn.text import one_line
+from git_harn.text import last_lines, last_lines_on_one_line, one_line
 from git_harn.workflow import addenda, assessment, faults, host, retries, review, state, usage
 from git_harn.workflow.config import Effective
 from git_harn.workflow.result import TaskResult
+from git_harn.workflow.review import Verdict
 from git_harn.workflow.stages import Agents, StageOutcome, TaskContext, run_stage
 from git_harn.workflow.state import STAGE_STATE, Ending, Lifecycle, Outcome, State
 
@@ -358,13 +360,12 @@ class TaskPath:
         if self.job.agents.stop.is_set():
             raise StageEnd(Outcome.INTERRUPTED, "gates", "the workflow was interrupted while the gates ran")
         self.tr.gates = {"passed": result["passed"], "commit": result["commit"],
-                         "commands": [{"argv": c["argv"], "exitCode": c["exitCode"], "seconds": c["seconds"]}
-                                      for c in result["commands"]]}
+                         "commands": [_gate_entry(c) for c in result["commands"]]}
         if not result["passed"]:
             first = next(c for c in result["commands"] if c["exitCode"] != 0)
-            why = first.get("error") or f"exited with {first['exitCode']}"
-            raise StageEnd(Outcome.PRODUCT_FAILURE, "gates", f"gate {' '.join(first['argv'])} {why} on "
-                           f"{str(tip)[:12]}: {one_line(first.get('outputTail') or '', 300)}")
+            why = first.get("error") or host.exit_words(first["exitCode"])
+            raise StageEnd(Outcome.PRODUCT_FAILURE, "gates", f"gate {shlex.join(first['argv'])} {why} on "
+                           f"{str(tip)[:12]}: {last_lines_on_one_line(first.get('outputTail') or '', 300)}")
 
     def review(self, round_no: int) -> str | None:
         """One dual review of the exact tip, the same for every path: AGAIN
@@ -377,8 +378,10 @@ class TaskPath:
         self.tr.review["reviews"].extend(verdict.entries())
         usage.record(self.tr, verdict.outcomes)
         faulted = next((o for o in verdict.outcomes if o.fault is not None), None)
-        if faulted is None:  # the assessor of a branch a run left sees what its reviewers said [A1]
-            host.merge_note(self.repo, tip, REVIEW_NOTE, verdict.note(self.job.workflow_id, str(tip)))
+        if faulted is None:
+            self._note_review(tip, verdict)
+            if not verdict.approved and round_no >= self.rounds:
+                raise StageEnd(Outcome.CHANGES_REQUESTED, "review", self._refused_at_last(tip, verdict, round_no))
         _check_unchanged(self.repo, self.ctx, tip, "review")
         if faulted is not None:
             raise _faulted(faulted)
@@ -386,12 +389,32 @@ class TaskPath:
             self.tr.review.update(approved=True, tip=str(tip))
             self.earlier["review"] = verdict.summary()
             return None
-        if round_no >= self.rounds:
-            raise StageEnd(Outcome.CHANGES_REQUESTED, "review", f"changes requested after {round_no} review "
-                           f"round(s): {verdict.summary()}")
         self.findings = verdict.findings()
         self.tip = None  # the next round's write step makes the next tip
         return AGAIN
+
+    def _refused_at_last(self, tip: Oid, verdict: Verdict, round_no: int) -> str:
+        """A refusal in the last round ends the task whatever else the
+        reviewers did, so the refusal is what the detail says first; what they
+        left behind (kept for cleanup and artefact salvage) is named after it."""
+        left = []
+        dirty = host.dirty(self.ctx.worktree)
+        if dirty:
+            left.append(f"the reviewers also left {len(dirty)} uncommitted path(s): {', '.join(dirty[:5])}")
+        now = self.repo.ref_oid(f"refs/heads/{self.ctx.branch}")
+        if now is not None and now != tip:
+            left.append(f"and moved {self.ctx.branch} from {str(tip)[:12]} to {str(now)[:12]}")
+        return (f"changes requested after {round_no} review round(s): {verdict.summary()}"
+                + "".join(f"; {what}" for what in left))
+
+    def _note_review(self, tip: Oid, verdict: Verdict) -> None:
+        """The assessor of a branch a run left sees what its reviewers said
+        [A1]: a refusal is noted on the tip, and so is an approval of a tip a
+        refusal was noted on (an approval of a fresh tip changes no rule, so
+        the ordinary path writes no note for it)."""
+        if verdict.approved and REVIEW_NOTE not in host.read_note(self.repo, tip):
+            return
+        host.merge_note(self.repo, tip, REVIEW_NOTE, verdict.note(self.job.workflow_id, str(tip)))
 
     def integrate(self, round_no: int) -> None:
         agent = self.eff.agents["integrate"]
@@ -443,6 +466,15 @@ class TaskPath:
             elif not host.ticked_at(self.repo, landed, ctx.task_id):
                 raise StageEnd(Outcome.HALT, "integrate", f"the integration report passed the check but "
                                f"{eff.upstream} ({str(landed)[:12]}) does not have task {ctx.task_id} ticked")
+
+
+def _gate_entry(command: dict[str, Any]) -> dict[str, Any]:
+    """A gate in the task's result; a failed one with the last lines of its
+    output (the note on the tip keeps the whole tail)."""
+    entry = {"argv": command["argv"], "exitCode": command["exitCode"], "seconds": command["seconds"]}
+    if command["exitCode"] != 0:
+        entry["outputTail"] = "\n".join(last_lines(command.get("outputTail") or ""))
+    return entry
 
 
 # --- the host's checks ----------------------------------------------------------------

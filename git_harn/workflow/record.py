@@ -4,8 +4,9 @@ Each event is a commit whose tree holds ``workflow.json`` (the result so
 far) and whose message is ``<event>: <summary>`` with ``Harnery-Workflow:``,
 ``Harnery-Event:``, ``Harnery-State:`` and ``Harnery-Host:`` trailers,
 written with CAS against the tip that was read [P3]. Like run records they
-travel with fetch and push, and ``sync`` merges them (the runner's host is
-the record's owner).
+travel with fetch and push (``git harn sync``, which merges them with the
+runner's host as the record's owner), so the stored result names the
+operator's home folder as ``~``: a path under it says where, not whose.
 
 The record names its runner (``runner``: host, clone, pid, process start
 time, process group) and carries a heartbeat, renewed by every event and,
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
 import secrets
 import threading
@@ -30,6 +32,7 @@ from typing import Any
 
 from git_harn.clock import epoch_of, now_iso
 from git_harn.errors import BadInput, CorruptRecord, RaceLost
+from git_harn.files import loads_json
 from git_harn.git import Repo
 from git_harn.git.identity import host_name
 from git_harn.git.workflow_refs import Oid
@@ -37,7 +40,7 @@ from git_harn.store import lease as leases
 from git_harn.store.clone import this_clone
 from git_harn.store.locks import settle_command
 from git_harn.store.procs import judgeable, pid_dead
-from git_harn.text import one_line
+from git_harn.text import home_as_tilde, one_line
 from git_harn.workflow import host
 from git_harn.workflow.result import IN_PROGRESS, Skipped, StoredWorkflow, TaskResult, WorkflowList, WorkflowResult
 
@@ -83,13 +86,13 @@ class Writer:
         with self._lock:
             if result.runner is not None and result.closed is None:
                 result.runner["heartbeatAt"] = now_iso()
-            self._append(result.document(), event, summary,
-                         (result.runner or {}).get("host") or host_name(self.repo))
+            self._append(result.document(), event, summary, host_name(self.repo))
 
     def heartbeat_due(self) -> bool:
         return time.monotonic() - self.written >= HEARTBEAT_SECONDS
 
     def _append(self, document: dict[str, Any], event: str, summary: str, writer_host: str) -> None:
+        document = home_as_tilde(document, os.path.expanduser("~"))
         content = (json.dumps(document, indent=2, sort_keys=True, ensure_ascii=True) + "\n").encode()
         message = (f"{event}: {one_line(summary)}\n\n"
                    f"Harnery-Workflow: {document['workflowId']}\n"
@@ -116,7 +119,7 @@ def _body(repo: Repo, name: str, tip: Oid) -> dict[str, Any]:
     if raw is None:
         raise CorruptRecord(f"corrupt workflow record {name}: no {FILE} in {tip}")
     try:
-        body = json.loads(raw)
+        body = loads_json(raw)
     except ValueError as exc:
         raise CorruptRecord(f"corrupt workflow record {name}: not JSON ({exc})") from exc
     if not isinstance(body, dict) or body.get("workflowId") != name[len(PREFIX):]:

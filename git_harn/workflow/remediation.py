@@ -32,7 +32,7 @@ from git_harn.git.identity import machine_signature
 from git_harn.git.remote import push_with_lease
 from git_harn.git.workflow_refs import Oid
 from git_harn.tasks import roadmap as _roadmap
-from git_harn.text import article, one_line
+from git_harn.text import one_line
 from git_harn.workflow import host
 from git_harn.workflow.config import Effective
 from git_harn.workflow.result import TaskResult, WorkflowResult
@@ -45,6 +45,8 @@ MAX_ITEMS = 100  # per run: a flood of findings is cut here, and said so
 TITLE_LIMIT = 200
 
 INFRA_FAULT = "infra-fault"  # the reason an untriaged task is listed under
+SUPPRESSION_WORDS = {"provider-fault": "had a provider fault", "auth-fault": "had an auth fault",
+                     "interrupted": "was interrupted"}
 
 FLUSHED = "flushed"
 SUPPRESSED = "suppressed"
@@ -131,13 +133,6 @@ def suppression(result: WorkflowResult) -> str | None:
                            result.faultMetrics)
 
 
-def _suppressed_words(why: str) -> str:
-    if why == "interrupted":
-        return "the run was interrupted"
-    what = why.replace("-", " ")
-    return f"the run had {article(what)} {what}"
-
-
 # --- writing the items into the roadmap text ------------------------------------------
 
 
@@ -182,7 +177,7 @@ def finish(repo: Repo, eff: Effective, result: WorkflowResult) -> None:
     items, skipped = triage(result)
     why = suppression(result)
     if why is not None:
-        rem = _empty(SUPPRESSED, why, f"{_suppressed_words(why)}: no remediation is written "
+        rem = _empty(SUPPRESSED, why, f"the run {SUPPRESSION_WORDS.get(why, why)}: no remediation is written "
                      "(the triaged findings stay in this record)")
     elif not items:
         rem = _empty(NOTHING, "nothing-triaged", "no review finding to triage")
@@ -216,7 +211,7 @@ def _flush(repo: Repo, eff: Effective, workflow_id: str, items: list[dict[str, A
                            detail=f"{earlier[0][0][:12]} on {eff.upstream} already holds this run's remediation")
                 return
             entry = repo.entry(base, path)
-            raw = host.refs.file_at(repo, base, path)
+            raw = host.roadmap_bytes_at(repo, base)  # whole, or TooLarge: the flush fails, nothing is pushed
             if entry is None or raw is None:
                 rem.update(state=FAILED_FLUSH, reason="no-roadmap", detail=f"{eff.upstream} has no roadmap at {path}")
                 return

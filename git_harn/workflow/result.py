@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from git_harn.results import Result
+from git_harn.tasks.roadmap import Unparsed
 from git_harn.workflow.state import State, suppression
 
 # task status, as the result schema names them (State.reported); every rule
@@ -32,6 +33,7 @@ SURVIVING_BRANCH = "surviving-branch"
 MAX_TASKS = "max-tasks"
 WAITING = "waiting-for-requirements"
 LIVE_RUN = "live-run"  # the branch's workspace is held by a live run: never a survivor [L2]
+UNKNOWN_REQUIREMENT = "unknown-requirement"  # a Requires: id that names no task: it can never run
 
 # workflow outcomes (exit codes in errors.EXIT_FOR_OUTCOME)
 ALL_DONE = "workflow-done"
@@ -112,6 +114,7 @@ class WorkflowResult(Result):
     finishedAt: str | None = None
     selected: list[str] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
+    unparsed: list[Unparsed] = field(default_factory=list)  # checkbox lines of the roadmap that are no task
     tasks: list[TaskResult] = field(default_factory=list)
     agents: dict[str, dict[str, Any]] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
@@ -147,6 +150,8 @@ class WorkflowResult(Result):
             return IN_PROGRESS
         if self.recovery and self.recovery.get("unresolved"):
             return INCOMPLETE  # halted: needs-operator-recovery, never a clean stop
+        if self.halted is not None:
+            return INCOMPLETE  # e.g. the roadmap became bad input: what it holds was not run
         return ALL_DONE if all(State.of(t).landed for t in self.tasks) else INCOMPLETE
 
     @property

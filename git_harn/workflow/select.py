@@ -1,14 +1,15 @@
 """Which roadmap tasks a run takes: unblocked (unchecked, every ``Requires:``
 id checked), in roadmap order, minus those already taken and survivors of
-earlier runs (an existing ``roadmap-<id>`` branch), which are held out. A
-branch whose workspace a live run holds (its run lock) is held out too, and
-is never a survivor, in any mode [L2]."""
+earlier runs (an existing ``roadmap-<id>`` branch), which are held out; and
+why the others were left out (a requirement that names no task among them).
+A branch whose workspace a live run holds (its run lock) is held out too,
+and is never a survivor, in any mode [L2]."""
 
 from __future__ import annotations
 
 from git_harn.git import Repo
 from git_harn.workflow import addenda, host
-from git_harn.workflow.result import LIVE_RUN, MAX_TASKS, SURVIVING_BRANCH, WAITING, Skipped
+from git_harn.workflow.result import LIVE_RUN, MAX_TASKS, SURVIVING_BRANCH, UNKNOWN_REQUIREMENT, WAITING, Skipped
 
 
 def in_use(task_id: str, branch: str, live: dict[str, str], addendum: int | None = None) -> Skipped:
@@ -44,8 +45,12 @@ def left_out(tasks: list[host.Task], taken: set[str], held: set[str], limited: b
     for task in tasks:
         if task.done or task.id in taken or task.id in held:
             continue
+        unknown = host.unknown_requirements(tasks, task)
         missing = [r for r in task.requires if r not in done]
-        if missing:
+        if unknown:
+            out.append(Skipped(task.id, UNKNOWN_REQUIREMENT, f"requires {', '.join(unknown)}, which names no task "
+                               "in the roadmap; fix its Requires: line"))
+        elif missing:
             out.append(Skipped(task.id, WAITING, "requires " + ", ".join(missing)))
         elif halted is not None:
             out.append(Skipped(task.id, halted, "not started: the run stopped starting tasks (see halted)"))
