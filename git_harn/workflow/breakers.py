@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from git_harn.clock import epoch_of, iso_of
-from git_harn.errors import BadInput
+from git_harn.errors import BadInput, HarnError
+from git_harn.files import loads_json, read_private
 from git_harn.text import one_line
 from git_harn.workflow import host
 from git_harn.workflow.result import TaskResult
@@ -39,6 +40,7 @@ DEFAULT_WAIT = 6 * 3600.0  # --wait-for-provider without a value: a usage window
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)([smh]?)")
 _UNIT = {"": 1, "s": 1, "m": 60, "h": 3600}
 PROGRESS_EVERY = 60.0  # seconds between the lines of a wait
+REPORT_LIMIT = 1 << 20  # a stage report is at most 1 MiB (stages.MAX_REPORT_BYTES)
 
 
 def parse_wait(text: str | None) -> float | None:
@@ -181,9 +183,9 @@ def _reset_of(tr: TaskResult, scratch: Path) -> float | None:
     stage = tr.stage or ""
     found: list[float] = []
     for report in sorted(scratch.glob(f"{tr.taskId}-{stage}-*.report.json")):
-        try:
-            document = json.loads(report.read_bytes()[: 1 << 20])
-        except (OSError, ValueError, RecursionError):
+        try:  # an agent's file in a folder it can write: never read through its links [P5]
+            document = loads_json(read_private(report, REPORT_LIMIT))
+        except (OSError, ValueError, HarnError):
             continue
         fault = document.get("fault") if isinstance(document, dict) else None
         when = epoch_of(fault.get("resetAt")) if isinstance(fault, dict) else None

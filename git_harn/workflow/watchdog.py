@@ -31,6 +31,7 @@ from contextlib import suppress
 from dataclasses import dataclass
 from typing import IO
 
+from git_harn.git.env import child_env
 from git_harn.store.lease import Lease
 from git_harn.store.procs import GRACE_SECONDS, Group, end_groups, process_start
 from git_harn.workflow.stages import Agents
@@ -67,7 +68,8 @@ class Watchdog:
         try:
             self._child = subprocess.Popen(
                 [sys.executable, "-m", "git_harn.workflow.watchdog"], stdin=subprocess.PIPE,
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/", start_new_session=True)
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/", start_new_session=True,
+                env=child_env())  # it needs no secret of the operator's, nor git's location
         except OSError:
             self._failed = True
             return
