@@ -319,3 +319,12 @@ def reattach(worktree: Path, branch: str) -> bool:
     with suppress(HarnError):
         refs.attach(worktree, branch)
     return refs.worktree_branch(worktree) == f"refs/heads/{branch}"
+
+
+def task_branch_of(task_id: str, addendum: int | None) -> str:
+    return _roadmap.task_branch(task_id, addendum)
+
+
+def checked_out_refs(repo: Repo) -> set[str]:
+    """The branches some worktree of the repository has checked out."""
+    return {branch for _, branch in _worktrees.checked_out_branches(repo)}

@@ -113,6 +113,7 @@ def _select(repo: Repo, eff: config.Effective,
 def _launch(repo: Repo, eff: config.Effective, options: config.Options, result: WorkflowResult,
             lease: leases.Lease, wait_for_provider: float | None) -> WorkflowResult:
     tasks, held_ids, found = _select(repo, eff, result)
+    settle.sweep_landed(repo, tasks, eff.base_oid)  # what a clean-up after a push could not delete, last time
     workflow_id = result.workflowId
     if _preflight_blocks(repo, eff, result, where_of(eff, options)):
         if found is not None:  # a fatal auth preflight blocks recovery entirely

@@ -42,7 +42,7 @@ from git_harn.errors import BadInput, Busy, HarnError, RaceLost, Refused
 from git_harn.git import Repo
 from git_harn.git.identity import host_name
 from git_harn.git.workflow_refs import Oid
-from git_harn.notices import warn
+from git_harn.notices import info, warn
 from git_harn.results import Result
 from git_harn.store import lease as leases
 from git_harn.store import runs
@@ -491,3 +491,42 @@ def _summary(result: SettleResult) -> str:
             + (f"; ended {len(result.groupsEnded)} process group(s)" if result.groupsEnded else "")
             + (f"; removed {len(result.locksRemoved)} lock file(s)" if result.locksRemoved else "")
             + (f"; released the claim(s) on {', '.join(result.claimsReleased)}" if result.claimsReleased else ""))
+
+
+# --- what a landed task left behind -----------------------------------------------------------
+
+
+def sweep_landed(repo: Repo, tasks: list[host.Task], base: Oid) -> list[str]:
+    """The branches a landed task can leave when a clean-up after its push
+    failed (a lock file a killed git left): ``integrate-<slug>`` once the base
+    holds its tip, ``roadmap-<id>`` once ``refs/harnery/integrated/<id>``
+    does, and neither while a worktree has it checked out. Each is deleted
+    with a compare-and-swap; what is deleted is said [P1] [P3]."""
+    checked_out = host.checked_out_refs(repo)
+    gone = []
+    for task in tasks:
+        for key, number, done in _landed_keys(task):
+            if not done:
+                continue
+            slug = host.slug(task.id, number)
+            for ref, holder in ((f"refs/heads/integrate-{slug}", [base]),
+                                (f"refs/heads/{host.task_branch_of(task.id, number)}", _kept(repo, key))):
+                tip = repo.ref_oid(ref)
+                if tip is None or ref in checked_out or not any(host.refs.descends(repo, h, tip) for h in holder):
+                    continue
+                try:
+                    repo.delete_ref(ref, tip)
+                except HarnError as exc:
+                    warn(f"{ref.removeprefix('refs/heads/')} of landed task {key} is left: {exc.message}")
+                    continue
+                info(f"deleted {ref.removeprefix('refs/heads/')}, left when task {key} landed "
+                     f"(its tip {str(tip)[:12]} is kept elsewhere)")
+                gone.append(ref)
+    return gone
+
+
+def _landed_keys(task: host.Task) -> list[tuple[str, int | None, bool]]:
+    """(key, addendum number, ticked) of the task and each of its addenda."""
+    found: list[tuple[str, int | None, bool]] = [(task.id, None, task.done)]
+    found += [(f"{task.id}-addendum-{a.number}", a.number, a.done) for a in task.addenda]
+    return found

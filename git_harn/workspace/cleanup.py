@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from git_harn.clock import now_iso
-from git_harn.errors import BadInput, Refused
+from git_harn.errors import BadInput, HarnError, Refused
 from git_harn.failpoints import failpoint
 from git_harn.files import atomic_write
 from git_harn.git import Oid, Repo, to_oid
@@ -310,7 +310,10 @@ def _release(repo: Repo, stored: store.Stored, event: str | None = None) -> Clea
     with hold_worktrees(repo):
         remove_worktree(repo, Path(record.path))
     failpoint("cleanup-after-remove")
-    branch_note = let_go_of_branch(repo, record)
+    try:
+        branch_note = let_go_of_branch(repo, record)
+    except HarnError as exc:  # the worktree is gone: the release happened, only the branch is left [P6]
+        branch_note = f"branch {record.branch} kept for now ({exc.message})"
     record.state = RELEASED
     record.lastOutcome = RELEASED
     record.releasing = None
