@@ -33,6 +33,7 @@ MANUAL_MERGE_READY = "manual-merge-ready"  # an addendum whose agent did all but
 SURVIVING_BRANCH = "surviving-branch"
 MAX_TASKS = "max-tasks"
 WAITING = "waiting-for-requirements"
+LIVE_RUN = "live-run"  # the branch's workspace is held by a live run: never a survivor [L2]
 UNKNOWN_REQUIREMENT = "unknown-requirement"  # a Requires: id that names no task: it can never run
 
 # workflow outcomes (exit codes in errors.EXIT_FOR_OUTCOME)
@@ -131,6 +132,11 @@ class WorkflowResult(Result):
     usage: dict[str, Any] | None = None  # the tasks' usage summed
     blocked: str | None = None  # "auth-preflight-failed": the run started nothing
     preflight: dict[str, Any] | None = None  # what [agents.preflight] said
+    # the runner's lease and liveness (workflow/record.py, workflow/settle.py) [L2] [L3]
+    runner: dict[str, Any] | None = None  # host, clone, pid, process start, group, heartbeatAt
+    settled: list[dict[str, Any]] = field(default_factory=list)  # dead runs settled before selection
+    closed: dict[str, Any] | None = None  # set when another process closed a dead runner's record
+    breakers: dict[str, Any] | None = None  # circuit breakers: the auth halt, provider limits and waits
     next: dict[str, Any] | None = None  # the run's own next step when it halted before any task (state.Next)
 
     @property
