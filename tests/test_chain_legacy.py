@@ -53,7 +53,6 @@ def test_run_records_and_their_histories_read_back_unchanged(legacy: Path) -> No
         assert history == want["history"]
 
 
-@pytest.mark.xfail(strict=True, reason="workflow history walks first parents only (issue 24)")
 def test_a_synced_workflow_record_shows_both_sides_of_its_history(legacy: Path) -> None:
     """Failed before: the workflow history walked first parents only, so the
     'end' event written on alpha was missing after sync merged beta's 'note'."""

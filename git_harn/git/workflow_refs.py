@@ -1,16 +1,14 @@
 """Git plumbing the workflow needs: fetching a base, reading files at a
-commit, commit chains of one JSON file, and the state of a task worktree."""
+commit, keeping a commit under a ref, and the state of a task worktree."""
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from git_harn.errors import BadInput, GitFailure, RaceLost
 from git_harn.git.env import child_env
-from git_harn.git.identity import machine_signature
-from git_harn.git.objects import BLOB_MODE, REGULAR_MODES, Oid, to_oid
+from git_harn.git.objects import REGULAR_MODES, Oid, to_oid
 from git_harn.git.refnames import branch_name
 from git_harn.git.repo import Repo
 from git_harn.git.run import error_line, run_git
@@ -85,47 +83,6 @@ def descends(repo: Repo, tip: Oid, ancestor: Oid) -> bool:
 
 def ahead(repo: Repo, tip: Oid, base: Oid) -> int:
     return repo.ahead_behind(tip, base)[0]
-
-
-# --- commit chains of one JSON file (workflow records) ----------------------
-
-
-@dataclass
-class ChainEvent:
-    oid: Oid
-    time: int
-    subject: str
-    trailers: dict[str, str]
-
-
-def chain_write(repo: Repo, ref: str, filename: str, content: bytes, message: str,
-                old_tip: Oid | None) -> Oid:
-    """Append a commit holding ``filename`` to the chain at ``ref`` with CAS [P3]."""
-    parents = [old_tip] if old_tip is not None else []
-    commit = repo.commit_files({filename: (content, BLOB_MODE)}, message, parents, machine_signature(repo))
-    repo.move_ref(ref, commit, old_tip, f"git-harn: {message.splitlines()[0][:80]}")
-    return commit
-
-
-def chain_read(repo: Repo, tip: Oid, filename: str) -> bytes | None:
-    return file_at(repo, tip, filename, limit=64 << 20)
-
-
-def chain_history(repo: Repo, ref: str) -> list[ChainEvent]:
-    """The chain's commits, newest first (first parents)."""
-    tip = repo.ref_oid(ref)
-    events = []
-    while tip is not None:
-        commit = repo.commit_info(tip)
-        subject = commit.message.split("\n", 1)[0]
-        trailers = {}
-        for line in commit.message.splitlines():
-            key, sep, value = line.partition(": ")
-            if sep and key.startswith("Harnery-"):
-                trailers[key] = value.strip()
-        events.append(ChainEvent(tip, commit.time, subject, trailers))
-        tip = commit.parents[0] if commit.parents else None
-    return events
 
 
 def commit_time(repo: Repo, oid: Oid) -> int:

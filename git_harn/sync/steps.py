@@ -6,17 +6,18 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-# The five cases of a mergeable ref, and what else can happen to one.
-NEW = "new"  # only the remote has it: created here
-SAME = "same"
-AHEAD = "ahead"  # only this clone has it, or this clone is ahead: pushed
-FAST_FORWARD = "fast-forward"
-MERGED = "merged"
+# The five cases of a mergeable ref (store/chain), and what else can happen to one.
+from git_harn.store.chain import AHEAD, FAST_FORWARD, MERGED, NEW, SAME
+
 QUARANTINED = "quarantined"  # the remote's copy is not a valid chain: untouched, not pushed
 DIVERGED = "diverged"  # a fast-forward-only branch that diverged: left as it is
 
 # The strongest thing that happened to a ref over several rounds is reported.
 RANK = {SAME: 0, AHEAD: 1, NEW: 2, FAST_FORWARD: 3, MERGED: 4, DIVERGED: 5, QUARANTINED: 6}
+
+
+__all__ = ["AHEAD", "DIVERGED", "FAST_FORWARD", "MERGED", "NEW", "QUARANTINED", "RANK", "SAME", "BadRemoteData",
+           "Step", "canonical", "three_way"]
 
 
 class BadRemoteData(Exception):
