@@ -323,10 +323,10 @@ class Case:
     base: Oid | None = None
 
 
-def case(repo: Repo, local: Oid | None, remote: Oid | None) -> Case:
+def case(repo: Repo, local: Oid | None, remote: Oid | None, unrelated_ok: bool = False) -> Case:
     """NEW, SAME, AHEAD, FAST_FORWARD, or MERGED (diverged: to be merged on
-    ``base``). CorruptRecord when the remote's head is not a commit or shares
-    no history with the local one."""
+    ``base``). CorruptRecord when the remote's head is not a commit or (unless
+    ``unrelated_ok``: base None) shares no history with the local one."""
     if remote is None:
         return Case(AHEAD)
     _must_be_commit(repo, remote)
@@ -342,7 +342,7 @@ def case(repo: Repo, local: Oid | None, remote: Oid | None) -> Case:
         base = repo.merge_base(local, remote)
     except GitFailure as exc:
         raise CorruptRecord(exc.message) from exc
-    if base is None:
+    if base is None and not unrelated_ok:
         raise CorruptRecord("unrelated history: it shares no commit with the local chain")
     return Case(MERGED, base)
 
