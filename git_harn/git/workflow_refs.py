@@ -3,17 +3,15 @@ commit, keeping a commit under a ref, and the state of a task worktree."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from git_harn.errors import BadInput, GitFailure, RaceLost
+from git_harn.git import remote as remote_door
 from git_harn.git.env import child_env
 from git_harn.git.objects import REGULAR_MODES, Oid, to_oid
 from git_harn.git.refnames import branch_name
 from git_harn.git.repo import Repo
-from git_harn.git.run import error_line, run_git
-
-FETCH_TRIES = 3
+from git_harn.git.run import run_git
 
 __all__ = ["Oid", "to_oid"]
 
@@ -39,31 +37,7 @@ def check_branch_name(name: str, what: str) -> str:
 def fetch_branch(repo: Repo, remote: str, branch: str, write_ref: bool = True) -> Oid:
     """Fetch ``<remote>/<branch>`` and return its commit. With ``write_ref``
     False no ref changes at all (the objects arrive, FETCH_HEAD names the tip)."""
-    if write_ref:
-        args = ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote,
-                f"+refs/heads/{branch}:{tracking_ref(remote, branch)}"]
-    else:
-        args = ["fetch", "--quiet", "--no-tags", "--refmap=", remote, f"refs/heads/{branch}"]
-    why = ""
-    for attempt in range(FETCH_TRIES):
-        done = run_git(args, repo.cli_cwd, check=False)
-        if done.returncode == 0:
-            break
-        why = error_line(done.stderr)
-        if "couldn't find remote ref" in why:
-            raise BadInput(f"{remote} has no branch {branch}")
-        time.sleep(0.2 * (attempt + 1))  # a concurrent fetch holds the ref lock
-    else:
-        raise GitFailure(f"git fetch {remote} failed: {why}")
-    if write_ref:
-        oid = repo.ref_oid(tracking_ref(remote, branch))
-        if oid is None:
-            raise GitFailure(f"{tracking_ref(remote, branch)} is missing after the fetch")
-        return oid
-    out = run_git(["rev-parse", "--verify", "-q", "FETCH_HEAD^{commit}"], repo.cli_cwd, check=False)
-    if out.returncode != 0:
-        raise GitFailure(f"cannot read what was fetched from {remote}/{branch}")
-    return to_oid(out.stdout.decode().strip())
+    return remote_door.fetch_branch(repo, remote, branch, tracking_ref(remote, branch) if write_ref else None)
 
 
 def file_at(repo: Repo, commit: Oid, path: str, limit: int = 1 << 20) -> bytes | None:
