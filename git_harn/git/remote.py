@@ -256,7 +256,7 @@ def _read_push(code: int, stdout: bytes, stderr: bytes, wanted: set[str]) -> Out
 def _stage(repo: Repo, staging: str, updates: Sequence[Update]) -> str:
     """A fresh folder under ``staging`` holding ``<folder><ref minus refs/>`` at each update."""
     folder = f"{staging}{secrets.token_hex(6)}/"
-    left = _refs_in(repo, staging)
+    left = repo.ref_ids([staging])
     lines = [f"delete {name} {oid}" for name, oid in left.items()]
     lines += [f"create {folder}{u.ref.removeprefix('refs/')} {u.new}" for u in updates]
     run_git(["update-ref", "--stdin"], repo.cli_cwd, input_bytes=("\n".join(lines) + "\n").encode())
@@ -266,9 +266,3 @@ def _stage(repo: Repo, staging: str, updates: Sequence[Update]) -> str:
 def _unstage(repo: Repo, folder: str, updates: Sequence[Update]) -> None:
     lines = "".join(f"delete {folder}{u.ref.removeprefix('refs/')}\n" for u in updates)
     run_git(["update-ref", "--stdin"], repo.cli_cwd, check=False, input_bytes=lines.encode())
-
-
-def _refs_in(repo: Repo, folder: str) -> dict[str, str]:
-    done = run_git(["for-each-ref", "--format=%(objectname) %(refname)", folder], repo.cli_cwd, check=False)
-    pairs = (line.partition(" ") for line in done.stdout.decode("utf-8", "surrogateescape").splitlines())
-    return {name: oid for oid, _, name in pairs if _HEX40.fullmatch(oid)}

@@ -65,6 +65,10 @@ class Repo(ObjectsMixin):
     def is_bare(self) -> bool:
         return bool(self._pg.is_bare)
 
+    @property
+    def is_shallow(self) -> bool:
+        return bool(self._pg.is_shallow)
+
     def head_branch(self) -> str | None:
         """The ref HEAD names (None when detached); BadInput while unborn."""
         try:
@@ -219,6 +223,25 @@ class Repo(ObjectsMixin):
             name = ref.name
             if name.startswith(prefix) and isinstance(ref.target, Oid):
                 yield name, ref.target
+
+    def ref_ids(self, prefixes: Iterable[str]) -> dict[str, str]:
+        """name -> hex object id of the refs under any of ``prefixes``
+        (folders end in ``/``), as ``ls-remote`` gives them, so they compare.
+        ``git for-each-ref`` reads only those folders, which matters with
+        thousands of loose refs."""
+        wanted = list(prefixes)
+        if not wanted:
+            return {}
+        done = run_git(["for-each-ref", "--format=%(objectname) %(refname)", *wanted], self.cli_cwd, check=False)
+        if done.returncode != 0:
+            raise GitFailure(f"git for-each-ref failed: {error_line(done.stderr)}")
+        found: dict[str, str] = {}
+        exact = tuple(wanted)
+        for line in done.stdout.decode("utf-8", "surrogateescape").splitlines():
+            oid, _, name = line.partition(" ")
+            if len(oid) == 40 and name.startswith(exact):
+                found[name] = oid
+        return found
 
     def ref_tips(self) -> dict[str, Oid]:
         """The commit every ref (but git-harn's bookkeeping) points at, read
