@@ -174,3 +174,32 @@ def test_the_layout_test_sees_a_wrong_import(tmp_path: Path) -> None:
     fake.write_text("from git_harn.commands.render import show\n")
     assert ("git_harn.commands.render", 1) in imports_of(fake, "git_harn.store.mod")
     assert layer_of("git_harn.commands.render")[1] > layer_of("git_harn.store.mod")[1]
+
+
+# The git layer speaks git only: refs, objects, worktrees, config, remotes.
+# Which refs are git-harn's records (refs/harnery/*, its tracking and staging
+# folders) is known from store/ upwards.
+NAMESPACE_WORD = "refs/harnery"
+
+
+def namespace_mentions(path: Path) -> list[str]:
+    """The lines of ``path`` that name one of git-harn's ref namespaces."""
+    lines = path.read_text().splitlines()
+    return [f"{path.name}:{number}: {line.strip()}" for number, line in enumerate(lines, 1)
+            if NAMESPACE_WORD in line]
+
+
+def test_the_git_layer_names_no_namespace_of_git_harn() -> None:
+    wrong = [hit for name, path in modules().items() if layer_of(name)[0] == "git"
+             for hit in namespace_mentions(path)]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_namespace_check_sees_a_planted_mention(tmp_path: Path) -> None:
+    """The checker itself can fail: a namespace named in code, in a string
+    built at run time, or in a comment is reported."""
+    planted = tmp_path / "planted.py"
+    planted.write_text('PREFIX = "refs/harnery/claims/"\n'
+                       'def ref(x: str) -> str:\n    return f"refs/harnery-remotes/{x}"\n'
+                       "# keeps refs/harnery/notes\nOK = 'refs/heads/'\n")
+    assert [hit.split(":")[1] for hit in namespace_mentions(planted)] == ["1", "3", "4"]

@@ -5,13 +5,13 @@ Every fetch, push and ``ls-remote`` of git-harn goes through this module.
 git's messages into it, and the one retry that is safe at this level is
 made here: a fetch that met another fetch's ref lock runs again. A push
 whose remote moved is not retried here: the caller reads the remote again
-and decides (rebase, merge, or let the other side's claim stand).
+and decides (rebase, merge, or let the other side's value stand).
 
 A push is never forced. With ``lease`` every ref moves only from the value
 the caller read (``--force-with-lease=<ref>:<old>``, empty for "must not
 exist"); without it a push is a plain update that git refuses unless it
-fast-forwards, and never deletes. Hooks are off for our own pushes: the
-operator's pre-push hook is not ours to run on git-harn's refs.
+fast-forwards, and never deletes. Hooks are off for these pushes: the
+operator's pre-push hook is not for the refs a tool moves on its own.
 """
 
 from __future__ import annotations

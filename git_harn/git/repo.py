@@ -14,10 +14,6 @@ from git_harn.git.config import GitConfig
 from git_harn.git.objects import ObjectsMixin, Oid
 from git_harn.git.run import error_line, run_git
 
-# Refs that hold git-harn's own bookkeeping, never workspace history.
-BOOKKEEPING_PREFIXES = ("refs/harnery/runs/", "refs/harnery/notes", "refs/harnery/workflows/",
-                        "refs/harnery-remotes/")
-
 
 @dataclass
 class Repo(ObjectsMixin):
@@ -243,13 +239,14 @@ class Repo(ObjectsMixin):
                 found[name] = oid
         return found
 
-    def ref_tips(self) -> dict[str, Oid]:
-        """The commit every ref (but git-harn's bookkeeping) points at, read
+    def ref_tips(self, leave_out: Iterable[str] = ()) -> dict[str, Oid]:
+        """The commit every ref (but those under ``leave_out``) points at, read
         in one pass over the refs; a ref to a tree or blob is left out."""
         tips: dict[str, Oid] = {}
+        skipped = tuple(leave_out)
         for ref in self._pg.listall_reference_objects():
             name = ref.name
-            if name.startswith(BOOKKEEPING_PREFIXES):
+            if skipped and name.startswith(skipped):
                 continue
             try:
                 tips[name] = ref.peel(pygit2.Commit).id
@@ -261,7 +258,7 @@ class Repo(ObjectsMixin):
         self, tip: Oid, exclude: set[str], limit: int = 1000, tips: dict[str, Oid] | None = None
     ) -> list[Oid]:
         """Commits reachable from ``tip`` and from no ref outside ``exclude`` [P1].
-        ``tips`` (from ref_tips) saves reading every ref again."""
+        ``tips`` (from ref_tips): the refs to count (default: every ref)."""
         walker = self._pg.walk(tip, pygit2.enums.SortMode.NONE)
         for name, hidden in (tips if tips is not None else self.ref_tips()).items():
             if name not in exclude:

@@ -1,5 +1,6 @@
-"""Git plumbing the workflow needs: fetching a base, reading files at a
-commit, keeping a commit under a ref, and the state of a task worktree."""
+"""Git plumbing for the layers that drive tasks through branches: fetching a
+branch, reading files at a commit, keeping a commit under a ref, and the
+branch a worktree has checked out."""
 
 from __future__ import annotations
 

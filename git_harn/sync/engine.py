@@ -18,7 +18,7 @@ from git_harn.git import remote as door
 from git_harn.git.worktrees import registered_worktrees
 from git_harn.notices import info, progress, warn
 from git_harn.results import Result
-from git_harn.store import chain
+from git_harn.store import bookkeeping, chain
 from git_harn.store.locks import hold, locks_dir
 from git_harn.store.notes import NOTES_REF, show_notes_in_log
 from git_harn.sync import notes, records
@@ -39,7 +39,7 @@ from git_harn.text import one_line
 DEFAULT_REMOTE = "origin"
 DEFAULT_ROUNDS = 5
 SALVAGE_PREFIX = "refs/heads/harnery/salvage/"
-TRACKING_ROOT = "refs/harnery-remotes/"
+TRACKING_ROOT = bookkeeping.TRACKING_ROOT
 HARNERY_PREFIX = "refs/harnery/"
 LOCK_WAIT_SECONDS = 60.0
 FETCH_BUDGET = 256  # fetches spent isolating refs the remote cannot send
