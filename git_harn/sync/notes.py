@@ -19,7 +19,19 @@ from git_harn.git import Oid, Repo, to_oid
 from git_harn.git.objects import BLOB_MODE, REGULAR_MODES
 from git_harn.store import chain
 from git_harn.store.notes import NOTES_REF
-from git_harn.sync.steps import AHEAD, FAST_FORWARD, MERGED, NEW, SAME, BadRemoteData, Step, canonical, three_way
+from git_harn.sync.steps import (
+    AHEAD,
+    BOTH,
+    FAST_FORWARD,
+    MERGED,
+    NEW,
+    SAME,
+    BadRemoteData,
+    Step,
+    canonical,
+    one_side,
+    three_way,
+)
 
 _ANNOTATED = re.compile(r"[0-9a-f]{40}")
 
@@ -92,13 +104,8 @@ def merge(repo: Repo, local: Oid, remote: Oid, base: Oid | None) -> Oid:
     decided = 0
     for name in sorted(set(base_tree) | set(trees[first]) | set(trees[second])):
         b, o, t = base_tree.get(name), trees[first].get(name), trees[second].get(name)
-        if o == t:
-            value = o
-        elif o == b:
-            value = t
-        elif t == b:
-            value = o
-        else:
+        value = one_side(b, o, t)
+        if value is BOTH:
             value = _merge_note(repo, b, o, t, later == first)
             decided += 1
         if value is not None:
