@@ -266,7 +266,7 @@ def test_dry_run_fetches_and_tells_but_changes_no_record(world: World) -> None:
     sync(world.b)
     before = harnery_refs(world.a)
     done = sync(world.a, "--dry-run")
-    assert done["outcome"] == "dry_run" and done["pushedCount"] == 0
+    assert done["outcome"] == "dry-run" and done["pushedCount"] == 0
     assert actions(done) == {"refs/harnery/runs/mine": "ahead", "refs/harnery/runs/theirs": "new"}
     assert harnery_refs(world.a) == before
     assert "refs/harnery/runs/mine" not in harnery_refs(world.remote)

@@ -45,7 +45,7 @@ LOCK_WAIT_SECONDS = 60.0
 FETCH_BUDGET = 256  # fetches spent isolating refs the remote cannot send
 _REMOTE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
-SYNCED, DRY_RUN, CONFIGURED = "synced", "dry_run", "configured"
+SYNCED, DRY_RUN, CONFIGURED = "synced", "dry-run", "configured"
 PUSH_REFUSED, RETRIES_EXHAUSTED = "push-refused", "retries-exhausted"
 SYNC_QUARANTINED, SYNC_DIVERGED = "quarantined", "salvage-diverged"
 

@@ -36,7 +36,7 @@ from git_harn.workspace.snapshot import Snapshot
 RELEASE = "released"
 ALREADY_GONE = "already_gone"
 BLOCKED = "blocked"
-DRY_RUN = "dry_run"
+DRY_RUN = "dry-run"
 SHOWN_DIRTY = 5
 
 
