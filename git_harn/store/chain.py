@@ -64,6 +64,9 @@ class Kind(Generic[T]):
     check: Callable[[str, bytes, str], T]
     # The record as a JSON object, for merging.
     as_dict: Callable[[T], dict[str, Any]]
+    # CorruptRecord unless the id is one this kind names its records by: asked
+    # of what comes from elsewhere (a ref this clone made has a valid id).
+    check_id: Callable[[str], None] = lambda _record_id: None  # any id
 
     def ref(self, record_id: str) -> str:
         return self.namespace + record_id
@@ -148,31 +151,29 @@ def list_all(repo: Repo, kind: Kind[T]) -> Iterator[Stored[T] | Unreadable]:
             yield Unreadable(name, exc.message)
 
 
-def commit_record(repo: Repo, kind: Kind[T], oid: Oid) -> tuple[str, bytes]:
-    """(file name, content) of a commit that must be a record commit of
-    ``kind``: its tree holds exactly one regular file, of bounded size.
-    CorruptRecord otherwise (a commit someone else made)."""
-    try:
-        entries = repo.list_folder(oid, "")
-    except GitFailure as exc:
-        raise CorruptRecord(f"commit {str(oid)[:12]} cannot be read: {exc.message}") from exc
+def commit_record(repo: Repo, kind: Kind[T], oid: Oid) -> bytes:
+    """The record file of a commit that must be a record commit of ``kind``:
+    its tree holds that one regular file, of bounded size. CorruptRecord
+    otherwise (a commit someone else made)."""
+    entries = repo.list_folder(oid, "")
     if len(entries) != 1:
         raise CorruptRecord(f"commit {str(oid)[:12]} holds {len(entries)} entries, not one file")
     name, mode = entries[0]
+    if name != kind.file:
+        raise CorruptRecord(f"commit {str(oid)[:12]} holds {name!r}, not {kind.file}")
     raw = repo.read_file(oid, name, limit=MAX_RECORD_BYTES + 1) if mode in REGULAR_MODES else None
     if raw is None:
         raise CorruptRecord(f"commit {str(oid)[:12]}: {name} is not a regular file")
     if len(raw) > MAX_RECORD_BYTES:
         raise CorruptRecord(f"commit {str(oid)[:12]}: {name} is too large for a record")
-    if name != kind.file:
-        raise CorruptRecord(f"commit {str(oid)[:12]} holds {name!r}, not {kind.file}")
-    return name, raw
+    return raw
 
 
 def checked_record(repo: Repo, kind: Kind[T], record_id: str, oid: Oid) -> T:
     """The record of a commit that came from elsewhere, fully checked."""
-    _, raw = commit_record(repo, kind, oid)
+    raw = commit_record(repo, kind, oid)
     try:
+        kind.check_id(record_id)
         return kind.check(record_id, raw, kind.ref(record_id))
     except CorruptRecord as exc:
         raise CorruptRecord(f"commit {str(oid)[:12]}: {exc.message}") from exc

@@ -30,11 +30,14 @@ __all__ = ["RUNS", "Event", "Stored", "Unreadable", "history", "list_records", "
            "write"]
 
 
-def _check(run_id: str, raw: bytes, where: str) -> RunRecord:
+def _check_id(run_id: str) -> None:
     try:
         validate_run_id(run_id)
     except BadInput as exc:
-        raise CorruptRecord(f"run record {where}: {exc.message}") from exc
+        raise CorruptRecord(exc.message) from exc
+
+
+def _check(run_id: str, raw: bytes, where: str) -> RunRecord:
     record = RunRecord.from_json(raw, where)
     if record.runId != run_id:
         # A copied or hand-made ref would send our writes to another run's ref.
@@ -47,7 +50,7 @@ def _as_dict(record: RunRecord) -> dict[str, Any]:
 
 
 RUNS: chain.Kind[RunRecord] = chain.Kind("run record", RUNS_PREFIX, RECORD_FILE, "Harnery-Run", SCHEMA_VERSION,
-                                         _check, _as_dict)
+                                         _check, _as_dict, _check_id)
 
 
 def run_ref(run_id: str) -> str:

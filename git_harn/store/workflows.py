@@ -18,10 +18,13 @@ WORKFLOW_FILE = "workflow.json"
 FORMAT_VERSION = 1
 
 
+def _check_id(workflow_id: str) -> None:
+    if "/" in workflow_id:
+        raise CorruptRecord("a workflow id is one ref name component")
+
+
 def _check(workflow_id: str, raw: bytes, where: str) -> dict[str, Any]:
     data = chain.json_object(WORKFLOWS, raw, where)
-    if "/" in workflow_id:
-        raise CorruptRecord(f"corrupt workflow record {where}: a workflow id is one ref name component")
     if data.get("workflowId") != workflow_id:
         raise CorruptRecord(f"corrupt workflow record {where}: not this workflow's result")
     return data
@@ -32,7 +35,8 @@ def _as_dict(document: dict[str, Any]) -> dict[str, Any]:
 
 
 WORKFLOWS: chain.Kind[dict[str, Any]] = chain.Kind(
-    "workflow record", WORKFLOWS_PREFIX, WORKFLOW_FILE, "Harnery-Workflow", FORMAT_VERSION, _check, _as_dict)
+    "workflow record", WORKFLOWS_PREFIX, WORKFLOW_FILE, "Harnery-Workflow", FORMAT_VERSION, _check, _as_dict,
+    _check_id)
 
 
 def write(repo: Repo, workflow_id: str, document: dict[str, Any], event: str, summary: str,
