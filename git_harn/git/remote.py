@@ -224,28 +224,39 @@ def push(repo: Repo, remote: str, updates: Sequence[Update], lease: bool, atomic
     return _read_push(done.returncode, done.stdout, done.stderr, {u.ref for u in updates})
 
 
+# Of the refs a push did not move, the one that speaks for the push: a refusal
+# before a race, since a race is worth another round and a refusal is not.
+SEVERITY = (REFUSED_BY_HOOK, REJECTED, UNREACHABLE, NO_SUCH_REF, MOVED_ON)
+
+
 def _read_push(code: int, stdout: bytes, stderr: bytes, wanted: set[str]) -> Outcome:
     """The outcome of ``git push --porcelain``: each wanted ref's line read
     by the table; no line at all means the push failed as a whole."""
-    refs: dict[str, RefPush] = {}
-    for line in stdout.decode("utf-8", "replace").splitlines():
-        parts = line.split("\t")
-        if len(parts) < 3 or len(parts[0]) != 1 or parts[1].rpartition(":")[2] not in wanted:
-            continue
-        ref, summary = parts[1].rpartition(":")[2], _clean(parts[2])
-        refs[ref] = RefPush(PUSHED, summary) if parts[0] in " *=+-" else RefPush(meaning(summary), summary)
+    refs = _ref_lines(stdout, wanted)
     said = remote_lines(stderr)
-    if code == 0 or (refs and all(got.status == PUSHED for got in refs.values()) and len(refs) == len(wanted)):
+    failed = [got for got in refs.values() if got.status != PUSHED]
+    if code == 0 or (len(refs) == len(wanted) and not failed):
         return Outcome(PUSHED, "", said, refs)
     if not refs:
-        text = stderr.decode("utf-8", "replace")
         words = error_line(stderr or stdout)
+        text = stderr.decode("utf-8", "replace")
         if NO_ATOMIC_SIGN in text:
             return Outcome(REJECTED, words, said, refs, atomic_unsupported=True)
         return Outcome(meaning(text, UNREACHABLE), words, said, refs)
-    worst = next(got for status in (REFUSED_BY_HOOK, REJECTED, MOVED_ON, PUSHED)
-                 for got in refs.values() if got.status == status)
-    return Outcome(worst.status if worst.status != PUSHED else REJECTED, worst.words, said, refs)
+    worst = min(failed, key=lambda got: SEVERITY.index(got.status)) if failed else RefPush(REJECTED, "")
+    return Outcome(worst.status, worst.words, said, refs)
+
+
+def _ref_lines(stdout: bytes, wanted: set[str]) -> dict[str, RefPush]:
+    """ref -> what its ``<flag> TAB <src>:<dst> TAB <summary>`` line says."""
+    refs: dict[str, RefPush] = {}
+    for line in stdout.decode("utf-8", "replace").splitlines():
+        parts = line.split("\t")
+        ref = parts[1].rpartition(":")[2] if len(parts) >= 3 and len(parts[0]) == 1 else ""
+        if ref in wanted:
+            summary = _clean(parts[2])
+            refs[ref] = RefPush(PUSHED if parts[0] in " *=+-" else meaning(summary), summary)
+    return refs
 
 
 # git matches each explicit refspec against every remote ref (and every local
