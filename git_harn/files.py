@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from git_harn.errors import BadInput
+from git_harn.text import encodable
 
 
 def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
@@ -52,11 +53,46 @@ def read_json_input(source: str) -> Any:
     if len(raw) > MAX_REPORT_BYTES:
         raise BadInput(f"{source} is larger than {MAX_REPORT_BYTES // (1024 * 1024)} MiB")
     try:
-        return json.loads(raw, object_pairs_hook=_no_duplicate_keys)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise BadInput(f"{source} is not JSON: {exc}") from exc
+        return strict_json(raw)
+    except ValueError as exc:
+        raise BadInput(f"{source} is not JSON: {exc}") from None
+
+
+def strict_json(raw: bytes | str) -> Any:
+    """``raw`` as JSON that every reader reads alike (RFC 8259 and I-JSON):
+    ValueError, saying why, for what is not JSON, ``NaN`` or ``Infinity``,
+    a key given twice, a lone surrogate (``"\\ud800"``, no character), or a
+    nesting too deep to read [P5]."""
+    try:
+        document = json.loads(raw, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constant)
     except RecursionError:
-        raise BadInput(f"{source} nests too deeply to be a report") from None
+        raise ValueError("it nests too deeply") from None
+    where = _lone_surrogate(document)
+    if where is not None:
+        raise ValueError(f"{where} holds a lone surrogate (an escape such as \\ud800 that is no character)")
+    return document
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _lone_surrogate(document: Any) -> str | None:
+    """Where the first string that cannot be UTF-8 is (a key or a value), or None."""
+    pending: list[tuple[str, Any]] = [("(document)", document)]
+    while pending:
+        where, value = pending.pop()
+        if isinstance(value, str):
+            if not encodable(value):
+                return where
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                if not encodable(key):
+                    return f"a key in {where}"
+                pending.append((key if where == "(document)" else f"{where}/{key}", item))
+        elif isinstance(value, list):
+            pending += [(f"{where}/{n}", item) for n, item in enumerate(value)]
+    return None
 
 
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

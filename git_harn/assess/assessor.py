@@ -26,8 +26,9 @@ from typing import Any, ClassVar
 
 from git_harn.assess.evidence import Evidence
 from git_harn.errors import BadInput
+from git_harn.files import strict_json
 from git_harn.git import Repo, to_oid
-from git_harn.proc import Finished, run_bounded, split_command, tail
+from git_harn.proc import Finished, exit_words, run_bounded, split_command, tail
 from git_harn.results import CheckResult, Result
 from git_harn.schemas import schema_errors
 from git_harn.text import jsonable
@@ -256,12 +257,12 @@ def _accept(done: Finished, evidence: Evidence, info: dict[str, Any]) -> tuple[d
     """The assessor's output made whole: the host's own evidence and assessor
     members replace whatever it sent (its word is not evidence)."""
     if done.exit_code != 0:
-        return {}, [f"exited {done.exit_code}: {tail(done.stderr, 200).strip()}"]
+        return {}, [f"{exit_words(done.exit_code)}: {tail(done.stderr, 200).strip()}"]
     if done.truncated:
         return {}, ["output too large"]
     try:
-        doc = json.loads(done.stdout)
-    except (ValueError, RecursionError) as exc:
+        doc = strict_json(done.stdout)
+    except ValueError as exc:
         return {}, [f"not JSON ({exc})"]
     if not isinstance(doc, dict):
         return {}, ["not a JSON object"]

@@ -47,5 +47,5 @@ def _problem(done: host.Finished, timeout: float) -> str | None:
         return f"timed out after {timeout:g}s"
     if done.exit_code != 0:
         tail = one_line(host.tail(done.stderr, 300), 300)
-        return f"exited with {done.exit_code}" + (f": {tail}" if tail else "")
+        return host.exit_words(done.exit_code) + (f": {tail}" if tail else "")
     return None

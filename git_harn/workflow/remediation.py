@@ -44,6 +44,8 @@ TITLE_LIMIT = 200
 INFRA_FAULT = "infra-fault"
 SUPPRESSING = {"provider-fault": "provider-fault", "auth-fault": "auth-fault"}
 METRICS = {"providerFaults": "provider-fault", "authFaults": "auth-fault"}
+SUPPRESSION_WORDS = {"provider-fault": "had a provider fault", "auth-fault": "had an auth fault",
+                     "interrupted": "was interrupted"}
 
 FLUSHED = "flushed"
 SUPPRESSED = "suppressed"
@@ -179,7 +181,7 @@ def finish(repo: Repo, eff: Effective, result: WorkflowResult) -> None:
     items, skipped = triage(result)
     why = suppression(result)
     if why is not None:
-        rem = _empty(SUPPRESSED, why, f"the run had a {why.replace('-', ' ')}: no remediation is written "
+        rem = _empty(SUPPRESSED, why, f"the run {SUPPRESSION_WORDS.get(why, why)}: no remediation is written "
                      "(the triaged findings stay in this record)")
     elif not items:
         rem = _empty(NOTHING, "nothing-triaged", "no review finding to triage")

@@ -21,6 +21,7 @@ from contextlib import suppress
 from typing import Any
 
 from git_harn.clock import now_iso
+from git_harn.errors import BadInput
 from git_harn.git import Repo
 from git_harn.text import one_line
 from git_harn.workflow import (
@@ -68,10 +69,13 @@ def _task_result(workflow_id: str, task: host.Task) -> TaskResult:
 
 
 def run_workflow(repo: Repo, options: config.Options) -> WorkflowResult:
+    host.refuse_in_workspace(repo, "workflow run")  # its tasks would nest in this one's
     eff = config.load(repo, options)  # every check before anything is created [P7]
     workflow_id = record.new_workflow_id()
     result = _result(eff, workflow_id, options.dry_run)
-    tasks = host.tasks_at(repo, eff.base_oid) or []
+    roadmap = host.roadmap_at(repo, eff.base_oid) or host.Roadmap()
+    tasks = roadmap.tasks
+    result.unparsed = roadmap.unparsed
     held = select.survivors(repo, tasks) + addenda.held(repo, eff, tasks)
     result.skipped.extend(held)
     held_ids = {s.key for s in held}
@@ -265,18 +269,23 @@ class Scheduler:
         self.progress.finished(tr)
         self.writer.write(self.result, f"task-{tr.status}",
                           f"task {tr.taskId} {tr.status}" + (f" at {tr.stage}" if tr.status != "done" else ""))
-        if tr.status == "done" and not self.agents.stop.is_set():
+        if tr.status == "done" and not self.agents.stop.is_set() and self.result.halted is None:
             self._reselect()
 
     def _reselect(self) -> None:
         """Fetch the base again and queue what became unblocked."""
         oid = host.refs.fetch_branch(self.repo, self.eff.remote, self.eff.base)
-        tasks = host.tasks_at(self.repo, oid)
-        if tasks is None:
+        try:
+            roadmap = host.roadmap_at(self.repo, oid)
+        except BadInput as exc:  # pushed while the run went on: select nothing more from it
+            self.result.halted = one_line(f"no further task selected: {exc}", 500)
+            self.progress.say(self.result.halted)
             return
-        self.tasks = tasks
+        if roadmap is None:
+            return
+        self.tasks, self.result.unparsed = roadmap.tasks, roadmap.unparsed
         queued = {t.key for t in self.queue}
-        for task in select.selectable(tasks, self.taken, self.held):
+        for task in select.selectable(self.tasks, self.taken, self.held):
             if task.key not in queued:
                 self.queue.append(task)
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from git_harn.git import Repo
-from git_harn.proc import run_bounded, tail
+from git_harn.proc import exit_words, run_bounded, tail
 from git_harn.results import Result
 from git_harn.tasks.config import COMMAND_ADAPTER, AgentSettings
 from git_harn.text import one_line
@@ -67,7 +67,7 @@ def _version(argv: list[str]) -> tuple[str | None, str | None]:
         return None, f"{argv[0]} --version did not answer within {VERSION_TIMEOUT:g}s"
     out = done.stdout.decode("utf-8", "replace").strip().splitlines()
     if done.exit_code != 0:
-        return None, one_line(f"{argv[0]} --version exited with {done.exit_code}: {tail(done.stderr, 200)}", 300)
+        return None, one_line(f"{argv[0]} --version {exit_words(done.exit_code)}: {tail(done.stderr, 200)}", 300)
     return (out[0][:200] if out else ""), None
 
 
