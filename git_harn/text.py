@@ -20,6 +20,21 @@ def jsonable(value: Any) -> Any:
     return value
 
 
+def home_as_tilde(value: Any, home: str) -> Any:
+    """``value`` with the home folder ``home`` written ``~`` in every string
+    (``/home/alice/src/x`` → ``~/src/x``): for data that leaves the machine,
+    which needs no one's user name or folder layout."""
+    if isinstance(value, str):
+        if not home or home == "/":
+            return value
+        return "~" if value == home else value.replace(home.rstrip("/") + "/", "~/")
+    if isinstance(value, dict):
+        return {k: home_as_tilde(v, home) for k, v in value.items()}
+    if isinstance(value, list):
+        return [home_as_tilde(v, home) for v in value]
+    return value
+
+
 def encodable(text: str) -> bool:
     try:
         text.encode("utf-8")

@@ -10,8 +10,9 @@ and decides (rebase, merge, or let the other side's value stand).
 A push is never forced. With ``lease`` every ref moves only from the value
 the caller read (``--force-with-lease=<ref>:<old>``, empty for "must not
 exist"); without it a push is a plain update that git refuses unless it
-fast-forwards, and never deletes. Hooks are off for these pushes: the
-operator's pre-push hook is not for the refs a tool moves on its own.
+fast-forwards, and never deletes. Hooks are off (``run_git`` turns them
+off for every git it runs; ``--no-verify`` besides): the operator's pre-push
+hook is not for the refs a tool moves on its own.
 """
 
 from __future__ import annotations
@@ -27,8 +28,6 @@ from git_harn.errors import BadInput, GitFailure
 from git_harn.git.objects import Oid, to_oid
 from git_harn.git.repo import Repo
 from git_harn.git.run import error_line, run_git
-
-NO_HOOKS = ("-c", "core.hooksPath=/dev/null")
 
 # What one fetch or push did (to one ref, or as a whole).
 PUSHED = "pushed"
@@ -206,7 +205,7 @@ def push(repo: Repo, remote: str, updates: Sequence[Update], lease: bool, atomic
     push them from by one glob (see ``_stage``), for many refs without a lease."""
     if not updates:
         return Outcome(PUSHED)
-    args = [*NO_HOOKS, "push", "--porcelain", "--no-verify", "--no-follow-tags"]
+    args = ["push", "--porcelain", "--no-verify", "--no-follow-tags"]
     args += ["--atomic"] if atomic else []
     if lease:
         args += [f"--force-with-lease={u.ref}:{u.old or ''}" for u in updates]

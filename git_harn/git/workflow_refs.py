@@ -4,6 +4,7 @@ branch a worktree has checked out."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 
 from git_harn.errors import BadInput, GitFailure, RaceLost
@@ -101,7 +102,8 @@ def attach(worktree: Path, branch: str) -> None:
     run_git(["switch", "--quiet", branch], worktree)
 
 
-def agent_env(extra: dict[str, str]) -> dict[str, str]:
+def agent_env(extra: dict[str, str], secrets: Collection[str] = ()) -> dict[str, str]:
     """The operator's environment without git location variables (which
-    would point an agent's git at another repository), plus ``extra``."""
-    return child_env(extra)
+    would point an agent's git at another repository) and without the
+    secrets not named in ``secrets`` (git/env.py), plus ``extra``."""
+    return child_env(extra, secrets)

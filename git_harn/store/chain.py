@@ -19,12 +19,12 @@ whose message is ``<event>: <summary>``, then the id trailer, the
 from __future__ import annotations
 
 import heapq
-import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from git_harn.errors import CorruptRecord, GitFailure, HarnError
+from git_harn.errors import CorruptRecord, GitFailure, HarnError, TooLarge
+from git_harn.files import loads_json
 from git_harn.git import CommitInfo, Oid, Repo, Signature
 from git_harn.git.cas import retry_cas
 from git_harn.git.identity import DEFAULT_MACHINE_EMAIL, DEFAULT_MACHINE_NAME, machine_signature
@@ -108,11 +108,9 @@ class Entry:
 def json_object(kind: Kind[Any], raw: bytes, where: str) -> dict[str, Any]:
     """The record file as a JSON object of a format this git-harn reads."""
     try:
-        data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
+        data = loads_json(raw)
+    except ValueError as exc:  # NotJson: invalid, too deep, a key twice …
         raise CorruptRecord(f"corrupt {kind.noun} {where}: not JSON ({exc})") from exc
-    except RecursionError as exc:
-        raise CorruptRecord(f"corrupt {kind.noun} {where}: JSON nested too deeply") from exc
     if not isinstance(data, dict):
         raise CorruptRecord(f"corrupt {kind.noun} {where}: not a JSON object")
     version = data.get("schemaVersion", kind.format_version)
@@ -125,7 +123,10 @@ def json_object(kind: Kind[Any], raw: bytes, where: str) -> dict[str, Any]:
 def record_at(repo: Repo, kind: Kind[T], record_id: str, tip: Oid) -> T:
     """The record held by commit ``tip`` of ``record_id``'s chain."""
     where = kind.ref(record_id)
-    raw = repo.read_file(tip, kind.file, limit=READ_LIMIT)
+    try:
+        raw = repo.read_file(tip, kind.file, limit=READ_LIMIT)
+    except TooLarge as exc:
+        raise CorruptRecord(f"corrupt {kind.noun} {where}: {exc.message}") from exc
     if raw is None:
         raise CorruptRecord(f"corrupt {kind.noun} {where}: no {kind.file} in {tip}")
     return kind.check(record_id, raw, where)
@@ -161,11 +162,12 @@ def commit_record(repo: Repo, kind: Kind[T], oid: Oid) -> bytes:
     name, mode = entries[0]
     if name != kind.file:
         raise CorruptRecord(f"commit {str(oid)[:12]} holds {name!r}, not {kind.file}")
-    raw = repo.read_file(oid, name, limit=MAX_RECORD_BYTES + 1) if mode in REGULAR_MODES else None
+    try:
+        raw = repo.read_file(oid, name, limit=MAX_RECORD_BYTES) if mode in REGULAR_MODES else None
+    except TooLarge:
+        raise CorruptRecord(f"commit {str(oid)[:12]}: {name} is too large for a record") from None
     if raw is None:
         raise CorruptRecord(f"commit {str(oid)[:12]}: {name} is not a regular file")
-    if len(raw) > MAX_RECORD_BYTES:
-        raise CorruptRecord(f"commit {str(oid)[:12]}: {name} is too large for a record")
     return raw
 
 

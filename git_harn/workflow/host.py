@@ -91,17 +91,26 @@ def roadmap_file(repo: Repo) -> str:
     return _target.roadmap_file(repo)
 
 
+# The roadmap is read whole or not at all: the remediation flush writes it
+# back, so a prefix would drop every task after the cut [P5].
+ROADMAP_LIMIT = 16 << 20
+
+
+def roadmap_bytes_at(repo: Repo, commit: Oid) -> bytes | None:
+    """The whole roadmap at ``commit`` (None: absent); TooLarge past ROADMAP_LIMIT."""
+    return refs.file_at(repo, commit, roadmap_file(repo), limit=ROADMAP_LIMIT)
+
+
 def roadmap_at(repo: Repo, commit: Oid) -> _roadmap.Roadmap | None:
     """The roadmap's tasks and unparsed lines at ``commit``; BadInput (naming
-    the file) when two tasks there have one id."""
-    path = roadmap_file(repo)
-    raw = refs.file_at(repo, commit, path)
+    the file) when two tasks there have one id; TooLarge past ROADMAP_LIMIT."""
+    raw = roadmap_bytes_at(repo, commit)
     if raw is None:
         return None
     try:
         return _roadmap.read_roadmap(_roadmap.decode(raw))
     except BadInput as exc:
-        raise BadInput(f"{path} at {str(commit)[:12]}: {exc}") from None
+        raise BadInput(f"{roadmap_file(repo)} at {str(commit)[:12]}: {exc}") from None
 
 
 def tasks_at(repo: Repo, commit: Oid) -> list[Task] | None:
@@ -136,7 +145,7 @@ def plan_at(repo: Repo, commit: Oid, task_id: str) -> tuple[str | None, str | No
     if name is None:
         return None, None
     path = f"{folder}/{name}"
-    raw = refs.file_at(repo, commit, path)
+    raw = _execplan.plan_bytes(repo, commit, path)  # its status line is near the top
     return path, (_execplan.parse_status(raw) if raw is not None else None)
 
 

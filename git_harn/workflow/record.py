@@ -4,11 +4,14 @@
 Each event is a commit whose tree holds ``workflow.json`` (the result so
 far) and whose message is ``<event>: <summary>`` with ``Harnery-Workflow:``,
 ``Harnery-Event:`` and ``Harnery-State:`` trailers, written with CAS against
-the tip that was read [P3]. Like run records they travel with fetch and push.
+the tip that was read [P3]. Like run records they travel with fetch and push
+(``git harn sync``), so the stored result names the operator's home folder
+as ``~``: a path under it says where, not whose.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import secrets
 import threading
@@ -22,6 +25,7 @@ from git_harn.git import Repo
 from git_harn.git.workflow_refs import Oid
 from git_harn.store import workflows as store
 from git_harn.store.chain import Unreadable
+from git_harn.text import home_as_tilde
 from git_harn.workflow import host
 from git_harn.workflow.result import WorkflowResult
 
@@ -50,8 +54,9 @@ class Writer:
 
     def write(self, result: WorkflowResult, event: str, summary: str) -> None:
         with self._lock:
+            document = home_as_tilde(result.document(), os.path.expanduser("~"))
             try:
-                self.tip = store.write(self.repo, result.workflowId, result.document(), event, summary, self.tip)
+                self.tip = store.write(self.repo, result.workflowId, document, event, summary, self.tip)
             except RaceLost as exc:  # nobody else writes this run's ref: report, never overwrite
                 raise RaceLost(f"{self.ref} was changed by someone else during the run") from exc
 

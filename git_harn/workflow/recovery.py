@@ -180,7 +180,7 @@ def _assessor(repo: Repo, eff: Effective) -> assessor.ExternalAssessor | None:
         return assessor.external_assessor(repo, None)
     retries = repo.config_int("harn.assessorRetries", assessor.DEFAULT_RETRIES)
     return assessor.ExternalAssessor(list(agent.command), max(0, min(retries, assessor.MAX_RETRIES)),
-                                     eff.timeout_of("assess"), repo.workdir or repo.common_dir)
+                                     eff.timeout_of("assess"), repo.workdir or repo.common_dir, agent.secrets)
 
 
 def _entry(cand: Candidate, assessment: dict[str, Any] | None, action: str, **extra: Any) -> dict[str, Any]:

@@ -215,7 +215,7 @@ def _flush(repo: Repo, eff: Effective, workflow_id: str, items: list[dict[str, A
                            detail=f"{earlier[0][0][:12]} on {eff.upstream} already holds this run's remediation")
                 return
             entry = repo.entry(base, path)
-            raw = host.refs.file_at(repo, base, path)
+            raw = host.roadmap_bytes_at(repo, base)  # whole, or TooLarge: the flush fails, nothing is pushed
             if entry is None or raw is None:
                 rem.update(state=FAILED_FLUSH, reason="no-roadmap", detail=f"{eff.upstream} has no roadmap at {path}")
                 return

@@ -22,6 +22,7 @@ from typing import Any
 
 from git_harn.clock import now_iso
 from git_harn.errors import BadInput
+from git_harn.files import private_dir
 from git_harn.git import Repo
 from git_harn.text import one_line
 from git_harn.workflow import (
@@ -161,7 +162,8 @@ class Scheduler:
     # --- the loop ---------------------------------------------------------------
 
     def run(self) -> WorkflowResult:
-        self.scratch.mkdir(parents=True, exist_ok=True)
+        private_dir(self.scratch.parent)  # prompts, reports and agent logs: for the operator's eyes only
+        private_dir(self.scratch)
         self.queue.extend(select.selectable(self.tasks, self.taken, self.held))
         self.result.summary = "running"
         self.writer.write(self.result, "start", f"workflow on {self.eff.upstream} at {str(self.eff.base_oid)[:12]}")
@@ -277,8 +279,9 @@ class Scheduler:
         oid = host.refs.fetch_branch(self.repo, self.eff.remote, self.eff.base)
         try:
             roadmap = host.roadmap_at(self.repo, oid)
-        except BadInput as exc:  # pushed while the run went on: select nothing more from it
-            self.result.halted = one_line(f"no further task selected: {exc}", 500)
+        except BadInput as exc:  # a duplicate id pushed while the run went on, or a roadmap too
+            # large to read whole (TooLarge): select nothing more from it
+            self.result.halted = one_line(f"no further task selected: {exc.message}", 500)
             self.progress.say(self.result.halted)
             return
         if roadmap is None:

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from git_harn.files import strict_json
+from git_harn.errors import TooLarge
+from git_harn.files import NotJson, UnsafeFile, atomic_write, loads_json, read_private, unlink_entry
 from git_harn.git import Repo
 from git_harn.resources import schema_path
 from git_harn.schemas import schema_errors
@@ -246,8 +247,8 @@ def stage_file_stem(task_id: str, stage: str, attempt: int, reviewer: int | None
 def _keep_stage_files(folder: Path, stem: str, files: dict[str, str]) -> None:
     """The one place a stage run's prompt and input are written into the run
     folder, for the agent to read and an operator to replay the stage."""
-    for kind, text in files.items():
-        (folder / f"{stem}.{kind}").write_text(text, encoding="utf-8")
+    for kind, text in files.items():  # never through a link the last agent left there
+        atomic_write(folder / f"{stem}.{kind}", text.encode("utf-8"))
 
 
 def run_stage(ctx: TaskContext, agent: AgentSettings, attempt: int, timeout: float,
@@ -261,7 +262,7 @@ def run_stage(ctx: TaskContext, agent: AgentSettings, attempt: int, timeout: flo
     name = stage_file_stem(ctx.task_id, stage, attempt, reviewer) + label
     report = ctx.scratch / f"{name}.report.json"
     prompt = ctx.scratch / f"{name}.prompt.md"
-    report.unlink(missing_ok=True)
+    unlink_entry(report)
     document = stage_input(ctx, stage, attempt, report, prompt, extra, reviewer)
     text = render_prompt(ctx, stage, document)
     given = json.dumps(document, ensure_ascii=False)
@@ -271,7 +272,7 @@ def run_stage(ctx: TaskContext, agent: AgentSettings, attempt: int, timeout: flo
         "HARN_TASK_TITLE": _env_text(ctx.title), "HARN_STAGE": stage, "HARN_ATTEMPT": str(attempt),
         "HARN_WORKTREE": str(ctx.worktree), "HARN_BASE": ctx.base_oid, "HARN_REPORT": str(report),
         "HARN_PROMPT": str(prompt), "HARN_BRANCH": ctx.branch, "HARN_ROUND": str(extra.get("round", 1)),
-    })
+    }, agent.secrets)
     if reviewer is not None:
         env["HARN_REVIEWER"] = str(reviewer)
     if extra.get("schemaError"):
@@ -402,17 +403,18 @@ def _claim(stage: str, document: dict[str, Any]) -> bool:
 def read_report(path: Path, stage: str) -> tuple[dict[str, Any] | None, str]:
     """The report, if it is JSON and valid for ``stage``; else (None, why) [P5]."""
     try:
-        with path.open("rb") as handle:
-            raw = handle.read(MAX_REPORT_BYTES + 1)
+        raw = read_private(path, MAX_REPORT_BYTES)  # a link to a file outside is no report
     except FileNotFoundError:
         return None, "no report was written to $HARN_REPORT"
+    except TooLarge:
+        return None, f"the report is larger than {MAX_REPORT_BYTES} bytes"
+    except UnsafeFile as exc:
+        return None, f"the report was refused: {one_line(exc.message, 200)}"
     except OSError as exc:
         return None, f"cannot read the report: {exc.strerror}"
-    if len(raw) > MAX_REPORT_BYTES:
-        return None, f"the report is larger than {MAX_REPORT_BYTES} bytes"
     try:
-        document = strict_json(raw)
-    except ValueError as exc:
+        document = loads_json(raw)
+    except NotJson as exc:
         return None, f"the report is not JSON ({one_line(str(exc), 120)})"
     if not isinstance(document, dict):
         return None, "the report is not a JSON object"

@@ -57,10 +57,10 @@ class WorkflowCheck(Result):
         return body
 
 
-def _version(argv: list[str]) -> tuple[str | None, str | None]:
+def _version(argv: list[str], secrets: tuple[str, ...] = ()) -> tuple[str | None, str | None]:
     """(first line of ``--version``, problem)."""
     done = run_bounded([*argv, "--version"], Path(tempfile.gettempdir()), timeout=VERSION_TIMEOUT,
-                       env=host.refs.agent_env({}))
+                       env=host.refs.agent_env({}, secrets))
     if done.start_error is not None:
         return None, done.start_error
     if done.timed_out:
@@ -79,9 +79,9 @@ def _live(agent: AgentSettings) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="git-harn-check-") as folder:
         where = Path(folder)
         report = where / "check.report.json"
-        run = adapters.run(adapters.Call(probe, "plan", where, LIVE_PROMPT, host.refs.agent_env({
-            "HARN_STAGE": agent.stage, "HARN_REPORT": str(report)}), report, where / "check", LIVE_TIMEOUT,
-            LIVE_IDLE))
+        env = host.refs.agent_env({"HARN_STAGE": agent.stage, "HARN_REPORT": str(report)}, agent.secrets)
+        run = adapters.run(adapters.Call(probe, "plan", where, LIVE_PROMPT, env, report, where / "check",
+                                         LIVE_TIMEOUT, LIVE_IDLE))
         answered = run.verdict.fault is None and run.finished.exit_code == 0 and report.exists()
     verdict = run.verdict
     detail = verdict.message or verdict.why
@@ -112,7 +112,7 @@ def _check_agent(agent: AgentSettings, live: bool) -> dict[str, Any]:
         if agent.adapter == "claude" and "--dangerously-skip-permissions" in agent.args and _root_unsandboxed():
             entry["problems"].append("claude refuses --dangerously-skip-permissions as root unless IS_SANDBOX=1 "
                                      "(set it only inside a container or VM)")
-        entry["version"], problem = _version(agent.command)
+        entry["version"], problem = _version(agent.command, agent.secrets)
         if problem:
             entry["problems"].append(problem)
         elif live:
