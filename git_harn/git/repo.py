@@ -14,10 +14,6 @@ from git_harn.git.config import GitConfig
 from git_harn.git.objects import ObjectsMixin, Oid
 from git_harn.git.run import error_line, run_git
 
-# Refs that hold git-harn's own bookkeeping, never workspace history.
-BOOKKEEPING_PREFIXES = ("refs/harnery/runs/", "refs/harnery/notes", "refs/harnery/workflows/",
-                        "refs/harnery-remotes/")
-
 
 @dataclass
 class Repo(ObjectsMixin):
@@ -64,6 +60,10 @@ class Repo(ObjectsMixin):
     @property
     def is_bare(self) -> bool:
         return bool(self._pg.is_bare)
+
+    @property
+    def is_shallow(self) -> bool:
+        return bool(self._pg.is_shallow)
 
     def head_branch(self) -> str | None:
         """The ref HEAD names (None when detached); BadInput while unborn."""
@@ -220,13 +220,33 @@ class Repo(ObjectsMixin):
             if name.startswith(prefix) and isinstance(ref.target, Oid):
                 yield name, ref.target
 
-    def ref_tips(self) -> dict[str, Oid]:
-        """The commit every ref (but git-harn's bookkeeping) points at, read
+    def ref_ids(self, prefixes: Iterable[str]) -> dict[str, str]:
+        """name -> hex object id of the refs under any of ``prefixes``
+        (folders end in ``/``), as ``ls-remote`` gives them, so they compare.
+        ``git for-each-ref`` reads only those folders, which matters with
+        thousands of loose refs."""
+        wanted = list(prefixes)
+        if not wanted:
+            return {}
+        done = run_git(["for-each-ref", "--format=%(objectname) %(refname)", *wanted], self.cli_cwd, check=False)
+        if done.returncode != 0:
+            raise GitFailure(f"git for-each-ref failed: {error_line(done.stderr)}")
+        found: dict[str, str] = {}
+        exact = tuple(wanted)
+        for line in done.stdout.decode("utf-8", "surrogateescape").splitlines():
+            oid, _, name = line.partition(" ")
+            if len(oid) == 40 and name.startswith(exact):
+                found[name] = oid
+        return found
+
+    def ref_tips(self, leave_out: Iterable[str] = ()) -> dict[str, Oid]:
+        """The commit every ref (but those under ``leave_out``) points at, read
         in one pass over the refs; a ref to a tree or blob is left out."""
         tips: dict[str, Oid] = {}
+        skipped = tuple(leave_out)
         for ref in self._pg.listall_reference_objects():
             name = ref.name
-            if name.startswith(BOOKKEEPING_PREFIXES):
+            if skipped and name.startswith(skipped):
                 continue
             try:
                 tips[name] = ref.peel(pygit2.Commit).id
@@ -238,7 +258,7 @@ class Repo(ObjectsMixin):
         self, tip: Oid, exclude: set[str], limit: int = 1000, tips: dict[str, Oid] | None = None
     ) -> list[Oid]:
         """Commits reachable from ``tip`` and from no ref outside ``exclude`` [P1].
-        ``tips`` (from ref_tips) saves reading every ref again."""
+        ``tips`` (from ref_tips): the refs to count (default: every ref)."""
         walker = self._pg.walk(tip, pygit2.enums.SortMode.NONE)
         for name, hidden in (tips if tips is not None else self.ref_tips()).items():
             if name not in exclude:

@@ -20,6 +20,7 @@ from git_harn.git.env import scrub_process
 from git_harn.git.workdir import dirty_paths
 from git_harn.notices import info, warn
 from git_harn.store import runs as store
+from git_harn.store.bookkeeping import history_tips
 from git_harn.store.locks import hold_run
 from git_harn.store.record import RunRecord
 from git_harn.workspace.paths import WS_BRANCH_PREFIX
@@ -130,7 +131,7 @@ def _why_keep(repo: Repo, update: RefUpdate, tip: Oid, leaving: set[str]) -> Ref
         stored = None  # another clone's run: its work is not this branch, and reclaim here refuses
     run_id = stored.record.runId if stored else update.name.removeprefix(WS_REF_PREFIX)
     branch = update.name.removeprefix("refs/heads/")
-    unique = repo.unique_commits(tip, leaving)
+    unique = repo.unique_commits(tip, leaving, tips=history_tips(repo))
     if unique:
         return Refusal(branch, run_id, tip, f"{len(unique)} commit(s) on it are reachable from no other ref",
                        stored is not None)

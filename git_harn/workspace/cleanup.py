@@ -21,6 +21,7 @@ from git_harn.git.workdir import DirtyPath, dirty_paths, hidden_changes, nested_
 from git_harn.git.worktrees import admin_dir, detached_head, head_of, linked_problem, remove_worktree
 from git_harn.results import Result
 from git_harn.store import runs as store
+from git_harn.store.bookkeeping import history_tips
 from git_harn.store.locks import hold_run, hold_worktrees, holder_mark
 from git_harn.store.record import PRESERVED_DIRTY, PRESERVED_UNMERGED, RELEASED, RunRecord, already
 from git_harn.text import printable_path
@@ -37,7 +38,7 @@ from git_harn.workspace.snapshot import Snapshot
 RELEASE = "released"
 ALREADY_GONE = "already_gone"
 BLOCKED = "blocked"
-DRY_RUN = "dry_run"
+DRY_RUN = "dry-run"
 SHOWN_DIRTY = 5
 
 
@@ -115,7 +116,7 @@ def judge(repo: Repo, record: RunRecord, frozen_oid: str, snap: Snapshot | None 
                 f"move them out of the workspace, then clean up again; also {describe_dirty(dirty)}"
             ), dirty)
         return Verdict(PRESERVED_DIRTY, f"dirty workspace was preserved: {describe_dirty(dirty)}", dirty)
-    tips = snap.tips if snap is not None else repo.ref_tips()
+    tips = snap.tips if snap is not None else history_tips(repo)
     admin = snap.admin if snap is not None else admin_dir(repo, Path(record.path))
     head = snap.detached if snap is not None else detached_head(admin)
     if head is not None and repo.has(head) and repo.unique_commits(head, set(), tips=tips):

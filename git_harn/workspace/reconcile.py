@@ -26,6 +26,7 @@ from git_harn.git.worktrees import (
     registered_worktrees,
 )
 from git_harn.store import runs as store
+from git_harn.store.bookkeeping import history_tips
 from git_harn.store.locks import hold_run, hold_worktrees
 from git_harn.store.record import ALREADY_GONE, PRESERVED_DIRTY, RELEASED, RunRecord
 from git_harn.text import one_line, printable_path
@@ -113,7 +114,7 @@ def pin_detached_head(repo: Repo, record: RunRecord) -> str | None:
     """Before a vanished worktree's registration goes, keep commits that only
     its detached HEAD reaches on ``refs/harnery/detached/<run-id>`` [P1]."""
     head = detached_head(admin_dir(repo, Path(record.path)))
-    if head is None or not repo.has(head) or not repo.unique_commits(head, set()):
+    if head is None or not repo.has(head) or not repo.unique_commits(head, set(), tips=history_tips(repo)):
         return None
     name = f"refs/harnery/detached/{record.runId}"
     current = repo.ref_oid(name)
@@ -133,7 +134,7 @@ def delete_branch_if_safe(repo: Repo, ref: str) -> tuple[bool, str]:
     short = ref.removeprefix("refs/heads/")
     if tip is None:
         return True, f"branch {short} is already gone"
-    unique = repo.unique_commits(tip, {ref})
+    unique = repo.unique_commits(tip, {ref}, tips=history_tips(repo))
     if unique:
         return False, (
             f"branch {short} kept: {len(unique)} commit(s) reachable from no other ref "
