@@ -14,9 +14,14 @@ from git_harn.git.config import GitConfig
 from git_harn.git.objects import ObjectsMixin, Oid
 from git_harn.git.run import error_line, run_git
 
-# Refs that hold git-harn's own bookkeeping, never workspace history.
-BOOKKEEPING_PREFIXES = ("refs/harnery/runs/", "refs/harnery/notes", "refs/harnery/workflows/",
-                        "refs/harnery-remotes/")
+# The refs that can hold work: a commit one of them reaches is not lost when
+# a workspace branch goes [P1]. Salvage branches are under refs/heads; a
+# vanished worktree's detached HEAD is pinned under refs/harnery/detached,
+# a landed task's tip under refs/harnery/integrated. git-harn's bookkeeping
+# (records, notes, workflows, claims, sync's tracking refs) is never read
+# for this: a year of runs puts 200,000 refs there.
+WORK_REFS = ("refs/heads", "refs/tags", "refs/remotes", "refs/stash", "refs/harnery/detached",
+             "refs/harnery/integrated")
 
 
 @dataclass
@@ -221,24 +226,32 @@ class Repo(ObjectsMixin):
                 yield name, ref.target
 
     def ref_tips(self) -> dict[str, Oid]:
-        """The commit every ref (but git-harn's bookkeeping) points at, read
-        in one pass over the refs; a ref to a tree or blob is left out."""
+        """The commit each ref that can hold work (WORK_REFS) points at, from
+        one ``git for-each-ref`` that reads only those namespaces (packed refs
+        are found by binary search, loose ones by their folders); a ref to a
+        tree, a blob or a missing object is left out. A command reads this
+        once and passes it on."""
+        out = self._git("for-each-ref", "--format=%(objectname) %(refname)", *WORK_REFS)
         tips: dict[str, Oid] = {}
-        for ref in self._pg.listall_reference_objects():
-            name = ref.name
-            if name.startswith(BOOKKEEPING_PREFIXES):
-                continue
-            try:
-                tips[name] = ref.peel(pygit2.Commit).id
-            except (pygit2.GitError, ValueError, KeyError, pygit2.InvalidSpecError):
-                continue
+        for line in out.splitlines():
+            oid, _, name = line.partition(" ")
+            commit = self._commit_of(oid)
+            if commit is not None:
+                tips[name] = commit
         return tips
+
+    def _commit_of(self, oid: str) -> Oid | None:
+        try:
+            found: Oid = self._pg[oid].peel(pygit2.Commit).id
+        except (KeyError, pygit2.GitError, ValueError, pygit2.InvalidSpecError):
+            return None
+        return found
 
     def unique_commits(
         self, tip: Oid, exclude: set[str], limit: int = 1000, tips: dict[str, Oid] | None = None
     ) -> list[Oid]:
-        """Commits reachable from ``tip`` and from no ref outside ``exclude`` [P1].
-        ``tips`` (from ref_tips) saves reading every ref again."""
+        """Commits reachable from ``tip`` and from no ref that can hold work
+        outside ``exclude`` [P1]. ``tips`` (from ref_tips) saves reading the refs again."""
         walker = self._pg.walk(tip, pygit2.enums.SortMode.NONE)
         for name, hidden in (tips if tips is not None else self.ref_tips()).items():
             if name not in exclude:
