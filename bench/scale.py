@@ -186,6 +186,7 @@ def world_for(cache: Path, size: int, rebuild: bool) -> World:
     marker = world.root / "built"
     if rebuild or not marker.is_file() or marker.read_text() != recipe_key():
         build(world)
+    harn(world, "hooks", "install")  # the hooks of the code being measured
     tidy(world)
     return world
 
