@@ -23,6 +23,13 @@ def remove_folder(repo: Path, run_id: str) -> None:
     shutil.rmtree(record(repo, run_id)["path"])
 
 
+def leave_a_vanished_worktree(repo: Path, path: Path) -> None:
+    """A registered worktree whose folder is gone: what gives post-checkout
+    on `git worktree add` something to settle, so git-harn is started."""
+    git(repo, "worktree", "add", "-q", "--detach", str(path))
+    shutil.rmtree(path)
+
+
 def state(repo: Path, run_id: str) -> str:
     return str(record(repo, run_id)["state"])
 

@@ -1,10 +1,10 @@
 """Which run records a command lists: the live ones, and the newest ended ones.
 
-Every command that looks for live runs (``status``, the hooks, the branch
-guard's fallback) and every listing of ended runs asks here, never
-``runs.list_records`` itself, so that one place decides how records are
-found. Today both read every record; a run's state is only known from its
-record.
+Every command that looks for live runs (``status``, the hooks) or for the
+run a workspace branch belongs to (the branch guard), and every listing of
+ended runs, asks here, never ``runs.list_records`` itself, so that one
+place decides how records are found. Today the live records are found by
+reading every record: a run's state is only known from its record.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import heapq
 from collections.abc import Iterator
 
 from git_harn.git import Repo
-from git_harn.store.runs import Stored, Unreadable, list_records
+from git_harn.store.runs import Stored, Unreadable, list_records, read
 
 
 def live_records(repo: Repo) -> Iterator[Stored | Unreadable]:
@@ -22,6 +22,16 @@ def live_records(repo: Repo) -> Iterator[Stored | Unreadable]:
     for entry in list_records(repo):
         if isinstance(entry, Unreadable) or not entry.record.terminal:
             yield entry
+
+
+def record_on_branch(repo: Repo, run_id: str, branch_ref: str) -> Stored | None:
+    """The record of the run whose workspace branch is ``branch_ref``, the
+    branch named after run ``run_id`` (``refs/heads/harnery/ws/<run-id>``):
+    that run's record, read alone, live or ended; None when it has none or
+    uses another branch. ``start`` gives no other run a branch named after
+    a run, so no other record need be read. CorruptRecord if it cannot be read."""
+    stored = read(repo, run_id)
+    return stored if stored is not None and stored.record.branch_ref == branch_ref else None
 
 
 def listed_records(repo: Repo, ended: int | None) -> Iterator[Stored | Unreadable]:
