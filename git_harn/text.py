@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import unicodedata
 from typing import Any
 
 
@@ -45,6 +44,8 @@ def cells(text: str) -> int:
     """Terminal cells ``text`` takes: East Asian wide and full-width characters take two."""
     if text.isascii():  # nearly every run id, branch and path: one cell a character
         return len(text)
+    import unicodedata
+
     return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in ("W", "F") else 1
                for c in text)
 

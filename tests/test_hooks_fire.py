@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import subprocess
 from pathlib import Path
@@ -11,6 +10,7 @@ import pytest
 from helpers import git, harn, make_repo, record, ref
 from hooktools import commit_in, git_run, install_hooks, leave_a_vanished_worktree, remove_folder, state
 
+from git_harn import notices
 from git_harn.git import open_repo
 from git_harn.hooks.actions import run_hook
 from git_harn.store import live as live_module
@@ -324,7 +324,7 @@ def test_hooks_run_is_quiet_for_git_harn_internal_changes(repo: Path, tmp_path: 
 
 
 def test_deleting_a_kept_branch_reads_only_its_runs_record(repo: Path, monkeypatch: pytest.MonkeyPatch,
-                                                          caplog: pytest.LogCaptureFixture) -> None:
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
     """The guard and the reconcile of a `harnery/ws/<id>` deletion read run
     <id>'s record and no other: with a year of ended runs, listing them all
     cost seconds per `git branch -D`."""
@@ -349,10 +349,11 @@ def test_deleting_a_kept_branch_reads_only_its_runs_record(repo: Path, monkeypat
     # A kept branch with a commit of its own is refused, naming its run: its record was read.
     unique = git(repo, "commit-tree", "HEAD^{tree}", "-p", "HEAD", "-m", "only here")
     git(repo, "branch", "harnery/ws/r2", unique)
-    caplog.set_level(logging.INFO, logger="git_harn")
+    monkeypatch.setattr(notices, "_shown", notices.NOTICE)  # as the entry point configures it
+    capsys.readouterr()
     assert run_hook("reference-transaction", ["prepared"],
                     f"{unique} {'0' * 40} refs/heads/harnery/ws/r2\n") == 3
-    assert "git harn reclaim r2" in caplog.text
+    assert "git harn reclaim r2" in capsys.readouterr().err
     assert listed == []
 
 

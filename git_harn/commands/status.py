@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import shutil
 import sys
-import textwrap
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from git_harn.commands.common import RunIdCommand, json_option, repository
 from git_harn.commands.render import show, table
 from git_harn.text import cells, clip, printable_path
-from git_harn.workspace.log import LogResult, run_log
 from git_harn.workspace.status import DEFAULT_LIMIT, StatusReport, collect_status
+
+if TYPE_CHECKING:  # the log command's own module is loaded when it runs
+    from git_harn.workspace.log import LogResult
 
 # Locations whose row says where the workspace is instead of what it holds.
 AWAY = ("foreign", "unavailable", "missing")
@@ -88,6 +89,8 @@ def _wrapped(text: str, width: int | None, indent: str = "    ") -> Iterator[str
     if width is None:
         yield indent + text
         return
+    import textwrap  # only on a terminal
+
     for line in textwrap.wrap(text, max(20, width - len(indent)), break_long_words=False,
                               break_on_hyphens=False) or [""]:
         yield clip(indent + line, width)
@@ -133,6 +136,8 @@ def _status_lines(report: StatusReport) -> Iterator[str]:
 @json_option
 def log(run_id: str, as_json: bool) -> int:
     """Show a run's event history, newest first."""
+    from git_harn.workspace.log import run_log
+
     return show(run_log(repository(), run_id), as_json, _log_lines)
 
 
