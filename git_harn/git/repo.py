@@ -20,6 +20,9 @@ from git_harn.git.run import error_line, run_git
 # a landed task's tip under refs/harnery/integrated. git-harn's bookkeeping
 # (records, notes, workflows, claims, sync's tracking refs) is never read
 # for this: a year of runs puts 200,000 refs there.
+# packed-refs of more than this (about 3,000 refs) has git, not libgit2, write refs.
+BIG_PACKED_REFS = 256 * 1024
+
 WORK_REFS = ("refs/heads", "refs/tags", "refs/remotes", "refs/stash", "refs/harnery/detached",
              "refs/harnery/integrated")
 
@@ -167,11 +170,14 @@ class Repo(ObjectsMixin):
 
     def create_ref(self, name: str, oid: Oid, message: str) -> None:
         """Create ``name`` at ``oid``; RaceLost if it already exists."""
+        if self._packed_refs_are_big():
+            self._write_ref_with_git(name, oid, None, message)
+            return
         try:
             self._pg.create_reference_direct(name, oid, False, message=message)
         except pygit2.AlreadyExistsError as exc:
             raise RaceLost(f"{name} was created by someone else") from exc
-        except (pygit2.GitError, ValueError) as exc:
+        except (pygit2.GitError, ValueError, OSError) as exc:  # OSError: a folder of refs in the way
             raise GitFailure(f"cannot create {name}: {exc}") from exc
 
     def move_ref(
@@ -180,6 +186,9 @@ class Repo(ObjectsMixin):
         """Point ``name`` at ``new`` if it is still at ``old`` (None: absent)."""
         if old is None:
             self.create_ref(name, new, message)
+            return
+        if self._packed_refs_are_big():
+            self._write_ref_with_git(name, new, old, message)
             return
         ref = self._pg.references.get(name)
         if ref is None or ref.target != old:
@@ -190,6 +199,31 @@ class Repo(ObjectsMixin):
             if "does not match" in str(exc):
                 raise RaceLost(f"{name} moved since it was read") from exc
             raise GitFailure(f"cannot update {name}: {exc}") from exc
+
+    def _packed_refs_are_big(self) -> bool:
+        """libgit2 reads all of packed-refs, and checks each packed ref's
+        name, for every ref it writes: with a year of run records that is
+        hundreds of milliseconds a write. git finds its place in packed-refs
+        by binary search; past BIG_PACKED_REFS its process is the cheaper writer."""
+        try:
+            return (self.common_dir / "packed-refs").stat().st_size > BIG_PACKED_REFS
+        except OSError:
+            return False
+
+    def _write_ref_with_git(self, name: str, new: Oid, old: Oid | None, message: str) -> None:
+        """``git update-ref`` with the same compare-and-swap, and, like a
+        libgit2 write, no hooks run (git-harn's own would stand aside anyway)."""
+        expected = str(old) if old is not None else "0" * len(str(new))
+        done = run_git(["-c", "core.hooksPath=/dev/null", "update-ref", "-m", message, name, str(new), expected],
+                       self.cli_cwd, check=False)
+        if done.returncode == 0:
+            return
+        why = error_line(done.stderr)
+        if old is None and "reference already exists" in why:
+            raise RaceLost(f"{name} was created by someone else")
+        if old is not None and ("but expected" in why or "unable to resolve reference" in why):
+            raise RaceLost(f"{name} moved since it was read")
+        raise GitFailure(f"cannot {'create' if old is None else 'update'} {name}: {why}")
 
     def delete_ref(self, name: str, old: Oid) -> None:
         """Delete ``name`` only if it still points at ``old``."""
