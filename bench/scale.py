@@ -118,7 +118,7 @@ def recipe_key() -> str:
     """Changes when the recipe or the record store's code does: a cached
     repository is only reused while git-harn would still write it the same way."""
     digest = hashlib.sha256(BUILD_VERSION.encode())
-    for name in ("runs.py", "record.py", "ids.py"):
+    for name in ("runs.py", "record.py"):
         digest.update((ROOT / "git_harn" / "store" / name).read_bytes())
     return digest.hexdigest()[:12]
 
