@@ -238,6 +238,7 @@ class Row:
     plain: Step | None = None
     plain_name: str = ""
     target: str = ""  # "ratio <= 1.2", "+5 ms over plain", or "" (no target)
+    repeat: int = 1  # timings per round and size: a command of a few ms needs more to show its median
     failed: dict[int, str] = field(default_factory=dict)
     times: dict[int, list[float]] = field(default_factory=dict)
     plain_times: dict[int, list[float]] = field(default_factory=dict)
@@ -274,20 +275,39 @@ def plain_remove(world: World, name: str) -> None:
     git(world, "branch", "-q", "-d", f"bench-{name}")
 
 
-def worktree_add(hooks: bool) -> Step:
+# Which hooks a plain git command runs: git-harn's (installed), none, or
+# hooks that only exit (what git spends starting any hook at all).
+HARN_HOOKS, NONE, EMPTY = "harn", "none", "empty"
+
+
+def hooks_option(world: World, hooks: str) -> tuple[str, ...]:
+    if hooks == NONE:
+        return NO_HOOKS
+    if hooks == EMPTY:
+        empty = world.root.parent / "empty-hooks"
+        if not empty.is_dir():
+            empty.mkdir()
+            for hook in ("reference-transaction", "post-checkout", "pre-auto-gc"):
+                (empty / hook).write_text("#!/bin/sh\nexit 0\n")
+                (empty / hook).chmod(0o755)
+        return ("-c", f"core.hooksPath={empty}")
+    return ()
+
+
+def worktree_add(hooks: str) -> Step:
     def add(world: World, name: str) -> None:
         path = str(world.root / "worktrees-plain" / name)
-        run(["git", *(() if hooks else NO_HOOKS), "worktree", "add", "-q", "-b", f"bench-{name}", path, "main"],
+        run(["git", *hooks_option(world, hooks), "worktree", "add", "-q", "-b", f"bench-{name}", path, "main"],
             world.repo)
     return Step(add, restore=plain_remove)
 
 
-def branch_delete(hooks: bool, branch: Callable[[str], str]) -> Step:
+def branch_delete(hooks: str, branch: Callable[[str], str]) -> Step:
     def make(world: World, name: str) -> None:
         git(world, "branch", branch(name), "main")
 
     def delete(world: World, name: str) -> None:
-        run(["git", *(() if hooks else NO_HOOKS), "branch", "-q", "-D", branch(name)], world.repo)
+        run(["git", *hooks_option(world, hooks), "branch", "-q", "-D", branch(name)], world.repo)
     return Step(delete, prepare=make)
 
 
@@ -318,12 +338,16 @@ ROWS = [
         Step(plain_remove, prepare=plain_worktree), "git worktree remove + git branch -d", "ratio <= 1.2"),
     Row("git harn reclaim", Step(lambda w, n: harn(w, "reclaim", n), prepare=preserve_dirty),
         target="ratio <= 1.2"),
-    Row("git worktree add, hooks installed", worktree_add(True), worktree_add(False), "without hooks",
-        "+5 ms over plain"),
-    Row("git branch -D of a branch, hooks installed", branch_delete(True, lambda n: f"bench-{n}"),
-        branch_delete(False, lambda n: f"bench-{n}"), "without hooks", "+5 ms over plain"),
-    Row("git branch -D of a kept harnery/ws/* branch, hooks installed", branch_delete(True, kept_branch),
-        branch_delete(False, kept_branch), "without hooks", "ratio <= 1.2"),
+    Row("git worktree add, hooks installed", worktree_add(HARN_HOOKS), worktree_add(NONE), "without hooks",
+        "+5 ms over plain", repeat=5),
+    Row("git worktree add, hooks that only exit", worktree_add(EMPTY), worktree_add(NONE), "without hooks",
+        repeat=5),
+    Row("git branch -D of a branch, hooks installed", branch_delete(HARN_HOOKS, lambda n: f"bench-{n}"),
+        branch_delete(NONE, lambda n: f"bench-{n}"), "without hooks", "+5 ms over plain", repeat=5),
+    Row("git branch -D of a branch, hooks that only exit", branch_delete(EMPTY, lambda n: f"bench-{n}"),
+        branch_delete(NONE, lambda n: f"bench-{n}"), "without hooks", repeat=5),
+    Row("git branch -D of a kept harnery/ws/* branch, hooks installed", branch_delete(HARN_HOOKS, kept_branch),
+        branch_delete(NONE, kept_branch), "without hooks", "ratio <= 1.2"),
     Row("git harn sync, nothing changed", Step(synced, prepare=synced), Step(plain_sync, prepare=synced),
         "git fetch + git push", "ratio <= 1.2"),
     Row("git harn log <id>", harn_step("log", ENDED), target="ratio <= 1.2"),
@@ -351,18 +375,19 @@ def one_round(rows: list[Row], worlds: list[World], number: int, keep: bool) -> 
         for world in order:
             if world.size in row.failed:
                 continue
-            name = f"bench-{number}-{index}"
-            try:
-                ours = timed(row.ours, world, name)
-                theirs = timed(row.plain, world, name + "p") if row.plain is not None else None
-            except CommandFailed as exc:
-                row.failed[world.size] = str(exc)
-                tidy(world)
-                continue
-            if keep:
-                row.times.setdefault(world.size, []).append(ours)
-                if theirs is not None:
-                    row.plain_times.setdefault(world.size, []).append(theirs)
+            for again in range(row.repeat):
+                name = f"bench-{number}-{index}-{again}"
+                try:
+                    ours = timed(row.ours, world, name)
+                    theirs = timed(row.plain, world, name + "p") if row.plain is not None else None
+                except CommandFailed as exc:
+                    row.failed[world.size] = str(exc)
+                    tidy(world)
+                    break
+                if keep:
+                    row.times.setdefault(world.size, []).append(ours)
+                    if theirs is not None:
+                        row.plain_times.setdefault(world.size, []).append(theirs)
     for world in worlds:
         tidy(world)
 
