@@ -6,12 +6,15 @@ records written through the store, three live workspaces made by `git harn
 start`, `git harn hooks install`, synced to a bare remote with `git harn
 sync`, and the repository and the remote gc'd. Building 100,000 records
 takes minutes, so the repositories are kept in a cache folder (see
---cache) and reused while the store's code is unchanged; each round tidies
-away the runs it made, so every round sees the same repository.
+--cache) and reused while the code of the record format (store/runs.py,
+store/record.py) is unchanged; each round tidies away the runs it made
+(named bench-*), so every round sees the same repository.
 
 Each row of ROWS is one command: what to do untimed before and after it,
 the plain-git way of doing the same job (when there is one), and its
-target. Rounds are interleaved (row by row, size by size, the order of the
+target. A new command is one more Row; a step that needs more of the
+repository than the build gives (an archive, a second clone) prepares it
+in its ``prepare`` and undoes it in ``restore`` or ``tidy``. Rounds are interleaved (row by row, size by size, the order of the
 sizes turning each round) after one warm-up round, so load on the machine
 hits every size alike. A row prints the median, min and max of each size,
 and the ratio to the same command at 100 records: the median of the
