@@ -14,12 +14,12 @@ Each row of ROWS is one command: what to do untimed before and after it,
 the plain-git way of doing the same job (when there is one), and its
 target. A new command is one more Row; a step that needs more of the
 repository than the build gives (an archive, a second clone) prepares it
-in its ``prepare`` and undoes it in ``restore`` or ``tidy``. Rounds are interleaved (row by row, size by size, the order of the
-sizes turning each round) after one warm-up round, so load on the machine
-hits every size alike. A row prints the median, min and max of each size,
-and the ratio to the same command at 100 records: the median of the
-per-round ratios, with their min and max. At the end, one Markdown table
-for the README.
+in its ``prepare`` and undoes it in ``restore`` or ``tidy``. Rounds are
+interleaved (row by row, size by size, the order of the sizes turning each
+round) after one warm-up round, so load on the machine hits every size
+alike. A row prints the median, min and max of each size, and the ratio to
+the same command at 100 records: the median of the per-round ratios, with
+their min and max. At the end, one Markdown table for the README.
 
 Run from a checkout: python bench/scale.py [--sizes 100,10000,100000]
 [--rounds 5] [--only status,sync] [--cache DIR] [--rebuild]
