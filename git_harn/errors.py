@@ -71,6 +71,10 @@ class BadInput(HarnError):
     exit_code = EXIT_USAGE
 
 
+class TooLarge(BadInput):
+    """A bounded read met more than its limit: never a prefix taken for the whole [P5]."""
+
+
 class Refused(HarnError):
     """A guard refused to act, or an operator is needed: exit 3."""
 

@@ -158,9 +158,40 @@ def kill_group(pgid: int, sig: int = signal.SIGKILL) -> None:
 
 
 def tail(raw: bytes, limit: int = OUTPUT_TAIL) -> str:
-    """The last ``limit`` characters of ``raw`` as text."""
+    """The last ``limit`` characters of ``raw`` as text. When that cuts, it
+    cuts at a line boundary if one is in reach, so the first line shown is
+    whole, and a line ``…`` says that something came before."""
     text = raw.decode("utf-8", "replace")
-    return text if len(text) <= limit else "…" + text[-limit:]
+    if len(text) <= limit:
+        return text
+    kept = text[-limit:]
+    boundary = kept.find("\n")
+    if 0 <= boundary < len(kept) - 1:
+        kept = kept[boundary + 1:]
+    return "…\n" + kept
+
+
+def signal_name(number: int) -> str:
+    """``15`` → ``SIGTERM``: the name people know a signal by."""
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def exit_status(code: int | None) -> str:
+    """How a command ended, in a word or two: ``exit 1``, ``killed by SIGTERM``
+    (a negative code is how subprocess says a signal ended it)."""
+    if code is None:
+        return "no exit code"
+    return f"killed by {signal_name(-code)}" if code < 0 else f"exit {code}"
+
+
+def exit_words(code: int | None) -> str:
+    """The same as a phrase: ``exited with 1``, ``was killed by SIGTERM``."""
+    if code is not None and code < 0:
+        return f"was {exit_status(code)}"
+    return f"exited with {code}" if code is not None else "ended with no exit code"
 
 
 def split_command(line: str, what: str) -> list[str]:

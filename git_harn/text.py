@@ -19,6 +19,21 @@ def jsonable(value: Any) -> Any:
     return value
 
 
+def home_as_tilde(value: Any, home: str) -> Any:
+    """``value`` with the home folder ``home`` written ``~`` in every string
+    (``/home/alice/src/x`` → ``~/src/x``): for data that leaves the machine,
+    which needs no one's user name or folder layout."""
+    if isinstance(value, str):
+        if not home or home == "/":
+            return value
+        return "~" if value == home else value.replace(home.rstrip("/") + "/", "~/")
+    if isinstance(value, dict):
+        return {k: home_as_tilde(v, home) for k, v in value.items()}
+    if isinstance(value, list):
+        return [home_as_tilde(v, home) for v in value]
+    return value
+
+
 def encodable(text: str) -> bool:
     try:
         text.encode("utf-8")
@@ -38,6 +53,37 @@ def printable_path(path: str) -> str:
 def one_line(text: str, limit: int = 200) -> str:
     """Untrusted or long text folded to one bounded line."""
     return " ".join(text.split())[:limit]
+
+
+def last_lines(text: str, count: int = 10, width: int = 160) -> list[str]:
+    """The last ``count`` lines of command output, for people: trailing blank
+    lines and a leading ``…`` marker dropped, control characters blanked,
+    each line clipped to ``width`` cells (untrusted text stays one line each)."""
+    lines = [line.rstrip() for line in text.replace("\r\n", "\n").split("\n")]
+    while lines and not lines[-1]:
+        lines.pop()
+    if lines and lines[0] == "…":
+        lines.pop(0)
+    return [clip("".join(c if c.isprintable() else " " for c in line), width) for line in lines[-count:]]
+
+
+def last_lines_on_one_line(text: str, limit: int = 300) -> str:
+    """As many whole last lines of ``text`` as fit in ``limit`` characters,
+    joined by `` | `` (the end of the output is what says why it failed)."""
+    shown: list[str] = []
+    for line in reversed(last_lines(text, 50, limit)):
+        line = " ".join(line.split())
+        if not line:
+            continue
+        if shown and len(line) + 3 + len(" | ".join(shown)) > limit:
+            break
+        shown.insert(0, line)
+    return " | ".join(shown)[:limit]
+
+
+def with_article(noun: str) -> str:
+    """``auth fault`` → ``an auth fault``: enough for the words git-harn says."""
+    return ("an " if noun[:1].lower() in "aeiou" else "a ") + noun
 
 
 def cells(text: str) -> int:

@@ -16,7 +16,7 @@ from helpers import git, make_repo
 
 from git_harn.git import open_repo
 from git_harn.tasks.config import AgentSettings
-from git_harn.workflow.stages import Agents, StageOutcome, TaskContext, run_stage
+from git_harn.workflow.stages import Agents, StageOutcome, TaskContext, run_stage, stage_file_stem
 
 FAKE = Path(__file__).resolve().parent / "fake_cli.py"
 PLAN_OK = {"ok": True, "summary": "planned it"}
@@ -41,8 +41,8 @@ class Kit:
         return run_stage(self.ctx, agent, attempt, timeout, {"round": 1}, reviewer)
 
     def report(self, outcome: StageOutcome) -> Any:
-        suffix = f"-r{outcome.reviewer}" if outcome.reviewer is not None else ""
-        path = self.ctx.scratch / f"{self.ctx.task_id}-{outcome.stage}-{outcome.attempt}{suffix}.report.json"
+        stem = stage_file_stem(self.ctx.task_id, outcome.stage, outcome.attempt, outcome.reviewer)
+        path = self.ctx.scratch / f"{stem}.report.json"
         return json.loads(path.read_text()) if path.exists() else None
 
 

@@ -3,12 +3,17 @@ event stream from a scenario file, the way the real CLI prints it.
 
 FAKE_CLI_DIR holds ``scenario.json``: {"runs": [[step, …], …]} (the n-th
 call plays runs[n], the last one again after that) or {"stage:<stage>":
-[step, …]} keyed by HARN_STAGE. Each call is recorded in
+[step, …]} keyed by HARN_STAGE (``task:<id>:stage:<stage>`` first). Each call is recorded in
 ``calls/<n>.json`` (argv, stdin, cwd, HARN_* environment). Steps:
 {"event": {...}} prints one JSONL line ("$SESSION" is replaced by the
 session id); {"raw": "text"} prints a line as is; {"stderr": "text"};
 {"sleep": seconds}; {"answer": {...}} writes codex's -o file;
-{"work": "plan"|"implement"} commits like a real agent; {"exit": code}.
+{"work": "plan"|"implement"} commits like a real agent; {"exit": code};
+{"write": {"path", "text", "mode"}} writes a file in the worktree (committed
+by the next "work"); {"link": {"at", "to", "hard"}} plants a symlink (or a
+hard link) at "at", where "$HARN_REPORT" and "$RUN" (the run folder) are
+replaced, as a hostile agent would for the host to write through ("fresh":
+only where nothing is yet).
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ calls.mkdir(exist_ok=True)
 number = len(list(calls.glob("*.json")))
 (calls / f"{number}.json").write_text(json.dumps({
     "name": name, "pid": os.getpid(), "argv": sys.argv, "stdin": stdin, "cwd": os.getcwd(),
-    "env": {k: v for k, v in os.environ.items() if k.startswith("HARN_")}}))
+    "env": {k: v for k, v in os.environ.items() if k.startswith("HARN_")}, "envNames": sorted(os.environ)}))
 
 
 def option(flag: str) -> str | None:
@@ -49,7 +54,9 @@ if "runs" in scenario:
     runs = scenario["runs"]
     steps = runs[min(number, len(runs) - 1)]
 else:
-    steps = scenario.get(f"stage:{os.environ.get('HARN_STAGE')}", scenario.get("*", []))
+    stage_key = f"stage:{os.environ.get('HARN_STAGE')}"
+    steps = scenario.get(f"task:{os.environ.get('HARN_TASK_ID')}:{stage_key}",
+                         scenario.get(stage_key, scenario.get("*", [])))
 
 
 def fill(value: object) -> object:
@@ -60,6 +67,27 @@ def fill(value: object) -> object:
     if isinstance(value, dict):
         return {k: fill(v) for k, v in value.items()}
     return value
+
+
+def plant(spec: dict[str, object]) -> None:
+    report = os.environ.get("HARN_REPORT", "")
+    at = Path(str(spec["at"]).replace("$HARN_REPORT", report).replace("$RUN", os.path.dirname(report)))
+    if at.is_symlink() or at.exists():
+        if spec.get("fresh"):
+            return  # only paths the host has not written yet
+        at.unlink()
+    if spec.get("hard"):
+        os.link(str(spec["to"]), at)
+    else:
+        at.symlink_to(str(spec["to"]))
+
+
+def write(spec: dict[str, object]) -> None:
+    path = Path(str(spec["path"]))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a" if spec.get("append") else "w") as handle:
+        handle.write(str(spec["text"]))
+    path.chmod(int(str(spec.get("mode", 0o644))))
 
 
 def git(*words: str) -> None:
@@ -90,9 +118,14 @@ for step in steps:
     elif "answer" in step:
         out = option("-o")
         assert out is not None
+        Path(out).unlink(missing_ok=True)  # a careful agent never writes through a link left there
         Path(out).write_text(json.dumps(step["answer"]))
     elif "work" in step:
         work(step["work"])
+    elif "link" in step:
+        plant(step["link"])
+    elif "write" in step:
+        write(step["write"])
     elif "exit" in step:
         code = step["exit"]
         break

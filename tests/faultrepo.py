@@ -64,8 +64,15 @@ elif what == "fault-auth":
     fault("auth", 401, "token expired")
 elif what == "fault-infra":
     fault("infra", None, "disk full")
+elif what == "fault-class-only":  # only the member the protocol requires
+    report({"fault": {"class": "auth"}})
+elif what == "fault-status-only":
+    report({"ok": False, "fault": {"class": "provider", "httpStatus": 429}})
 elif what == "garbage":
     report("{not json")
+elif what == "sigterm":
+    import signal
+    os.kill(os.getpid(), signal.SIGTERM)
 elif what == "crash":
     sys.exit(9)
 elif what == "hang":

@@ -41,6 +41,23 @@ def wait_for(path: Path, seconds: float = 30) -> None:
     assert path.exists(), f"{path} never appeared"
 
 
+def alive(pid: int) -> bool:
+    """Whether ``pid`` still runs (a zombie has finished: only its exit status is left)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0]
+    except OSError:
+        return False
+    return state not in ("Z", "X")
+
+
+def wait_gone(pid: int, seconds: float = 30) -> None:
+    """Wait until a process this test killed has really ended."""
+    deadline = time.time() + seconds
+    while alive(pid) and time.time() < deadline:
+        time.sleep(0.02)
+    assert not alive(pid), f"process {pid} still runs"
+
+
 def descendants(pid: int) -> list[int]:
     """Every process below ``pid`` (children first), from /proc: how a test
     finds the processes it started itself, and only those."""

@@ -139,3 +139,24 @@ def test_a_codex_implement_that_dies_is_resumed_with_exec_resume(tmp_path: Path)
     assert (run["adapter"], run["resumed"], run["sessionId"]) == ("codex", True, thread)
     _two_logs(task, ["thread.started", "turn.started", "item.completed"],
               ["thread.started", "turn.started", "item.completed", "turn.completed"])
+
+
+def test_a_rate_limit_then_silence_keeps_the_reset_time_the_cli_named(tmp_path: Path) -> None:
+    """The adapter parses resetsAt; the idle time-out ends the stage; the task
+    still says when the provider takes work again (issue 23 item 7)."""
+    env, calls_dir = _fake_bin(tmp_path)
+    wf = _wf(tmp_path, "31.7", "claude")
+    (calls_dir / "scenario.json").write_text(json.dumps({"runs": [
+        [claude_init(), {"event": {"type": "rate_limit_event", "rate_limit_info": {
+            "status": "rejected", "resetsAt": 1893456000, "rateLimitType": "five_hour"}}}, {"sleep": 60}],
+    ]}))
+    done = wf.run("--json", "--idle-timeout", "1", env=env, timeout=120)
+    assert done.code == 3, done.err
+    doc = done.json()
+    assert_valid(doc, "workflow-result")
+    task = doc["tasks"][0]
+    assert (task["status"], task["fault"]) == ("provider-fault", "provider"), task["detail"]
+    assert "reset at 2030-01-01T00:00:00Z" in task["detail"], task["detail"]
+    implement = task["stages"]["implement"]
+    assert (implement["fault"], implement["resetAt"]) == ("provider", "2030-01-01T00:00:00Z")
+    assert len(_calls(calls_dir)) == 1  # a provider fault is not retried

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from git_harn.tasks.execplan import STATUSES, parse_status, plan_task_id, task_plan_name
-from git_harn.tasks.roadmap import decode, parse_roadmap, parse_task_branch, unblocked
+from git_harn.tasks.roadmap import decode, parse_roadmap, parse_task_branch, read_roadmap, unblocked
 
 
 @pytest.mark.parametrize(("text", "status"), [
@@ -53,8 +53,9 @@ def test_plan_names() -> None:
 
 def test_hostile_roadmap_lines_are_not_tasks() -> None:
     text = "- [ ] 1.2 $(rm -rf ~) `id`\n- [ ] 1.3; touch x\n- [ ] $(x) 1.4\n" + "- [ ] 9 " + "a" * 10_000 + "\n"
-    tasks = parse_roadmap(text)
-    assert [(t.id, t.title) for t in tasks] == [("1.2", "$(rm -rf ~) `id`"), ("1.3", "; touch x")]
+    roadmap = read_roadmap(text)
+    assert [(t.id, t.title) for t in roadmap.tasks] == [("1.2", "$(rm -rf ~) `id`")]
+    assert [u.line for u in roadmap.unparsed] == [2, 3, 4]  # reported, never a task
     assert parse_task_branch("roadmap-1.2;rm") is None
     assert parse_task_branch("roadmap-1.2-addendum-3") == ("1.2", 3)
 
@@ -78,15 +79,15 @@ def test_hostile_roadmap_parses_exactly_the_well_formed_tasks() -> None:
     marker = "/tmp/pwned-by-roadmap"
     raw = b"\n".join([
         f"- [ ] 1.1 $(touch {marker}) `touch {marker}`; touch {marker} | sh".encode(),
-        b"  Requires: 1.0; rm -rf ~",  # trailing junk: not a Requires line
+        b"  Requires: 1.0; rm -rf ~",  # words that name no task: 1.1 never runs
         b"- [ ] " + b"9" * 5000,  # a huge line is never a task
         b"- [x] 1.2 " + b"a" * 4000,  # long but within the line limit
         b"- [ ] 1.3 " + b"b" * 5000,
         b"- [ ] 1.4 \xff\xfe\0 binary",
         b"\0\x01- [ ] 1.5 hidden behind binary",
         b"- [ ] $(echo 1.7) not an id",
-        b"- [ ] 1.6;rm -rf ~",
-        b"  Requires: 1.1, 1.2",
+        b"- [ ] 1.6;rm -rf ~",  # not a task: reported as unparsed
+        b"  Requires: 1.1, 1.2",  # so this belongs to 1.4
         b"\0\xff" * 100_000,
         b" " * 4095 + b"x",
         b"- [ ] 1.8 last",
@@ -95,10 +96,9 @@ def test_hostile_roadmap_parses_exactly_the_well_formed_tasks() -> None:
     tasks = parse_roadmap(decode(raw))
     assert time.monotonic() - started < 0.5
     assert [(t.id, t.done, t.requires) for t in tasks] == [
-        ("1.1", False, []), ("1.2", True, []), ("1.4", False, []), ("1.6", False, ["1.1", "1.2"]),
+        ("1.1", False, ["1.0;", "rm", "-rf", "~"]), ("1.2", True, []), ("1.4", False, ["1.1", "1.2"]),
         ("1.8", False, [])]
     assert tasks[0].title == f"$(touch {marker}) `touch {marker}`; touch {marker} | sh"
     assert tasks[1].title == "a" * 4000
     assert tasks[2].title == "\ufffd\ufffd\0 binary"
-    assert tasks[3].title == ";rm -rf ~"
-    assert [t.id for t in unblocked(tasks)] == ["1.1", "1.4", "1.8"]
+    assert [t.id for t in unblocked(tasks)] == ["1.8"]

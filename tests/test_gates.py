@@ -144,3 +144,35 @@ def test_a_scratch_checkout_left_by_a_killed_gates_run_is_swept(tmp_path: Path) 
     git(repo, "config", "--add", "harn.gate", "true")
     assert harn(repo, "gates", "run", "roadmap-1.2").code == 0
     assert "git-harn-gates-" not in git(repo, "worktree", "list", "--porcelain")
+
+
+# a pytest-like failure: a long FAILED list, then the summary line that matters most
+LONG_FAILURE = ("sh -c 'i=0; while [ $i -lt 300 ]; do echo \"FAILED tests/test_mod_$i.py::test_case - "
+                "AssertionError: assert 1 == 2\"; i=$((i+1)); done; echo \"=== 300 failed in 1.25s ===\"; "
+                "exit 1'")
+
+
+def test_a_failed_gate_shows_its_command_exit_and_last_whole_lines(tmp_path: Path) -> None:
+    """Readable failures (issue 23 item 8): the command, its exit, the end of its output."""
+    repo = task_repo(tmp_path)
+    task_branch(repo)
+    git(repo, "config", "--add", "harn.gate", "sh -c 'echo fine'")
+    git(repo, "config", "--add", "harn.gate", LONG_FAILURE)
+    git(repo, "config", "--add", "harn.gate", "sh -c 'kill -TERM $$'")
+    human = harn(repo, "gates", "run", "roadmap-1.2")
+    assert human.code == 3
+    lines = human.out.splitlines()
+    failed = next(n for n, line in enumerate(lines) if "exit 1" in line)
+    assert "sh -c 'i=0; while [ $i -lt 300 ]" in lines[failed]  # the command, quoted as typed
+    shown = lines[failed + 1: failed + 11]
+    assert shown[-1].strip() == "| === 300 failed in 1.25s ==="
+    assert all(line.strip().startswith("| FAILED tests/test_mod_") for line in shown[:-1]), shown
+    assert "| fine" not in human.out  # a passing gate's output stays out of the way
+    assert any("killed by SIGTERM" in line and "kill -TERM" in line for line in lines), human.out
+    assert all(len(line) <= 200 for line in lines)
+    doc = harn(repo, "gates", "run", "roadmap-1.2", "--json").json()
+    assert_valid(doc, "gates-result")
+    tail_lines = doc["commands"][1]["outputTail"].splitlines()
+    assert tail_lines[0] == "…" and tail_lines[1].startswith("FAILED tests/test_mod_")  # cut at a line boundary
+    assert tail_lines[-1] == "=== 300 failed in 1.25s ===" and len(doc["commands"][1]["outputTail"]) <= 4002
+    assert doc["commands"][2]["exitCode"] == -15

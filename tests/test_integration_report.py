@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import assert_valid, harn
+from helpers import assert_error_document, assert_valid, harn
 
 from git_harn.integrate.report import INCOMPLETE
 
@@ -113,3 +113,25 @@ def test_human_output_and_file_argument(tmp_path: Path) -> None:
 def test_missing_file_is_bad_input(tmp_path: Path) -> None:
     result = harn(tmp_path, "report", "check", "integration", str(tmp_path / "absent.json"))
     assert result.code == 2 and "cannot read" in result.err
+
+
+@pytest.mark.parametrize(("kind", "text", "reason"), [
+    ("integration", '{"ok": true, "summary": "\\ud800"}', "summary holds a lone surrogate"),
+    ("integration", '{"ok": true, "conflictPaths": ["a", "\\udfff"]}', "conflictPaths/1 holds a lone surrogate"),
+    ("integration", '{"\\ud800": true}', "a key in (document) holds a lone surrogate"),
+    ("assessment", '{"classification": "discard", "residualRisk": [NaN]}', "NaN is not a JSON number"),
+    ("assessment", '{"classification": "discard", "attempts": Infinity}', "Infinity is not a JSON number"),
+    ("integration", '{"attempts": -Infinity}', "-Infinity is not a JSON number"),
+    ("integration", '{"ok": true, "ok": false}', "duplicate key 'ok'"),
+    ("integration", "[" * 100_000 + "]" * 100_000, "nests too deeply"),
+])
+def test_what_every_reader_would_not_read_alike_is_bad_input(tmp_path: Path, kind: str, text: str,
+                                                            reason: str) -> None:
+    """Exit 2 with the reason, never an internal error nor exit 3 (issue 23 item 12)."""
+    for args in ((), ("--json",)):
+        result = harn(tmp_path, "report", "check", kind, "-", *args, stdin=text)
+        assert result.code == 2, (result.code, result.err)
+        assert result.err.startswith("git harn: error: - is not JSON: ") and reason in result.err, result.err
+        assert "internal error" not in result.err and len(result.err.strip().splitlines()) == 1
+        if args:
+            assert_error_document(result.out, 2)

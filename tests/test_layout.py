@@ -4,7 +4,8 @@ Folders are the layers (README, "How the code is laid out"). This test reads
 every module's imports (statically, lazy ones inside functions included) and
 fails on an upward import, an import across two packages of the same layer,
 an import cycle, pygit2 or the git CLI outside ``git/``, and click outside
-``commands/`` and the entry point.
+``commands/`` and the entry point. Each check has a test of its own that a
+planted violation fails it.
 """
 
 from __future__ import annotations
@@ -29,17 +30,25 @@ LAYERS = {
 }
 SHARED = 0  # the helpers directly in git_harn/ (errors, results, text …)
 MAX_TOP_LEVEL_MODULES = 12
+# Stand-alone scripts shipped in the package: run as programs (they drive git
+# in a worktree, as any agent does), never imported, importing nothing of git_harn.
+SCRIPT_FOLDERS = ("demo/agents",)
 
 
-def modules() -> dict[str, Path]:
+def modules(root: Path = PACKAGE) -> dict[str, Path]:
     found = {}
-    for path in sorted(PACKAGE.rglob("*.py")):
-        parts = path.relative_to(PACKAGE).with_suffix("").parts
-        if "prompts" in parts or "agents" in parts:
-            continue  # data and stand-alone scripts shipped in the package, not modules
+    for path in sorted(root.rglob("*.py")):
+        if _script(path, root):
+            continue
+        parts = path.relative_to(root).with_suffix("").parts
         name = ".".join(("git_harn", *parts)).removesuffix(".__init__")
         found[name] = path
     return found
+
+
+def _script(path: Path, root: Path = PACKAGE) -> bool:
+    """In one of the named script folders exactly, not any folder that shares its name."""
+    return path.parent.relative_to(root).as_posix() in SCRIPT_FOLDERS
 
 
 def layer_of(module: str) -> tuple[str, int]:
@@ -56,28 +65,49 @@ def imports_of(path: Path, module: str) -> list[tuple[str, int]]:
     """(imported module, line) for every import statement in the file."""
     tree = ast.parse(path.read_text(), str(path))
     out = []
-    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             out += [(alias.name, node.lineno) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join([*anchor, base] if base else anchor)
+            base = _resolved(node, path, module)
             out.append((base, node.lineno))
             out += [(f"{base}.{alias.name}", node.lineno) for alias in node.names]
     return out
 
 
-def internal_edges() -> dict[str, set[str]]:
-    mods = modules()
+def internal_edges(root: Path = PACKAGE) -> dict[str, set[str]]:
+    """Module -> the modules it imports. ``from pkg import mod`` of a
+    submodule is an edge to ``mod`` only: it names no member of ``pkg``'s
+    ``__init__``, so it is no dependency on what that file defines."""
+    mods = modules(root)
     edges: dict[str, set[str]] = {name: set() for name in mods}
     for name, path in mods.items():
-        for target, _ in imports_of(path, name):
-            if target in mods and target != name:
+        found = imports_of(path, name)
+        submodule_only = _from_submodules_only(path, name, set(mods))
+        for target, line in found:
+            if target in mods and target != name and (target, line) not in submodule_only:
                 edges[name].add(target)
     return edges
+
+
+def _from_submodules_only(path: Path, module: str, mods: set[str]) -> set[tuple[str, int]]:
+    """(package, line) of each ``from package import a, b`` where a and b are all submodules."""
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.ImportFrom):
+            base = _resolved(node, path, module)
+            if node.names and all(f"{base}.{alias.name}" in mods for alias in node.names):
+                out.add((base, node.lineno))
+    return out
+
+
+def _resolved(node: ast.ImportFrom, path: Path, module: str) -> str:
+    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+    base = node.module or ""
+    if node.level:
+        anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+        base = ".".join([*anchor, base] if base else anchor)
+    return base
 
 
 def test_the_package_top_holds_at_most_a_dozen_modules() -> None:
@@ -106,8 +136,8 @@ def test_imports_go_down_only() -> None:
     assert not wrong, "\n".join(wrong)
 
 
-def test_no_import_cycles() -> None:
-    edges = internal_edges()
+def find_cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Every import cycle a depth-first walk meets, as the modules around it."""
     state: dict[str, int] = {}
     cycles: list[list[str]] = []
 
@@ -123,9 +153,12 @@ def test_no_import_cycles() -> None:
     for node in sorted(edges):
         if node not in state:
             visit(node, [node])
-    # A package's __init__ importing its own modules is not a cycle of layers.
-    real = [c for c in cycles if not any(m.count(".") < 2 for m in c[:-1]) or len(set(c)) > 2]
-    assert not real, real
+    return cycles
+
+
+def test_no_import_cycles() -> None:
+    cycles = find_cycles(internal_edges())
+    assert not cycles, cycles
 
 
 @pytest.mark.parametrize("library, allowed", [
@@ -151,21 +184,44 @@ def test_only_the_git_layer_runs_git_or_touches_pygit2_objects() -> None:
     for name, path in modules().items():
         if layer_of(name)[0] == "git":
             continue
-        tree = ast.parse(path.read_text())
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Attribute) and node.attr in ("_pg", "_git", "pg"):
-                wrong.append(f"{path.relative_to(PACKAGE)}:{node.lineno} uses .{node.attr}")
-            if isinstance(node, ast.Name) and node.id == "run_git":
-                wrong.append(f"{path.relative_to(PACKAGE)}:{node.lineno} calls run_git")
-            if isinstance(node, ast.Constant) and node.value == "git" and _in_argv_list(node, tree):
-                wrong.append(f"{path.relative_to(PACKAGE)}:{node.lineno} builds a git argv")
+        wrong += [f"{path.relative_to(PACKAGE)}:{line} {what}" for line, what in git_access(path.read_text())]
     assert not wrong, "\n".join(wrong)
 
 
-def _in_argv_list(constant: ast.Constant, tree: ast.AST) -> bool:
-    """Whether ``"git"`` is the first word of a list literal (an argv)."""
-    return any(isinstance(node, ast.List) and bool(node.elts) and node.elts[0] is constant
-               for node in ast.walk(tree))
+def git_access(source: str) -> list[tuple[int, str]]:
+    """(line, what) for each way ``source`` reaches git past the git layer."""
+    tree = ast.parse(source)
+    git_names = _names_of_git(tree)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in ("_pg", "_git", "pg"):
+            found.append((node.lineno, f"uses .{node.attr}"))
+        if isinstance(node, ast.Name) and node.id == "run_git":
+            found.append((node.lineno, "calls run_git"))
+        if isinstance(node, (ast.List, ast.Tuple)) and node.elts and _is_git(node.elts[0], git_names):
+            found.append((node.lineno, "builds a git argv"))
+    return found
+
+
+def _names_of_git(tree: ast.AST) -> set[str]:
+    """Names bound to the string ``"git"`` (``GIT = "git"``): an argv built from one is a git argv."""
+    names = set()
+    for node in ast.walk(tree):
+        value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
+        if isinstance(value, ast.Constant) and value.value == "git":
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[union-attr]
+            names |= {t.id if isinstance(t, ast.Name) else t.attr for t in targets
+                      if isinstance(t, (ast.Name, ast.Attribute))}
+    return names
+
+
+def _is_git(first: ast.expr, git_names: set[str]) -> bool:
+    """The first word of an argv literal is git: the string, or a name bound to it."""
+    if isinstance(first, ast.Constant):
+        return first.value == "git"
+    if isinstance(first, ast.Name):
+        return first.id in git_names
+    return isinstance(first, ast.Attribute) and first.attr in git_names
 
 
 def test_the_layout_test_sees_a_wrong_import(tmp_path: Path) -> None:
@@ -174,3 +230,63 @@ def test_the_layout_test_sees_a_wrong_import(tmp_path: Path) -> None:
     fake.write_text("from git_harn.commands.render import show\n")
     assert ("git_harn.commands.render", 1) in imports_of(fake, "git_harn.store.mod")
     assert layer_of("git_harn.commands.render")[1] > layer_of("git_harn.store.mod")[1]
+
+
+# --- the checks can fail: planted violations (issue 23 item 15) -----------------------
+
+
+@pytest.mark.parametrize("source", [
+    'import subprocess\nsubprocess.run(["git", "reset", "--hard"])\n',
+    'import subprocess\nsubprocess.run(("git", "reset", "--hard"))\n',
+    'GIT = "git"\ndef reset(run):\n    run((GIT, "reset", "--hard"))\n',
+    'GIT: str = "git"\nARGV = [GIT, "status"]\n',
+    'class C:\n    GIT = "git"\n    def argv(self):\n        return [self.GIT, "push"]\n',
+    'def argv(args):\n    return ("git",) + tuple(args)\n',
+    'from git_harn.git.proc import run_git\nrun_git(("status",), ".")\n',
+    'def peek(repo):\n    return repo._pg.head\n',
+])
+def test_the_git_check_sees_a_planted_git_argv(source: str) -> None:
+    assert git_access(source), source
+
+
+def test_the_git_check_leaves_other_argv_alone() -> None:
+    assert git_access('ARGV = ["gitk", "--all"]\nWORDS = ("a", "git")\nNAME = "git"\n') == []
+
+
+def _package(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def test_the_cycle_check_sees_a_planted_cycle_of_two_top_level_helpers(tmp_path: Path) -> None:
+    root = _package(tmp_path / "git_harn", {"__init__.py": "", "text.py": "from git_harn.files import MAX\n",
+                                            "files.py": "from git_harn.text import one\n"})
+    assert find_cycles(internal_edges(root)) == [["git_harn.files", "git_harn.text", "git_harn.files"]]
+
+
+def test_the_cycle_check_sees_a_submodule_that_uses_its_package_init(tmp_path: Path) -> None:
+    root = _package(tmp_path / "git_harn", {
+        "__init__.py": "", "workflow/__init__.py": "from git_harn.workflow.host import Task\n",
+        "workflow/host.py": "from git_harn.workflow import HELPER\n",
+        "workflow/stages.py": "from git_harn.workflow import host\n"})  # a submodule only: no cycle
+    assert find_cycles(internal_edges(root)) == [["git_harn.workflow", "git_harn.workflow.host", "git_harn.workflow"]]
+
+
+def test_only_the_named_script_folders_are_skipped(tmp_path: Path) -> None:
+    root = _package(tmp_path / "git_harn", {
+        "__init__.py": "", "demo/agents/plan.py": "import subprocess\n",
+        "workflow/agents/evil.py": "from git_harn.commands import render\n",
+        "workflow/prompts/evil.py": "import pygit2\n"})
+    found = modules(root)
+    assert "git_harn.workflow.agents.evil" in found and "git_harn.workflow.prompts.evil" in found
+    assert "git_harn.demo.agents.plan" not in found
+
+
+def test_the_shipped_scripts_are_stand_alone() -> None:
+    """What is skipped as a script really is one: it imports nothing of git_harn."""
+    scripts = [p for p in PACKAGE.rglob("*.py") if _script(p)]
+    assert scripts
+    for path in scripts:
+        assert not [t for t, _ in imports_of(path, "script") if t.split(".")[0] == "git_harn"], path

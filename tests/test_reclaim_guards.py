@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import descendants, git, harn, is_python_of_git_harn, make_repo, record, ref, wait_for
+from helpers import descendants, git, harn, is_python_of_git_harn, make_repo, record, ref, wait_for, wait_gone
 from salvage_helpers import started, tree_files
 
 from git_harn.errors import Refused
@@ -185,7 +185,6 @@ def test_writes_during_a_reclaim_stop_the_reset(tmp_path: Path) -> None:
 def test_a_killed_run_stays_busy_while_its_command_runs(tmp_path: Path) -> None:
     import signal
     import subprocess
-    import time
 
     repo, wt = started(tmp_path)
     assert harn(repo, "cleanup", "r1", "--yes").code == 0
@@ -205,6 +204,7 @@ def test_a_killed_run_stays_busy_while_its_command_runs(tmp_path: Path) -> None:
     for pid in agents:
         os.kill(pid, signal.SIGKILL)
     proc.wait(timeout=30)
-    time.sleep(0.2)
+    for pid in agents:
+        wait_gone(pid)  # the lock names it: busy until it has really ended
     result = harn(repo, "reclaim", "r2")
     assert result.code == 0, result.err

@@ -87,8 +87,9 @@ def test_max_tasks_stops_starting_new_ones(tmp_path: Path) -> None:
     done = wf.run("--max-tasks", "2", "--json")
     assert done.code == 0, done.err
     doc = done.json()
-    assert doc["selected"] == ["1.1", "1.3"] or len(doc["selected"]) == 2
-    assert any(s["reason"] == "max-tasks" for s in doc["skipped"])
+    # one at a time: 1.1, then 1.3 (1.2 is queued behind 1.3 and 1.4 once 1.1 lands)
+    assert doc["selected"] == ["1.1", "1.3"]
+    assert [(s["taskId"], s["reason"]) for s in doc["skipped"]] == [("1.2", "max-tasks"), ("1.4", "max-tasks")]
 
 
 def test_show_list_and_plain_progress(tmp_path: Path) -> None:
@@ -143,3 +144,29 @@ def test_init_writes_starter_files_and_overwrites_nothing(tmp_path: Path) -> Non
     assert settings.agents["integrate"].builtin and settings.gates
     again = harn(repo, "workflow", "init", "--json").json()
     assert again["written"] == [] and len(again["kept"]) == 5
+
+
+def test_stage_inputs_prompts_and_reports_are_kept_and_named_plainly(tmp_path: Path) -> None:
+    """What an operator needs to replay a stage, in the run folder; a review
+    file names its round and its reviewer in words (issue 23 item 10)."""
+    import json
+    import re
+
+    from helpers import assert_valid as valid
+
+    wf = setup(tmp_path, roadmap="# R\n\n- [ ] 6.1 Reviewed twice\n")
+    wf.script({"review": "changes-then-approve"})
+    done = wf.run("--json")
+    assert done.code == 0, done.err
+    folder = wf.work / ".git" / "harnery" / "workflow" / done.json()["workflowId"]
+    names = sorted(p.name for p in folder.iterdir())
+    for stem in ("6.1-plan-1", "6.1-implement-1", "6.1-implement-2", "6.1-review-round1-reviewer1",
+                 "6.1-review-round1-reviewer2", "6.1-review-round2-reviewer1", "6.1-review-round2-reviewer2"):
+        for kind in ("input.json", "prompt.md", "report.json"):
+            assert f"{stem}.{kind}" in names, (stem, kind, names)
+    assert not [n for n in names if re.search(r"-r[0-9]", n)], names
+    kept = json.loads((folder / "6.1-review-round2-reviewer1.input.json").read_text())
+    valid(kept, "stage-input")
+    assert (kept["stage"], kept["round"], kept["reviewer"]) == ("review", 2, 1)
+    given = (wf.agents / "inputs" / "6.1-review-2-1.stdin").read_text()
+    assert json.loads(given) == kept  # exactly what the agent read on stdin

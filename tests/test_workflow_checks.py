@@ -66,7 +66,7 @@ def test_blocked_plan_stops_the_task_as_blocked(tmp_path: Path) -> None:
 
 def test_review_asks_for_changes_then_approves_on_round_two(tmp_path: Path) -> None:
     wf = setup(tmp_path, roadmap="# R\n\n- [ ] 7.1 Needs a second go\n")
-    wf.script({"review": "changes-then-approve"})
+    wf.script({"review": "changes-then-approve", "review-barrier": True})
     done = wf.run("--json")
     assert done.code == 0, done.err
     task = done.json()["tasks"][0]
@@ -79,12 +79,35 @@ def test_review_asks_for_changes_then_approves_on_round_two(tmp_path: Path) -> N
     second = json.loads((wf.agents / "inputs" / "7.1-implement-2-0.stdin").read_text())
     assert sorted(f["text"] for f in second["findings"]) == ["reviewer 1: fix 7.1", "reviewer 2: fix 7.1"]
     assert second["round"] == 2
-    # both reviewers of a round ran in parallel on the same tip
+    # both reviewers of a round ran in parallel on the same tip: each waited for the other to start
+    # (run one after the other, the first would end before the second began, and this would fail)
     reviews = [e for e in wf.log() if e["stage"] == "review" and e["attempt"] == 2]
     starts = sorted(e["t"] for e in reviews if e["event"] == "start")
     ends = sorted(e["t"] for e in reviews if e["event"] == "end")
-    assert starts[1] < ends[0] or len(starts) == 2
+    assert len(starts) == len(ends) == 2 and starts[1] < ends[0], (starts, ends)
     assert {e["reviewer"] for e in reviews} == {"1", "2"}
+
+
+@pytest.mark.parametrize(("behaviour", "rounds", "detail"), [
+    ("refuse-and-scribble", 1, "changes requested after 1 review round(s): reviewer 1: changes-requested"),
+    ("refuse-and-scribble", 2, "after review the worktree has 2 uncommitted path(s): notes-1.txt, notes-2.txt"),
+    ("approve-and-scribble", 1, "after review the worktree has 2 uncommitted path(s): notes-1.txt, notes-2.txt"),
+])
+def test_what_ends_a_review_is_what_the_detail_says_first(tmp_path: Path, behaviour: str, rounds: int,
+                                                          detail: str) -> None:
+    """A refusal in the last round ends the task whatever the reviewers left,
+    and names what they left after it; earlier, the mess is what stops the
+    next round (issue 23 item 14)."""
+    agents = tmp_path / "agents"
+    wf = setup(tmp_path, roadmap="# R\n\n- [ ] 7.3 Reviewed\n",
+               config=config_text(agents, workflow=f"stageTimeout = 30\nreviewRounds = {rounds}\n"))
+    wf.script({"review": behaviour})
+    task = wf.run("--json").json()["tasks"][0]
+    assert (task["status"], task["stage"], task["review"]["rounds"]) == ("failed", "review", 1)
+    assert task["detail"].startswith(detail), task["detail"]
+    if detail.startswith("changes requested"):
+        assert task["detail"].endswith("; the reviewers also left 2 uncommitted path(s): notes-1.txt, notes-2.txt")
+    assert task["workspace"]["state"] == "preserved_dirty"  # the notes are kept for salvage
 
 
 def test_review_that_never_approves_fails_after_review_rounds(tmp_path: Path) -> None:
@@ -225,3 +248,45 @@ def test_nothing_selectable_is_done(tmp_path: Path) -> None:
     doc = done.json()
     assert doc["tasks"] == [] and doc["summary"] == "0 tasks: nothing selectable"
     assert {s["reason"] for s in doc["skipped"]} == {"waiting-for-requirements"}
+
+
+def test_a_failed_gate_reads_well_in_the_task_and_the_run(tmp_path: Path) -> None:
+    """The command, its exit, and the end of its output cut at line
+    boundaries, not the middle of a FAILED list (issue 23 item 8)."""
+    agents = tmp_path / "agents"
+    failing = json.dumps(["sh", "-c", "i=0; while [ $i -lt 300 ]; do echo \"FAILED tests/test_mod_$i.py::test_case"
+                          " - AssertionError: assert 1 == 2\"; i=$((i+1)); done; echo '=== 300 failed in 1.25s ==='; "
+                          "exit 1"])
+    config = config_text(agents).replace('[["sh", "-c", "test ! -e broken"]]', f"[{failing}]")
+    wf = setup(tmp_path, roadmap="# R\n\n- [ ] 8.1 Breaks the tests\n", config=config)
+    doc = wf.run("--json").json()
+    assert_valid(doc, "workflow-result")
+    task = doc["tasks"][0]
+    assert (task["status"], task["stage"]) == ("failed", "gates"), task["detail"]
+    head, _, shown = task["detail"].partition(f" exited with 1 on {task['tip'][:12]}: ")
+    assert head.startswith("gate sh -c 'i=0; while [ $i -lt 300 ]"), head  # the command as typed
+    assert shown.startswith("FAILED tests/test_mod_") and shown.endswith(" | === 300 failed in 1.25s ===")
+    assert all(part.startswith("FAILED tests/test_mod_") and part.endswith("assert 1 == 2")
+               for part in shown.split(" | ")[:-1])
+    gate = task["gates"]["commands"][0]
+    kept = gate["outputTail"].splitlines()
+    assert len(kept) == 10 and kept[-1] == "=== 300 failed in 1.25s ==="
+    assert all(line.startswith("FAILED tests/test_mod_2") for line in kept[:-1])
+    human = harn(wf.work, "workflow", "show").out
+    assert "gate of 8.1 failed: sh -c 'i=0; while" in human and "(exit 1)" in human
+    assert "  | === 300 failed in 1.25s ===" in human
+
+
+@pytest.mark.parametrize(("raw", "why"), [
+    (b'{"ok": true, "summary": "\\ud800"}', "summary holds a lone surrogate"),
+    (b'{"ok": true, "summary": "s", "cost": NaN}', "NaN is not a JSON number"),
+    (b'{"ok": true, "ok": false, "summary": "s"}', "duplicate key 'ok'"),
+])
+def test_a_stage_report_every_reader_would_not_read_alike_is_invalid(tmp_path: Path, raw: bytes, why: str) -> None:
+    """Such a report could not be recorded as JSON, nor mean one thing to all [P5]."""
+    from git_harn.workflow.stages import read_report
+
+    path = tmp_path / "r.report.json"
+    path.write_bytes(raw)
+    document, problem = read_report(path, "plan")
+    assert document is None and problem.startswith("the report is not JSON (") and why in problem

@@ -192,9 +192,7 @@ def test_a_killed_runner_leaves_a_stale_claim_reported_and_taken_over_on_purpose
     refused = harn(other, "workflow", "claims", "--take-over", "9.1", "--yes", "--stale-after", "3600")
     assert refused.code == 3 and "is live" in refused.err
     assert remote_claims(wf)[f"{CLAIMS}9.1"] == dead  # the refusal changed nothing
-    time.sleep(4.5)
-    listed = harn(wf.work, "workflow", "claims", "--json").json()
-    claim = listed["claims"][0]
+    claim = wait_stale(wf.work, "9.1")
     assert claim["stale"] is True and claim["thisClone"] is True and claim["ageSeconds"] > 4
     human = harn(wf.work, "workflow", "claims")
     assert "stale" in human.out and "host-a" in human.out
@@ -249,7 +247,7 @@ def test_a_clone_that_does_not_hold_a_claim_never_deletes_it(tmp_path: Path) -> 
         assert remote_claims(wf)[f"{CLAIMS}10.1"] == held
         # a third clone takes it over (the heartbeat is slower than staleAfter here, on purpose)
         third = clone(wf, "c")
-        time.sleep(1.5)
+        wait_stale(third, "10.1")
         took = harn(third, "workflow", "claims", "--take-over", "10.1", "--yes", "--json")
         assert took.code == 0, took.err
         taken = took.json()["takenOver"]["oid"]
@@ -261,6 +259,19 @@ def test_a_clone_that_does_not_hold_a_claim_never_deletes_it(tmp_path: Path) -> 
     assert doc["claims"]["released"] == []
     assert doc["claims"]["kept"][0]["taskId"] == "10.1"
     assert remote_claims(wf)[f"{CLAIMS}10.1"] == taken
+
+
+def wait_stale(work: Path, task_id: str, seconds: float = 60) -> dict[str, Any]:
+    """Wait until ``workflow claims`` in ``work`` shows the task's claim stale: the event, not a guess of its time."""
+    deadline = time.time() + seconds
+    while True:
+        listed = harn(work, "workflow", "claims", "--json")
+        assert listed.code == 0, listed.err
+        claim: dict[str, Any] = next(c for c in listed.json()["claims"] if c["taskId"] == task_id)
+        if claim["stale"] or time.time() > deadline:
+            assert claim["stale"], claim
+            return claim
+        time.sleep(0.2)
 
 
 def wf_run(work: Path) -> dict[str, Any]:

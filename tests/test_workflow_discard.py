@@ -26,6 +26,8 @@ def test_discard_salvages_the_work_then_removes_the_branch(tmp_path: Path) -> No
     doc = done.json()
     assert_valid(doc, "workflow-discard")
     assert doc["deleted"] is True and doc["workspaces"][0]["state"] == "released"
+    # the reclaim deleted the branch it had just salvaged: said so, not "already gone" (issue 23 item 11)
+    assert doc["reason"] == f"branch roadmap-5.1 deleted by the reclaim of run {first['runId']}"
     salvage = doc["workspaces"][0]["salvage"]["ref"]
     assert salvage == f"refs/heads/harnery/salvage/{first['runId']}"
     assert git(wf.work, "show", f"{salvage}:stray.txt") == "uncommitted work"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 from faultrepo import fault_setup, faults, runs
-from helpers import assert_valid, ref
+from helpers import alive, assert_valid, ref
 
 ONE = "# R\n\n- [ ] 21.1 Faulty\n"
 TWO = "# R\n\n- [ ] 21.1 Faulty\n- [ ] 21.2 Fine\n"
@@ -41,6 +41,33 @@ def test_provider_and_auth_faults_end_the_task_unretried(tmp_path: Path, stage: 
     assert "- [ ] 21.1" in wf.remote_file("docs/roadmap.md")
 
 
+@pytest.mark.parametrize(("what", "status", "words"), [
+    ("fault-class-only", "auth-fault", "reported an auth fault"),
+    ("fault-status-only", "provider-fault", "reported a provider fault: HTTP 429"),
+])
+def test_a_fault_report_needs_only_its_class(tmp_path: Path, what: str, status: str, words: str) -> None:
+    """Only ``class`` is required; a minimal fault report is believed at once,
+    not retried as invalid and turned into an infra fault (issue 23 item 5)."""
+    wf = fault_setup(tmp_path, ONE)
+    faults(wf, {"21.1:implement": what})
+    doc = wf.run("--json").json()
+    assert_valid(doc, "workflow-result")
+    task = doc["tasks"][0]
+    assert (task["status"], task["fault"], task["faultKind"]) == (status, status.split("-")[0], "fault-report")
+    assert words in task["detail"], task["detail"]
+    assert [r["run"] for r in runs(wf) if r["stage"] == "implement"] == [1]  # no schema retry, no infra retry
+    assert task["infraRetries"] == 0
+
+
+def test_an_agent_killed_by_a_signal_is_said_by_the_signal_name(tmp_path: Path) -> None:
+    wf = fault_setup(tmp_path, ONE)
+    faults(wf, {"21.1:plan": "sigterm"})
+    task = wf.run("--json", "--stage-attempts", "1").json()["tasks"][0]
+    assert (task["status"], task["faultKind"]) == ("infra-fault", "crash")
+    assert "the plan agent was killed by SIGTERM and no valid report" in task["detail"], task["detail"]
+    assert "-15" not in task["detail"] and "signal 15" not in task["detail"]
+
+
 def test_a_valid_report_of_failure_is_a_product_failure_not_a_fault(tmp_path: Path) -> None:
     wf = fault_setup(tmp_path, ONE)
     faults(wf, {"21.1:implement": "partial"})
@@ -50,14 +77,6 @@ def test_a_valid_report_of_failure_is_a_product_failure_not_a_fault(tmp_path: Pa
     assert doc["remediationSuppressed"] is False
     assert doc["faultMetrics"] == {"infraRetries": 0, "infraFaults": 0, "providerFaults": 0, "authFaults": 0}
     assert ref(wf.work, "refs/heads/roadmap-21.1")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0]
-    except OSError:
-        return False
-    return state not in ("Z", "X")
 
 
 def test_a_stage_that_times_out_once_is_retried_in_place_and_lands(tmp_path: Path) -> None:
@@ -76,7 +95,7 @@ def test_a_stage_that_times_out_once_is_retried_in_place_and_lands(tmp_path: Pat
     assert [(r["run"], r["attempt"]) for r in plans] == [(1, 1), (2, 2)]  # HARN_ATTEMPT counts the retry
     assert "- [x] 21.1" in wf.remote_file("docs/roadmap.md")
     for pid in (tmp_path / "agents" / "children.log").read_text().split():
-        assert not _alive(int(pid))  # the hung agent's child went with its group
+        assert not alive(int(pid))  # the hung agent's child went with its group
 
 
 def test_an_invalid_report_is_rerun_with_the_error_until_valid(tmp_path: Path) -> None:
@@ -154,7 +173,7 @@ def test_a_stage_that_always_hangs_ends_infra_fault_with_its_plan_salvaged(tmp_p
                              'relaunch with resumePartialBranches=true and resumeMode="continue"')
     assert bad["assessment"] is None and [a["taskId"] for a in doc["assessments"]] == []  # no assessor spawned
     for pid in (tmp_path / "agents" / "children.log").read_text().split():
-        assert not _alive(int(pid))  # killed with its children, on every attempt
+        assert not alive(int(pid))  # killed with its children, on every attempt
     assert len((tmp_path / "agents" / "children.log").read_text().split()) == 2
     # the uncommitted ExecPlan edit is committed onto the task branch [A4]
     salvage = bad["salvage"]

@@ -59,6 +59,33 @@ def test_unmapped_and_already_complete_branches_are_skipped_and_not_unresolved(t
     assert ref(wf.work, "refs/heads/roadmap-9.9") and ref(wf.work, "refs/heads/roadmap-5.0")
 
 
+ADDENDA = "# R\n\n- [x] 5.0 Landed long ago\n  - [ ] addendum 1: still open\n  - [x] addendum 2: landed too\n"
+
+
+@pytest.mark.parametrize(("mode", "assessed", "action", "reason"), [
+    ("assess", True, "report-only", "assess-only"),
+    ("review", True, "downgraded", "addendum-branch"),
+    ("continue", False, "report-only", "addendum-branch"),
+])
+def test_an_open_addendum_survivor_is_a_candidate_whatever_its_task_box(
+        tmp_path: Path, mode: str, assessed: bool, action: str, reason: str) -> None:
+    """The addendum's own box decides, not its (ticked) task's (issue 23 item 6)."""
+    wf = wf_with(tmp_path, roadmap=ADDENDA, external=True)  # the assessor says adopt-complete
+    hand_branch(wf, "roadmap-5.0-addendum-1", {"addendum.txt": "more\n"})
+    hand_branch(wf, "roadmap-5.0-addendum-2", {"addendum.txt": "landed\n"})
+    done = wf.run("--json", *RESUME, "--resume-mode", mode)
+    assert done.code == 3, done.err
+    rec = recovery_of(done.json())
+    assert rec["candidates"] == ["roadmap-5.0-addendum-1"]
+    assert rec["assessed"] == (["roadmap-5.0-addendum-1"] if assessed else [])
+    assert {s["branch"]: s["reason"] for s in rec["skipped"] if s["reason"] == "already-complete"} == {
+        "roadmap-5.0-addendum-2": "already-complete"}
+    result = rec["results"][0]
+    assert (result["branch"], result["action"], result["reason"]) == ("roadmap-5.0-addendum-1", action, reason)
+    assert [u["branch"] for u in rec["unresolved"]] == ["roadmap-5.0-addendum-1"]
+    assert wf.log() == []  # an addendum branch is never resumed by the workflow
+
+
 def test_candidate_cap_holds_the_rest_out_unassessed_and_unresolved(tmp_path: Path) -> None:
     wf = wf_with(tmp_path, roadmap="# R\n\n- [ ] 6.1 A\n- [ ] 6.2 B\n- [ ] 6.3 C\n- [ ] 6.4 D\n")
     for n in (1, 2, 3):

@@ -130,6 +130,7 @@ def _finish_in_process(wf: WF, statuses: dict[str, str], metrics: dict[str, int]
             {"round": 1, "reviewer": 1, "verdict": "approve", "approved": True, "summary": "s",
              "findings": findings}]}
         result.tasks.append(tr)
+    result.interrupted = bool((metrics or {}).pop("interrupted", 0))
     result.faultMetrics.update(metrics or {})
     old = os.getcwd()
     try:
@@ -143,18 +144,21 @@ def _finish_in_process(wf: WF, statuses: dict[str, str], metrics: dict[str, int]
     return result.remediation
 
 
-@pytest.mark.parametrize(("statuses", "metrics", "reason"), [
-    ({"1.1": "done", "1.2": "auth-fault"}, None, "auth-fault"),
-    ({"1.1": "done", "1.2": "provider-fault"}, None, "provider-fault"),
-    ({"1.1": "done"}, {"providerFaults": 1}, "provider-fault"),
-    ({"1.1": "done"}, {"authFaults": 2}, "auth-fault"),
+@pytest.mark.parametrize(("statuses", "metrics", "reason", "said"), [
+    ({"1.1": "done", "1.2": "auth-fault"}, None, "auth-fault", "the run had an auth fault: "),
+    ({"1.1": "done", "1.2": "provider-fault"}, None, "provider-fault", "the run had a provider fault: "),
+    ({"1.1": "done"}, {"providerFaults": 1}, "provider-fault", "the run had a provider fault: "),
+    ({"1.1": "done"}, {"authFaults": 2}, "auth-fault", "the run had an auth fault: "),
+    ({"1.1": "done"}, {"interrupted": 1}, "interrupted", "the run was interrupted: "),
 ])
 def test_any_provider_or_auth_fault_suppresses_the_flush(tmp_path: Path, statuses: dict[str, str],
-                                                         metrics: dict[str, int] | None, reason: str) -> None:
+                                                         metrics: dict[str, int] | None, reason: str,
+                                                         said: str) -> None:
     wf = make(tmp_path, ROADMAP)
     before = ref(wf.remote, "refs/heads/main")
     rem = _finish_in_process(wf, statuses, metrics)
     assert (rem["state"], rem["reason"]) == ("suppressed", reason)
+    assert str(rem["detail"]).startswith(said), rem["detail"]  # "an auth fault", never "a auth fault"
     assert ref(wf.remote, "refs/heads/main") == before
 
 

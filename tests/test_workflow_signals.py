@@ -10,16 +10,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from helpers import descendants, git, harn, is_python_of_git_harn, ref
+from helpers import alive, descendants, git, harn, is_python_of_git_harn, ref
 from wfrepo import setup
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0]
-    except OSError:
-        return False
-    return state not in ("Z", "X")
 
 
 def test_sigterm_mid_run_stops_agents_and_loses_nothing(tmp_path: Path) -> None:
@@ -49,7 +41,7 @@ def test_sigterm_mid_run_stops_agents_and_loses_nothing(tmp_path: Path) -> None:
     assert (tasks["12.1"]["status"], tasks["12.1"]["stage"]) == ("halted", "implement")
     assert (tasks["12.2"]["status"], tasks["12.2"]["stage"]) == ("halted", "plan")
     for entry in hanging:  # the agents' process groups are gone
-        assert not _alive(entry["pid"])
+        assert not alive(entry["pid"])
     # 12.1's commit is kept: its workspace was preserved by cleanup, the branch holds the work
     assert tasks["12.1"]["workspace"]["state"] == "preserved_unmerged"
     tip = ref(wf.work, "refs/heads/roadmap-12.1")

@@ -117,11 +117,20 @@ elif stage == "implement":
             open("stray.txt", "w").write("left behind\n")
         report({"ok": True, "summary": f"implemented {task}"})
 elif stage == "review":
+    if script.get("review-barrier"):  # each reviewer waits until the other one has started
+        open(os.path.join(here, f"review-{task}-{attempt}-{reviewer}.started"), "w").close()
+        other = os.path.join(here, f"review-{task}-{attempt}-{3 - int(reviewer)}.started")
+        deadline = time.time() + 20
+        while not os.path.exists(other) and time.time() < deadline:
+            time.sleep(0.02)
     verdict = "approve"
     findings = []
-    if what == "never-approve" or (what == "changes-then-approve" and attempt == 1):
+    if what in ("never-approve", "refuse-and-scribble") or (what == "changes-then-approve" and attempt == 1):
         verdict = "changes-requested"
         findings = [{"severity": "blocking", "text": f"reviewer {reviewer}: fix {task}", "path": f"work-{task}.txt"}]
+    if what in ("refuse-and-scribble", "approve-and-scribble"):
+        with open(f"notes-{reviewer}.txt", "w") as f:  # a reviewer may not touch the worktree
+            f.write("a reviewer's note\n")
     if what == "review-evil":
         open(os.path.join(here, f"evil-{task}"), "w").close()
     report({"verdict": verdict, "summary": f"review {reviewer} of {task}", "findings": findings})

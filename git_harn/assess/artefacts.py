@@ -194,6 +194,11 @@ def vet_path(root: Path, path: str, folder: str, task_id: str | None) -> str | N
             return "symlink" if depth == len(parts) - 1 else "symlinked folder on the way"
     if not stat.S_ISREG(mode):
         return "not a regular file"
+    seen = os.lstat(current)
+    if seen.st_nlink > 1:  # the same file as one outside the worktree, perhaps
+        return "has another hard link"
+    if seen.st_size > MAX_PLAN_FILE:  # committed whole or not at all, never cut
+        return f"larger than {MAX_PLAN_FILE >> 20} MiB"
     if not path.endswith(".md"):
         return "not a .md file"
     if not os.path.realpath(current).startswith(os.path.realpath(root) + os.sep):

@@ -26,10 +26,13 @@ from typing import Any, ClassVar
 
 from git_harn.assess.evidence import Evidence
 from git_harn.errors import BadInput
+from git_harn.files import loads_json
 from git_harn.git import Repo, to_oid
-from git_harn.proc import Finished, run_bounded, split_command, tail
+from git_harn.git.env import child_env
+from git_harn.proc import Finished, exit_words, run_bounded, split_command, tail
 from git_harn.results import CheckResult, Result
 from git_harn.schemas import schema_errors
+from git_harn.tasks.config import configured_env_names
 from git_harn.text import jsonable
 
 ADOPT_COMPLETE = "adopt-complete"
@@ -216,6 +219,7 @@ class ExternalAssessor:
     retries: int
     timeout: float
     cwd: Path
+    secrets: tuple[str, ...] = ()  # secret-looking variables it may have (git/env.py)
 
 
 def external_assessor(repo: Repo, spec: str | None) -> ExternalAssessor | None:
@@ -228,7 +232,8 @@ def external_assessor(repo: Repo, spec: str | None) -> ExternalAssessor | None:
     timeout = repo.config_int("harn.assessorTimeout", DEFAULT_TIMEOUT)
     if not 0 <= retries <= MAX_RETRIES or timeout <= 0:
         raise BadInput(f"harn.assessorRetries must be 0 to {MAX_RETRIES} and harn.assessorTimeout > 0")
-    return ExternalAssessor(argv, retries, float(timeout), repo.workdir or repo.common_dir)
+    return ExternalAssessor(argv, retries, float(timeout), repo.workdir or repo.common_dir,
+                            configured_env_names(repo, "harn.assessorEnv"))
 
 
 def run_external(assessor: ExternalAssessor, evidence: Evidence) -> dict[str, Any]:
@@ -237,7 +242,8 @@ def run_external(assessor: ExternalAssessor, evidence: Evidence) -> dict[str, An
     info: dict[str, Any] = {"kind": "external", "command": assessor.argv, "attempts": 0, "errors": []}
     for attempt in range(1, assessor.retries + 2):
         info["attempts"] = attempt
-        done = run_bounded(assessor.argv, assessor.cwd, timeout=assessor.timeout, stdin=payload)
+        done = run_bounded(assessor.argv, assessor.cwd, timeout=assessor.timeout, stdin=payload,
+                           env=child_env(secrets=assessor.secrets))
         fault = done.start_error or (f"timed out after {assessor.timeout:g}s" if done.timed_out else None)
         if fault is not None:
             info["fault"] = fault
@@ -256,12 +262,12 @@ def _accept(done: Finished, evidence: Evidence, info: dict[str, Any]) -> tuple[d
     """The assessor's output made whole: the host's own evidence and assessor
     members replace whatever it sent (its word is not evidence)."""
     if done.exit_code != 0:
-        return {}, [f"exited {done.exit_code}: {tail(done.stderr, 200).strip()}"]
+        return {}, [f"{exit_words(done.exit_code)}: {tail(done.stderr, 200).strip()}"]
     if done.truncated:
         return {}, ["output too large"]
     try:
-        doc = json.loads(done.stdout)
-    except (ValueError, RecursionError) as exc:
+        doc = loads_json(done.stdout)
+    except ValueError as exc:  # NotJson: invalid, too deep, a key twice, NaN
         return {}, [f"not JSON ({exc})"]
     if not isinstance(doc, dict):
         return {}, ["not a JSON object"]

@@ -149,7 +149,7 @@ def _plan(repo: Repo, evidence: Evidence, branch: Branch, dirty: list[str]) -> P
     raw = execplan.plan_bytes(repo, branch.tip, path) if committed else None
     plan = PlanEvidence(path, execplan.parse_status(raw) if raw is not None else None, committed is not None)
     if root is not None:
-        local = read_regular_file(root / path, execplan.MAX_PLAN_BYTES) if name in local_names else None
+        local = read_regular_file(root / path, execplan.MAX_PLAN_BYTES, whole=False) if name in local_names else None
         plan.worktreeStatus = execplan.parse_status(local) if local is not None else None
         plan.dirty = path in dirty
     return plan

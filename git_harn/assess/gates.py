@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
@@ -22,7 +21,9 @@ from typing import Any, ClassVar
 
 from git_harn.clock import now_iso
 from git_harn.errors import BadInput
+from git_harn.files import loads_json
 from git_harn.git import Oid, Repo
+from git_harn.git.env import child_env
 from git_harn.git.identity import host_name
 from git_harn.git.worktrees import add_detached, prune_registration, registered_worktrees, remove_scratch
 from git_harn.proc import run_bounded, split_command, tail
@@ -30,7 +31,7 @@ from git_harn.results import Result
 from git_harn.store import notes
 from git_harn.store.locks import hold_worktrees, owner_alive, process_owner
 from git_harn.tasks.branches import Base, Branch, resolve_base, resolve_branch
-from git_harn.tasks.config import WORKFLOW_FILE, gate_argv_lists, parse_toml
+from git_harn.tasks.config import WORKFLOW_FILE, configured_env_names, gate_argv_lists, gate_env_names, parse_toml
 from git_harn.text import jsonable
 
 DEFAULT_TIMEOUT = 900
@@ -81,6 +82,17 @@ def gate_commands(repo: Repo, base: Base) -> tuple[list[list[str]], str]:
     return commands, f"{where} ({str(base.oid)[:12]})"
 
 
+def gate_secrets(repo: Repo, base: Base) -> tuple[str, ...]:
+    """The secret-looking variables the gates may have: git config
+    ``harn.gateEnv`` (multi-valued) and ``[gates] env`` at the base."""
+    names = configured_env_names(repo, "harn.gateEnv")
+    raw = _file_at(repo, base.oid, WORKFLOW_FILE)
+    if raw is not None:
+        where = f"{WORKFLOW_FILE} at {base.rev}"
+        names += gate_env_names(parse_toml(raw, where), where)
+    return tuple(dict.fromkeys(names))
+
+
 def _file_at(repo: Repo, commit: Oid, path: str) -> bytes | None:
     return repo.read_file(commit, path)
 
@@ -107,7 +119,9 @@ def run_gates(repo: Repo, branch: Branch, base: Base, timeout: float,
                        f"{WORKFLOW_FILE} at {base.rev})")
     started = now_iso()
     with checkout_of(repo, branch) as (where, path):
-        env = dict(os.environ, HARN_GATE_COMMIT=str(branch.tip), HARN_GATE_BRANCH=branch.name)
+        # The gates run the code under judgement: no secret unless [gates] env names it.
+        env = child_env({"HARN_GATE_COMMIT": str(branch.tip), "HARN_GATE_BRANCH": branch.name},
+                        gate_secrets(repo, base))
         outcomes = [_run_one(argv, path, timeout, env, on_start) for argv in commands]
     result = GatesResult(
         branch=branch.name, commit=str(branch.tip), base={"rev": base.rev, "oid": str(base.oid)},
@@ -142,7 +156,7 @@ def _sweep_abandoned_checkouts(repo: Repo) -> None:
         if path.name != "tree" or not holder.name.startswith(SCRATCH_PREFIX):
             continue
         try:
-            owner = json.loads((holder / OWNER_FILE).read_text())
+            owner = loads_json((holder / OWNER_FILE).read_text())
         except (OSError, ValueError):
             continue  # not provably ours and abandoned: leave it
         if not isinstance(owner, dict) or owner_alive(owner):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterator
 
 import click
@@ -13,7 +14,8 @@ from git_harn.commands.common import json_option, repository
 from git_harn.commands.render import show
 from git_harn.errors import BadInput
 from git_harn.files import read_json_input
-from git_harn.text import one_line, printable_path
+from git_harn.proc import exit_status
+from git_harn.text import clip, last_lines, one_line, printable_path
 
 
 @click.command()
@@ -83,8 +85,10 @@ def _gates_lines(result: GatesResult) -> Iterator[str]:
     yield (f"gates {'passed' if result.passed else 'FAILED'} on {result.branch} at {result.commit[:12]} "
            f"({result.where} checkout; commands from {result.source})")
     for gate in result.commands:
-        outcome = gate.error or f"exit {gate.exitCode}"
-        yield f"  {outcome:<12} {gate.seconds:7.2f}s  {' '.join(gate.argv)}"
+        outcome = gate.error or exit_status(gate.exitCode)
+        yield f"  {outcome:<17} {gate.seconds:7.2f}s  {clip(shlex.join(gate.argv), 150)}"
+        if gate.exitCode != 0:  # the end of its output says why
+            yield from (f"      | {line}" for line in last_lines(gate.outputTail))
 
 
 @click.command("salvage-artefacts")

@@ -6,17 +6,18 @@ from pathlib import Path
 
 import click
 
-from git_harn.demo.basic import Say, harn, run_demo
+from git_harn.demo.basic import Say, Screen, harn, run_demo, screen_width
 from git_harn.demo.workflow import run_workflow_demo
 from git_harn.git.scratch import log_text
 
 
 def reclaim_step(project: Path, say: Say, run_id: str) -> None:
     """Salvage the preserved workspace, show the salvage branch with its note."""
-    say("\nreclaim salvages the work to its own branch, then cleanup releases the workspace.")
+    say.say("\nreclaim salvages the work to its own branch, then cleanup releases the workspace.")
     harn(project, say, "reclaim", run_id)
-    say(f"\n$ git log harnery/salvage/{run_id}")
-    say(log_text(project, f"harnery/salvage/{run_id}"))
+    say.say("")
+    say.command(f"git log harnery/salvage/{run_id}")
+    say.show(log_text(project, f"harnery/salvage/{run_id}"))
     harn(project, say, "status", "--all")
 
 
@@ -25,8 +26,9 @@ def reclaim_step(project: Path, say: Say, run_id: str) -> None:
               help="Drive a four-task roadmap through 'git harn workflow run' with scripted agents.")
 def demo(workflow: bool) -> int:
     """Show git-harn on a throwaway repository it makes itself."""
+    screen = Screen(click.echo, screen_width())
     if workflow:
-        run_workflow_demo(click.echo)
+        run_workflow_demo(screen)
     else:
-        run_demo(click.echo, steps=[reclaim_step])
+        run_demo(screen, steps=[reclaim_step])
     return 0

@@ -1,8 +1,9 @@
-"""``git harn workflow run|show|list|init``: drive roadmap tasks through stage
+"""``git harn workflow run|show|list|init|check|claims|discard``: drive roadmap tasks through stage
 agents, gates, dual review and integration (SPEC §7)."""
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterable
 from typing import Any
 
@@ -12,7 +13,8 @@ from git_harn.commands.common import confirm, json_option, repository
 from git_harn.commands.render import show, table
 from git_harn.errors import BadInput
 from git_harn.notices import interactive
-from git_harn.text import one_line
+from git_harn.proc import exit_status
+from git_harn.text import clip, one_line
 from git_harn.workflow import record
 from git_harn.workflow.adapters.preflight import WorkflowCheck
 from git_harn.workflow.adapters.preflight import check as check_agents
@@ -92,6 +94,7 @@ def _common(doc: dict[str, Any]) -> list[str]:
     lines += _task_lines(doc.get("tasks", []))
     for s in doc.get("skipped", []):
         lines.append(f"skipped {s['taskId']}: {s['reason']}" + (f" ({s['detail']})" if s.get("detail") else ""))
+    lines += [f"unparsed line {u['line']}: {u['text']} ({u['reason']})" for u in doc.get("unparsed", [])]
     if doc.get("dryRun"):
         for stage, agent in doc.get("agents", {}).items():
             command = agent["command"] if agent["command"] == "builtin" else " ".join(agent["command"])
@@ -115,10 +118,22 @@ def _common(doc: dict[str, Any]) -> list[str]:
                          f"({', '.join(t['assessment']['reasons'])})")
         if t.get("salvage") and t["salvage"].get("committed"):
             lines.append(f"salvaged ExecPlans on {t['branch']} at {str(t['salvage']['sha'])[:12]}")
+        lines += _failed_gate_lines(t)
         if t["status"] in ("failed", "blocked", "halted", "infra-fault", "provider-fault", "auth-fault") \
                 and t.get("runId"):
             lines.append(f"next for {t['branch']}: git harn assess {t['branch']} --task {t['taskId']}; "
                          f"then git harn reclaim {t['runId']} or git harn cleanup {t['runId']}")
+    return lines
+
+
+def _failed_gate_lines(task: dict[str, Any]) -> list[str]:
+    """Each failed gate of the task: its command, its exit, the end of its output."""
+    lines = []
+    for gate in (task.get("gates") or {}).get("commands", []):
+        if gate.get("exitCode") != 0 and "outputTail" in gate:
+            lines.append(f"gate of {task['taskId']} failed: {clip(shlex.join(gate['argv']), 120)} "
+                         f"({exit_status(gate['exitCode'])})")
+            lines += [f"  | {line}" for line in gate["outputTail"].splitlines()]
     return lines
 
 

@@ -6,10 +6,11 @@ The stage agents are the scripted ones shipped beside this module
 1.1 and 1.3 land; 1.2 requires 1.1, so it is selected once 1.1 is on the
 remote and lands in the same run; the review agent never approves 1.4
 (named in ``HARN_DEMO_REJECT``, which the run passes on to its agents from
-its own environment), so 1.4 fails at review and its branch survives for
-``assess`` and then ``reclaim`` or ``cleanup``. The refusing reviewers also
-leave notes in 1.4's ExecPlan, uncommitted: the run assesses the failed
-branch and salvages the plan onto it. The plan agent (configured with
+its own environment), in both review rounds, so 1.4 fails at review on
+that refusal and its branch survives for ``assess`` and then ``reclaim`` or
+``cleanup``. In the last round the refusing reviewers also leave notes in
+1.4's ExecPlan, uncommitted: the run assesses the failed branch and salvages
+the plan onto it. The plan agent (configured with
 ``--crash-first-attempt 1.3``) crashes on 1.3's first attempt: an infra fault, retried
 in place, after which 1.3 lands.
 """
@@ -91,56 +92,64 @@ def show_faults_and_salvage(project: Path, say: Say) -> None:
     """What the run did about the two misbehaviours: one infra retry, one
     failed branch assessed and its plan salvaged."""
     body = record.latest(open_repo(project)).body
-    say(f"\nfaultMetrics: {json.dumps(body.get('faultMetrics', {}))}: the crash of {FLAKY}'s plan agent said "
-        "nothing about\nthe task, so the host ran the stage again in the same worktree (attempt 2), and it "
-        "landed.")
+    say.say("")
+    say.show(f"faultMetrics: {json.dumps(body.get('faultMetrics', {}))}")
+    say.say(f"The crash of {FLAKY}'s plan agent said nothing about the task, so the host ran the stage again "
+            "in the same worktree (attempt 2), and it landed.")
     for task in body.get("tasks", []):
         judged, salvage = task.get("assessment"), task.get("salvage")
         if not judged:
             continue
-        say(f"\n{task['taskId']} failed, so the run assessed its surviving branch (read-only): "
-            f"{judged['classification']} ({', '.join(judged['reasons'])}).")
+        say.say(f"\n{task['taskId']} failed at {task['stage']}: {task['detail']}")
+        say.say(f"So the run assessed its surviving branch (read-only): {judged['classification']} "
+                f"({', '.join(judged['reasons'])}).")
         if salvage and salvage.get("committed"):
-            say(f"artefact salvage committed its dirty ExecPlan onto {task['branch']} (newest below), so the "
-                f"notes survive\ncleanup:\n$ git log --oneline {UPSTREAM}..{task['branch']}")
-            say(oneline_log(project, f"{UPSTREAM}..{task['branch']}"))
+            say.say(f"Artefact salvage committed its dirty ExecPlan onto {task['branch']} (newest below), so the "
+                    "reviewers' notes survive cleanup:")
+            say.command(f"git log --oneline {UPSTREAM}..{task['branch']}")
+            say.show(oneline_log(project, f"{UPSTREAM}..{task['branch']}"))
 
 
 def run_workflow_demo(say: Say) -> Path:
     root = Path(tempfile.mkdtemp(prefix="git-harn-demo-"))
     project = make_repository(root)
-    say(f"demo repository: {project} (origin: {root / 'origin.git'})")
-    say(f"its roadmap ({ROADMAP_FILE}), committed and pushed with .harn/workflow.toml:")
-    say(ROADMAP.rstrip("\n"))
-    say(f"\nscripted agents from {AGENTS}: plan commits an ExecPlan, implement commits the work,\n"
-        f"review approves, except the tasks named in {REJECT_ENV}: it never approves {REJECTED}.\n"
-        "1.2 requires 1.1, so the run takes it once 1.1 has landed; two tasks run at once (parallel = 2).\n"
-        f"Two misbehaviours on purpose: the plan agent ({FLAKY_FLAG} {FLAKY}) crashes on its first attempt at\n"
-        f"{FLAKY}, and the reviewers who refuse {REJECTED} scribble in its ExecPlan, uncommitted.")
+    say.say(f"demo repository: {project} (origin: {root / 'origin.git'})")
+    say.say(f"its roadmap ({ROADMAP_FILE}), committed and pushed with .harn/workflow.toml:")
+    say.show(ROADMAP.rstrip("\n"))
+    say.say(f"\nscripted agents from {AGENTS}: plan commits an ExecPlan, implement commits the work, review "
+            f"approves, except the tasks named in {REJECT_ENV}: it never approves {REJECTED}. 1.2 requires 1.1, "
+            "so the run takes it once 1.1 has landed; two tasks run at once (parallel = 2).")
+    say.say(f"Two misbehaviours on purpose: the plan agent ({FLAKY_FLAG} {FLAKY}) crashes on its first attempt "
+            f"at {FLAKY}; and the reviewers refuse {REJECTED} in both review rounds, the second time scribbling "
+            "their notes in its ExecPlan, uncommitted.")
     harn(project, say, "workflow", "run", env={REJECT_ENV: REJECTED})
     show_faults_and_salvage(project, say)
 
-    say("\nthe result is kept as a record under refs/harnery/workflows/, for 'workflow show' in any clone:")
+    say.say("\nthe result is kept as a record under refs/harnery/workflows/, for 'workflow show' in any clone:")
     harn(project, say, "workflow", "list")
-    say(f"\nwhat landed on {UPSTREAM}: one squash commit per task that passed review, each ticking its box:")
-    say(f"\n$ git log --oneline {UPSTREAM}")
-    say(oneline_log(project, UPSTREAM))
-    say(f"\n$ git show {UPSTREAM}:{ROADMAP_FILE}")
-    say(file_text(project, UPSTREAM, ROADMAP_FILE))
+    say.say(f"\nwhat landed on {UPSTREAM}: one squash commit per task that passed review, each ticking its box "
+            "(and the remediation commit that turned the reviewers' blocking finding into an addendum):")
+    say.say("")
+    say.command(f"git log --oneline {UPSTREAM}")
+    say.show(oneline_log(project, UPSTREAM))
+    say.say("")
+    say.command(f"git show {UPSTREAM}:{ROADMAP_FILE}")
+    say.show(file_text(project, UPSTREAM, ROADMAP_FILE))
 
-    say(f"\ncleanup preserved the failed task's workspace: {REJECTED}'s commits never landed.")
+    say.say(f"\ncleanup preserved the failed task's workspace: {REJECTED}'s commits never landed.")
     harn(project, say, "status")
     for task_id, branch, run_id in failed_tasks(project):
-        say(f"\nnext step for {branch}: assess it against the base the run used (a report; it changes "
-            "nothing).")
+        say.say(f"\nnext step for {branch}: assess it against the base the run used (a report; it changes "
+                "nothing).")
         harn(project, say, "assess", branch, "--base", UPSTREAM, "--task", task_id)
-        say(f"\nthe assessor weighs git evidence only (plan COMPLETE; the gates passed on the tip before the "
-            f"salvage commit);\nit does not know the "
-            f"reviewers refused {task_id}, so the call is the operator's. As status advises, give the work a "
-            f"way out:\nreclaim salvages it to harnery/salvage/{run_id} and releases the workspace.")
+        say.say(f"\nthe assessor weighs git evidence only (plan COMPLETE; the gates passed on the tip before the "
+                f"salvage commit); it does not know the reviewers refused {task_id}, so the call is the "
+                f"operator's. As status advises, give the work a way out: reclaim salvages it to "
+                f"harnery/salvage/{run_id} and releases the workspace.")
         harn(project, say, "reclaim", run_id)
-        say(f"\n$ git log --oneline {UPSTREAM}..harnery/salvage/{run_id}")
-        say(oneline_log(project, f"{UPSTREAM}..harnery/salvage/{run_id}"))
+        say.say("")
+        say.command(f"git log --oneline {UPSTREAM}..harnery/salvage/{run_id}")
+        say.show(oneline_log(project, f"{UPSTREAM}..harnery/salvage/{run_id}"))
         harn(project, say, "status")
-    say(f"\nthe demo repository stays at {project}; delete {root} when done.")
+    say.say(f"\nthe demo repository stays at {project}; delete {root} when done.")
     return project

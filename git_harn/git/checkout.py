@@ -1,5 +1,6 @@
 """git run inside one of git-harn's own checkouts (the integration worktree):
-switch, rebase, squash, stage, commit. No user hook runs there.
+switch, rebase, squash, stage, commit. No user hook runs there: ``run_git``
+turns hooks off for every git git-harn runs.
 """
 
 from __future__ import annotations
@@ -11,11 +12,9 @@ from git_harn.git.objects import Oid
 from git_harn.git.run import error_line, run_git
 from git_harn.git.worktrees import head_of, linked_admin, open_worktree
 
-NO_HOOKS = ("-c", "core.hooksPath=/dev/null")
-
 
 def wt_git(worktree: Path, *args: str, input_bytes: bytes | None = None) -> str:
-    done = run_git([*NO_HOOKS, *args], worktree, input_bytes=input_bytes, check=False)
+    done = run_git(list(args), worktree, input_bytes=input_bytes, check=False)
     if done.returncode != 0:  # name the subcommand, not the ``-c`` before it
         raise GitFailure(f"git {args[0]} failed: {error_line(done.stderr or done.stdout)}")
     return done.stdout.decode("utf-8", "surrogateescape")
@@ -39,7 +38,7 @@ def switch_reset(worktree: Path, branch: str, start: Oid) -> None:
 def rebase_onto(worktree: Path, base: Oid) -> list[str] | None:
     """Rebase the checked-out commit onto ``base``. None when done; the
     conflicting paths (the rebase aborted) on a conflict."""
-    done = run_git([*NO_HOOKS, "-c", "rebase.autoStash=false", "-c", "rebase.updateRefs=false",
+    done = run_git(["-c", "rebase.autoStash=false", "-c", "rebase.updateRefs=false",
                     "rebase", "--quiet", "--no-autosquash", str(base)], worktree, check=False)
     if done.returncode == 0:
         return None
@@ -73,7 +72,7 @@ def leftovers(worktree: Path) -> list[str]:
 
 def merge_squash(worktree: Path, tip: Oid) -> list[str] | None:
     """``git merge --squash <tip>``: None when staged, else the conflicting paths."""
-    done = run_git([*NO_HOOKS, "merge", "--squash", "--quiet", str(tip)], worktree, check=False)
+    done = run_git(["merge", "--squash", "--quiet", str(tip)], worktree, check=False)
     if done.returncode == 0:
         return None
     paths = conflict_paths(worktree)
@@ -83,7 +82,7 @@ def merge_squash(worktree: Path, tip: Oid) -> list[str] | None:
 
 
 def nothing_staged(worktree: Path) -> bool:
-    done = run_git([*NO_HOOKS, "diff", "--cached", "--quiet"], worktree, check=False)
+    done = run_git(["diff", "--cached", "--quiet"], worktree, check=False)
     if done.returncode not in (0, 1):
         raise GitFailure(f"git diff --cached failed: {error_line(done.stderr)}")
     return done.returncode == 0

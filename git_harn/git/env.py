@@ -3,21 +3,48 @@
 git exports ``GIT_DIR`` and friends to hooks and to commands it runs; passed
 on, they would point git at the wrong repository, so git-harn always names
 its folder with ``cwd`` instead. The same scrub applies to commands run in a
-workspace (agents, ``git harn run``), which must see their own worktree.
+workspace (agents, gates, ``git harn run``), which must see their own worktree.
+
+Agents and gates run code nobody reviewed yet, so they get no secret of the
+operator's unless their configuration names it: a variable whose name looks
+like one (``SECRET_PATTERNS``) is held back from them, and passed only when
+listed in ``[agents.<stage>] env`` or ``[gates] env``, or by an adapter's
+documented default (``tasks/config.py``). Everything else (PATH, HOME,
+LANG, TERM, TMPDIR ...) is passed on as it is.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
+from fnmatch import fnmatchcase
 
 # Set while git-harn itself changes refs, so its own hooks stand aside.
 INTERNAL_ENV = "HARN_INTERNAL"
 
 LOCATION_VARS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX",
                  "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE")
+# Settings git takes from the environment as if on its command line (``git -c``
+# exports them to what it runs): the operator's own git may use them, a child never.
+CONFIG_INJECTION = ("GIT_CONFIG", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_*",
+                    "GIT_CONFIG_VALUE_*")
 # git-harn's own switches, which must not leak into what a workspace runs.
-_HARN_PRIVATE = (INTERNAL_ENV, "HARN_FAILPOINT")
+_HARN_PRIVATE = (INTERNAL_ENV, "HARN_FAILPOINT", "HARN_FAILPOINT_MODE")
+# Names that hold, or open the way to, a credential (matched upper-cased).
+SECRET_PATTERNS = ("*_KEY", "*_KEY_ID", "*_KEYS", "*APIKEY*", "*API_KEY*", "*TOKEN*", "*SECRET*",
+                   "*PASSWORD*", "*PASSWD*", "*PASSPHRASE*", "*CREDENTIAL*", "*_AUTH", "GH_*", "AWS_*",
+                   "AZURE_*", "VAULT_*", "SSH_AUTH_SOCK", "SSH_AGENT_PID", "GPG_AGENT_INFO", "GIT_ASKPASS",
+                   "SSH_ASKPASS", "KRB5CCNAME")
+
+
+def is_secret(name: str) -> bool:
+    upper = name.upper()
+    return any(fnmatchcase(upper, pattern) for pattern in SECRET_PATTERNS)
+
+
+def never_passed(name: str) -> bool:
+    """A variable no child gets, whatever its configuration says."""
+    return name in LOCATION_VARS or any(fnmatchcase(name, pattern) for pattern in CONFIG_INJECTION)
 
 
 def scrubbed(extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -40,10 +67,22 @@ def git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """For a command run in a workspace: git's location variables and
-    git-harn's private switches removed."""
-    env = {k: v for k, v in scrubbed().items() if k not in _HARN_PRIVATE}
+def child_env(extra: Mapping[str, str] | None = None, secrets: Collection[str] = ()) -> dict[str, str]:
+    """For an agent, a gate, an assessor: git's location and config variables
+    and git-harn's private switches removed, and every secret-looking
+    variable held back except those named in ``secrets``; plus ``extra``."""
+    env = {k: v for k, v in os.environ.items()
+           if not never_passed(k) and k not in _HARN_PRIVATE and (k in secrets or not is_secret(k))}
+    if extra:
+        env.update(extra)
+    return env
+
+
+def operator_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """For the operator's own command (``git harn run -- <cmd>``): their whole
+    environment, secrets included, without git's location and config
+    variables and git-harn's private switches."""
+    env = {k: v for k, v in os.environ.items() if not never_passed(k) and k not in _HARN_PRIVATE}
     if extra:
         env.update(extra)
     return env

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 import pygit2
 
-from git_harn.errors import GitFailure
+from git_harn.errors import GitFailure, TooLarge
+from git_harn.files import size_words
 
 Oid = pygit2.Oid
 REGULAR_MODES = (0o100644, 0o100755)
@@ -95,16 +96,23 @@ class ObjectsMixin:
         return found.id, int(found.filemode)
 
     def read_file(self, tree_or_commit: Oid, path: str, limit: int | None = None,
-                  regular_only: bool = False) -> bytes | None:
-        """The bytes of the blob at ``path`` (at most ``limit``), or None when
-        there is none (or, ``regular_only``, when it is a symlink or a gitlink)."""
+                  regular_only: bool = False, whole: bool = True) -> bytes | None:
+        """The bytes of the blob at ``path``, or None when there is none (or,
+        ``regular_only``, when it is a symlink or a gitlink). A blob larger
+        than ``limit`` is TooLarge, never cut: a prefix written back would
+        lose the rest [P5]. ``whole=False`` is a peek at its first ``limit``
+        bytes, for readers that never write back."""
         found = self.entry(tree_or_commit, path)
         if found is None or (regular_only and found[1] not in REGULAR_MODES):
             return None
         blob = self._pg.get(found[0])
         if not isinstance(blob, pygit2.Blob):
             return None
-        return blob.data if limit is None else blob.data[:limit]
+        if limit is not None and blob.size > limit:
+            if whole:
+                raise TooLarge(f"{path} at {str(tree_or_commit)[:12]} is larger than {size_words(limit)}")
+            return blob.data[:limit]
+        return blob.data
 
     def read_blob(self, oid: Oid) -> bytes:
         blob = self._pg.get(oid)

@@ -211,11 +211,10 @@ class Repo(ObjectsMixin):
             return False
 
     def _write_ref_with_git(self, name: str, new: Oid, old: Oid | None, message: str) -> None:
-        """``git update-ref`` with the same compare-and-swap, and, like a
-        libgit2 write, no hooks run (git-harn's own would stand aside anyway)."""
+        """``git update-ref`` with the same compare-and-swap (and, as every
+        git git-harn runs, no hooks: like a libgit2 write)."""
         expected = str(old) if old is not None else "0" * len(str(new))
-        done = run_git(["-c", "core.hooksPath=/dev/null", "update-ref", "-m", message, name, str(new), expected],
-                       self.cli_cwd, check=False)
+        done = run_git(["update-ref", "-m", message, name, str(new), expected], self.cli_cwd, check=False)
         if done.returncode == 0:
             return
         why = error_line(done.stderr)

@@ -20,8 +20,8 @@ def run_git(
     input_bytes: bytes | None = None,
     env: Mapping[str, str] | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
-    """Run ``git <args>`` in ``cwd``; raise GitFailure with git's own first line."""
-    argv = ["git", *args]
+    """Run ``git <args>`` in ``cwd``, with hooks off; raise GitFailure with git's own first line."""
+    argv = ["git", *hooks_off(args), *args]
     retryable = subcommand(args) in ENUMERATING_COMMANDS
     for pause in (*HALF_WRITTEN_PAUSES, None):
         done = _run_once(argv, cwd, input_bytes, env)
@@ -31,6 +31,22 @@ def run_git(
     if check and done.returncode != 0:
         raise GitFailure(f"git {subcommand(args)} failed: {error_line(done.stderr or done.stdout)}")
     return done
+
+
+NO_HOOKS = ("-c", "core.hooksPath=/dev/null")
+# Commands that run no hook and report the hooks setting itself (``config
+# --get core.hooksPath``, ``rev-parse --git-path hooks``): left as they are.
+_REPORT_HOOKS_SETTING = frozenset({"config", "rev-parse"})
+
+
+def hooks_off(args: Sequence[str]) -> tuple[str, ...]:
+    """``-c core.hooksPath=/dev/null`` for every git git-harn runs [P5]. A
+    relative core.hooksPath (``.githooks``, husky's ``.husky/_``) is read
+    from the worktree git runs in, which an agent can write and commit to:
+    a hook it committed would run as the operator in the host's own switch,
+    commit or worktree add. git-harn's own hooks stand aside for its
+    commands anyway (HARN_INTERNAL), so no hook is lost that should run."""
+    return () if subcommand(args) in _REPORT_HOOKS_SETTING else NO_HOOKS
 
 
 # git dies ("failed to read <gitdir>/worktrees/<name>/commondir: Success",

@@ -8,13 +8,13 @@ and odd names are taken exactly as git sees them and ignored files stay out.
 from __future__ import annotations
 
 import os
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 import pygit2
 
 from git_harn.errors import GitFailure, Refused
+from git_harn.files import atomic_write
 from git_harn.git.objects import Oid
 from git_harn.git.run import run_git
 from git_harn.git.worktrees import open_worktree
@@ -169,8 +169,7 @@ def capture(path: Path, head_tree: Oid, with_tree: bool, head: Oid | None) -> Ca
     scratch = admin / SCRATCH_INDEX
     try:
         if (admin / "index").exists():
-            # copy2 keeps the index's mtime, which git's racy-clean check relies on.
-            shutil.copy2(admin / "index", scratch)
+            _copy_index(admin / "index", scratch)
         env = {"GIT_INDEX_FILE": str(scratch)}
         index_tree = _write_tree(path, env)  # None when the index holds a conflict
         unhide(path, env)
@@ -186,6 +185,15 @@ def capture(path: Path, head_tree: Oid, with_tree: bool, head: Oid | None) -> Ca
     if index_tree in (head_tree, work_tree):
         index_tree = None
     return Capture(head, work_tree, index_tree)
+
+
+def _copy_index(index: Path, scratch: Path) -> None:
+    """The index copied to the scratch path in the worktree's admin folder,
+    which the agent can write: a fresh file renamed over whatever is there,
+    never written through a link. Its mtime is kept, which git's racy-clean
+    check relies on."""
+    seen = os.stat(index)
+    atomic_write(scratch, index.read_bytes(), times_ns=(seen.st_atime_ns, seen.st_mtime_ns))
 
 
 def unhide(path: Path, env: dict[str, str]) -> None:
@@ -241,7 +249,5 @@ def stage_blobs(path: Path, entries: list[tuple[str, Oid, int]]) -> None:
     if not entries:
         return
     lines = "".join(f"{mode:o} {blob}\t{name}\0" for name, blob, mode in entries)
-    no_hooks = ["-c", "core.hooksPath=/dev/null"]
-    run_git([*no_hooks, "update-index", "-z", "--index-info"], path,
-            input_bytes=lines.encode("utf-8", "surrogateescape"))
-    run_git([*no_hooks, "update-index", "-q", "--refresh"], path, check=False)
+    run_git(["update-index", "-z", "--index-info"], path, input_bytes=lines.encode("utf-8", "surrogateescape"))
+    run_git(["update-index", "-q", "--refresh"], path, check=False)

@@ -4,6 +4,7 @@ commit, commit chains of one JSON file, and the state of a task worktree."""
 from __future__ import annotations
 
 import time
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -169,7 +170,8 @@ def attach(worktree: Path, branch: str) -> None:
     run_git(["switch", "--quiet", branch], worktree)
 
 
-def agent_env(extra: dict[str, str]) -> dict[str, str]:
+def agent_env(extra: dict[str, str], secrets: Collection[str] = ()) -> dict[str, str]:
     """The operator's environment without git location variables (which
-    would point an agent's git at another repository), plus ``extra``."""
-    return child_env(extra)
+    would point an agent's git at another repository) and without the
+    secrets not named in ``secrets`` (git/env.py), plus ``extra``."""
+    return child_env(extra, secrets)

@@ -14,7 +14,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from git_harn.clock import now_iso
-from git_harn.files import atomic_write
+from git_harn.files import atomic_write, loads_json
 from git_harn.git import Repo
 from git_harn.integrate.report import NEEDS_OPERATOR, IntegrationReport, new_report
 from git_harn.integrate.target import Target, slug
@@ -43,7 +43,7 @@ def interrupted_report(repo: Repo, target: Target, resume: bool) -> IntegrationR
     """A needs-operator report if an earlier integrate of this task died midway."""
     path = marker_path(repo, target)
     try:
-        left = json.loads(path.read_text())
+        left = loads_json(path.read_text())
     except FileNotFoundError:
         return None
     except (OSError, ValueError):

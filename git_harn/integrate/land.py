@@ -125,7 +125,7 @@ def squash_on(repo: Repo, target: Target, base: Oid) -> str | None:
     ``Harnery-Task:`` trailer, and this addendum's (or, for the task itself,
     no) ``Harnery-Addendum:`` trailer."""
     for commit, message in repo.grep_log(base, f"^Harnery-Task: {re.escape(target.task_id)}$"):
-        addenda = re.findall(r"^Harnery-Addendum: (\d+)$", message, re.MULTILINE)
+        addenda = re.findall(r"^Harnery-Addendum: ([0-9]+)$", message, re.MULTILINE)
         if addenda == ([str(target.addendum)] if target.addendum is not None else []):
             return commit
     return None

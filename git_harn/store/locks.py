@@ -15,7 +15,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from git_harn.errors import Busy
-from git_harn.files import atomic_write
+from git_harn.files import atomic_write, loads_json
 from git_harn.git import Repo
 from git_harn.notices import warn
 
@@ -71,7 +71,7 @@ def _pid_alive(owner: dict[str, object]) -> bool:
 
 def _read_owner(path: Path) -> dict[str, object] | None:
     try:
-        data = json.loads(path.read_text())
+        data = loads_json(path.read_text())
     except FileNotFoundError:
         return None
     except (OSError, ValueError):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from git_harn.files import loads_json
 from git_harn.git import Oid, Repo
 from git_harn.git.cas import retry_cas
 from git_harn.git.identity import machine_signature
@@ -33,7 +34,7 @@ def _parse(raw: bytes | None) -> dict[str, Any]:
     if raw is None:
         return {}
     try:
-        data = json.loads(raw)
+        data = loads_json(raw)
     except (ValueError, UnicodeDecodeError):
         return {"text": raw.decode("utf-8", "replace")}
     return data if isinstance(data, dict) else {"text": data}

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from git_harn.errors import CorruptRecord
+from git_harn.files import loads_json
 
 SCHEMA_VERSION = 1
 
@@ -102,7 +103,7 @@ class RunRecord:
     def from_json(cls, raw: bytes, where: str) -> RunRecord:
         """Parse and check a record; CorruptRecord names ``where`` on any fault."""
         try:
-            data = json.loads(raw)
+            data = loads_json(raw)
         except (ValueError, UnicodeDecodeError) as exc:
             raise CorruptRecord(f"corrupt run record {where}: not JSON ({exc})") from exc
         if not isinstance(data, dict):

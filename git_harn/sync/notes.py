@@ -10,10 +10,10 @@ this clone does not have is kept like any other.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
+from git_harn.files import loads_json
 from git_harn.git import Repo
 from git_harn.git import refsync as rs
 from git_harn.store.notes import NOTES_REF
@@ -80,8 +80,8 @@ def _parse(raw: bytes | None) -> dict[str, Any] | None:
     if raw is None:
         return {}
     try:
-        data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError, RecursionError):
+        data = loads_json(raw)
+    except ValueError:  # NotJson: invalid, too deep, a key twice
         return None
     return data if isinstance(data, dict) else None
 

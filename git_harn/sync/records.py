@@ -9,12 +9,12 @@ kind of record joins by a line in ``KINDS``.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from git_harn.errors import BadInput, CorruptRecord
+from git_harn.files import loads_json
 from git_harn.git import Repo
 from git_harn.git import refsync as rs
 from git_harn.store.ids import validate_run_id
@@ -54,7 +54,7 @@ def _check_json(ref: str, name: str, raw: bytes) -> dict[str, Any]:
     if not name.endswith(".json"):
         raise BadRemoteData(f"holds {name!r}, not a JSON file")
     try:
-        data = json.loads(raw)
+        data = loads_json(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         raise BadRemoteData(f"not JSON ({exc})") from exc
     if not isinstance(data, dict):

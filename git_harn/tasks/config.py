@@ -8,11 +8,14 @@ file and the revision [P7].
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass, field
 from typing import Any
 
 from git_harn.errors import BadInput
+from git_harn.git import Repo
+from git_harn.git.env import never_passed
 
 WORKFLOW_FILE = ".harn/workflow.toml"
 
@@ -48,6 +51,37 @@ def _is_argv(value: object) -> bool:
     return isinstance(value, list) and bool(value) and all(isinstance(word, str) for word in value)
 
 
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def env_names(table: dict[str, Any], where: str, key: str) -> tuple[str, ...]:
+    """``env = ["ANTHROPIC_API_KEY", ...]``: the variables of the operator's
+    environment that this child may have although they look like secrets
+    (git/env.py holds those back from agents and gates by default)."""
+    value = table.get("env", [])
+    if not isinstance(value, list) or not all(isinstance(name, str) and _ENV_NAME.fullmatch(name)
+                                              for name in value):
+        raise BadInput(f"{where}: setting {key} must be a list of environment variable names "
+                       'such as ["ANTHROPIC_API_KEY"]')
+    for name in value:
+        if never_passed(name):
+            raise BadInput(f"{where}: setting {key} names {name}, which no child ever gets "
+                           "(it would point git at another repository or change its configuration)")
+    return tuple(dict.fromkeys(value))
+
+
+def configured_env_names(repo: Repo, key: str) -> tuple[str, ...]:
+    """git config ``key`` (multi-valued, one name each), checked as ``env`` is."""
+    values = repo.config_all(key)
+    return env_names({"env": values}, "git config", key) if values else ()
+
+
+def gate_env_names(config: dict[str, Any], where: str) -> tuple[str, ...]:
+    """``[gates] env``: the secret-looking variables the gates may have (absent: none)."""
+    gates = config.get("gates", {})
+    return env_names(gates, where, "gates.env") if isinstance(gates, dict) else ()
+
+
 # --- the workflow model: [workflow], [agents.<stage>], [gates] ------------------
 
 STAGES = ("plan", "implement", "review", "integrate")
@@ -74,13 +108,19 @@ _WORKFLOW_KEYS = ("base", "remote", "maxTasks", "parallel", "stageTimeout", "rev
                   "resumePartialBranches", "resumeMode", "maxRecoveryCandidates", "idleTimeout",
                   "stageAttempts", "schemaRetries", "assessPartialBranches")
 _AGENT_KEYS = ("command", "timeout", "stdin", "commands", "adapter", "args", "model", "maxTurns", "maxBudgetUsd",
-               "idleTimeout")
+               "idleTimeout", "env")
 # [agents.<stage>] adapter: "command" is the stage agent protocol itself; the
 # others turn a coding agent CLI into a stage agent (workflow/adapters/)
 COMMAND_ADAPTER = "command"
 ADAPTERS = (COMMAND_ADAPTER, "claude", "codex")
 ADAPTER_ONLY_KEYS = ("args", "model", "maxTurns", "maxBudgetUsd", "idleTimeout")
 DEFAULT_IDLE_TIMEOUT = 600.0
+# What an adapter's CLI needs to log in, passed to it without an ``env``
+# setting: the variables each CLI documents for non-interactive use.
+ADAPTER_SECRETS = {
+    "claude": ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"),
+    "codex": ("OPENAI_API_KEY", "CODEX_API_KEY", "CODEX_ACCESS_TOKEN"),
+}
 _TOP_KEYS = ("workflow", "agents", "gates")
 
 
@@ -97,10 +137,16 @@ class AgentSettings:
     maxBudgetUsd: float | None = None
     idleTimeout: float | None = None
     commands: tuple[tuple[str, ...], ...] = ()  # [agents.preflight]: every command, in order
+    env: tuple[str, ...] = ()  # secret-looking variables it may have (git/env.py)
 
     @property
     def builtin(self) -> bool:
         return self.command is None
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """The secret-looking variables this agent gets: its ``env`` and its adapter's login variables."""
+        return tuple(dict.fromkeys((*self.env, *ADAPTER_SECRETS.get(self.adapter, ()))))
 
     def shown(self) -> dict[str, Any]:
         shown: dict[str, Any] = {"command": self.command if self.command is not None else BUILTIN,
@@ -110,6 +156,8 @@ class AgentSettings:
                          maxBudgetUsd=self.maxBudgetUsd, idleTimeout=self.idleTimeout)
         if self.commands:
             shown["commands"] = [list(argv) for argv in self.commands]
+        if self.env:
+            shown["env"] = list(self.env)
         return shown
 
 
@@ -135,6 +183,7 @@ class WorkflowSettings:
     claimHeartbeat: float | None = None
     claimStaleAfter: float | None = None
     gates: list[list[str]] = field(default_factory=list)
+    gateEnv: tuple[str, ...] = ()
 
 
 def _bad(where: str, key: str, must: str) -> BadInput:
@@ -203,9 +252,10 @@ def _agent(stage: str, table: object, where: str) -> AgentSettings:
     stdin = table.get("stdin", "json")
     if stdin not in STDIN_MODES:
         raise _bad(where, f"{prefix}.stdin", f'must be "json" or "prompt", not {stdin!r}')
-    if command is None and ("timeout" in table or "stdin" in table):
-        raise _bad(where, f"{prefix}.timeout", "and stdin apply to an agent command, not the builtin integration")
-    return AgentSettings(stage, command, timeout, stdin)
+    if command is None and ("timeout" in table or "stdin" in table or "env" in table):
+        raise BadInput(f"{where}: settings {prefix}.timeout, .stdin and .env apply to an agent command, "
+                       "not the builtin integration")
+    return AgentSettings(stage, command, timeout, stdin, env=env_names(table, where, f"{prefix}.env"))
 
 
 def _adapter_agent(stage: str, table: dict[str, Any], where: str, adapter: str) -> AgentSettings:
@@ -234,7 +284,8 @@ def _adapter_agent(stage: str, table: dict[str, Any], where: str, adapter: str) 
     return AgentSettings(
         stage, list(raw), _seconds(table["timeout"], where, f"{prefix}.timeout") if "timeout" in table else None,
         "prompt", adapter, tuple(args), model, max_turns, float(budget) if budget is not None else None,
-        _seconds(table["idleTimeout"], where, f"{prefix}.idleTimeout") if "idleTimeout" in table else None)
+        _seconds(table["idleTimeout"], where, f"{prefix}.idleTimeout") if "idleTimeout" in table else None,
+        env=env_names(table, where, f"{prefix}.env"))
 
 
 def _claim_settings(table: dict[str, Any], where: str) -> dict[str, Any]:
@@ -268,7 +319,8 @@ def _preflight(table: dict[str, Any], where: str) -> AgentSettings:
     if "stdin" in table:
         raise BadInput(f"{where}: unknown setting agents.preflight.stdin (a preflight gets no input)")
     timeout = _seconds(table["timeout"], where, "agents.preflight.timeout") if "timeout" in table else None
-    return AgentSettings("preflight", list(commands[0]), timeout, "json", commands=tuple(commands))
+    return AgentSettings("preflight", list(commands[0]), timeout, "json", commands=tuple(commands),
+                         env=env_names(table, where, "agents.preflight.env"))
 
 
 def workflow_settings(config: dict[str, Any], where: str) -> WorkflowSettings:
@@ -321,9 +373,10 @@ def workflow_settings(config: dict[str, Any], where: str) -> WorkflowSettings:
     gates = config.get("gates", {})
     if isinstance(gates, dict):
         for key in gates:
-            if key != "commands":
+            if key not in ("commands", "env"):
                 raise BadInput(f"{where}: unknown setting gates.{key}")
-    return WorkflowSettings(**values, agents=agents, gates=gate_argv_lists(config, where))
+    return WorkflowSettings(**values, agents=agents, gates=gate_argv_lists(config, where),
+                            gateEnv=gate_env_names(config, where))
 
 
 def _recovery_settings(table: dict[str, Any], where: str) -> dict[str, Any]:

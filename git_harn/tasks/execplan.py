@@ -82,5 +82,6 @@ def task_plan_name(names: list[str], task_id: str) -> str | None:
 
 
 def plan_bytes(repo: Repo, commit: Oid, path: str) -> bytes | None:
-    """At most MAX_PLAN_BYTES of the regular file at ``path`` in ``commit``."""
-    return repo.read_file(commit, path, limit=MAX_PLAN_BYTES, regular_only=True)
+    """The first MAX_PLAN_BYTES of the regular file at ``path`` in ``commit``:
+    a peek for the status line, never written back."""
+    return repo.read_file(commit, path, limit=MAX_PLAN_BYTES, regular_only=True, whole=False)

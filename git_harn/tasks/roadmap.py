@@ -1,11 +1,23 @@
 """The roadmap (``docs/roadmap.md``, git config ``harn.roadmap``) and task names.
 
-A task is a list item ``- [ ] <id> <title>`` or ``- [x] <id> <title>`` (``*``
-too, any indentation), ``<id>`` a dotted number. An indented line
-``Requires: 1.2.1, 1.1.4`` under it lists what it waits for. An indented item
-``- [ ] addendum <n>: <title>`` under it is an addendum: follow-up work on the
-task, selectable once the task is checked and its own box is not. The text is
-untrusted [P5]: a hostile line can only fail to parse.
+The one grammar (the README's "The roadmap" says it for people):
+
+- a task is a list item ``- [ ] <id> <title>`` or ``- [x] <id> <title>``
+  (bullet ``-``, ``*`` or ``+``, any indentation), ``<id>`` a dotted number
+  of ASCII digits (``[0-9]``, never another script's digits), at most ten
+  numbers of at most nine digits, followed by a space (or ``": "``) and the
+  title, or by the end of the line;
+- an indented line ``Requires: 1.2.1, 1.1.4`` under a task lists what it
+  waits for (commas or spaces between ids); a word there that names no task
+  of the roadmap is an unknown requirement, and the task never runs;
+- an indented item ``- [ ] addendum <n>: <title>`` under a task is an
+  addendum: follow-up work on the task, selectable once the task is checked
+  and its own box is not;
+- two tasks with one id are bad input (``BadInput`` naming both lines);
+- every other checkbox item is ``unparsed``: kept with its line number and
+  why, for the workflow to report, so no task disappears unseen.
+
+The text is untrusted [P5]: a hostile line can only fail to parse.
 """
 
 from __future__ import annotations
@@ -14,18 +26,20 @@ import re
 from dataclasses import dataclass, field
 
 from git_harn.errors import BadInput
+from git_harn.text import one_line
 
 DEFAULT_ROADMAP = "docs/roadmap.md"
 MAX_LINE = 4096  # longer lines are not tasks; keeps every regex linear and cheap
 
-TASK_ID = r"\d{1,9}(?:\.\d{1,9}){0,9}"
-_TASK_LINE = re.compile(rf"^(?P<indent>[ \t]*)[-*][ \t]+\[(?P<mark>[ xX])\][ \t]+(?P<id>{TASK_ID})(?![\w.])"
-                        r"[ \t]*(?P<title>.*)$")
-_REQUIRES = re.compile(rf"^[ \t]+Requires:[ \t]*(?P<ids>{TASK_ID}(?:[ \t]*,[ \t]*{TASK_ID})*)[ \t]*$")
-_ADDENDUM_LINE = re.compile(r"^(?P<indent>[ \t]+)[-*][ \t]+\[(?P<mark>[ xX])\][ \t]+addendum[ \t]+"
-                            r"(?P<n>[1-9]\d{0,8})[ \t]*:[ \t]*(?P<title>.*)$")
+TASK_ID = r"[0-9]{1,9}(?:\.[0-9]{1,9}){0,9}"
+_BULLET = r"^(?P<indent>[ \t]*)[-*+][ \t]+\[(?P<mark>[ xX])\]"
+_TASK_LINE = re.compile(rf"{_BULLET}[ \t]+(?P<id>{TASK_ID}):?(?:[ \t]+(?P<title>.*))?$")
+_REQUIRES = re.compile(r"^[ \t]+Requires:(?P<ids>.*)$")
+_ADDENDUM_LINE = re.compile(rf"{_BULLET}[ \t]+addendum[ \t]+(?P<n>[1-9][0-9]{{0,8}})[ \t]*:[ \t]*(?P<title>.*)$")
+_CHECKBOX = re.compile(r"^[ \t]*(?P<bullet>[-*+]|[0-9]{1,9}[.)])[ \t]+\[[ xX]\](?P<rest>.*)$")
 _TASK_ID = re.compile(TASK_ID)
-_TASK_BRANCH = re.compile(rf"^(?:refs/heads/)?roadmap-(?P<id>{TASK_ID})(?:-addendum-(?P<n>\d{{1,9}}))?$")
+_TASK_BRANCH = re.compile(rf"^(?:refs/heads/)?roadmap-(?P<id>{TASK_ID})(?:-addendum-(?P<n>[0-9]{{1,9}}))?$")
+SHAPE = "a task is '- [ ] <id> <title>', <id> dotted ASCII numbers such as 1.2.3"
 
 
 @dataclass
@@ -60,6 +74,21 @@ class Task:
         return next((a for a in self.addenda if a.number == number), None)
 
 
+@dataclass
+class Unparsed:
+    """A checkbox line that is neither a task nor an addendum, and why."""
+
+    line: int  # 1-based, as an editor shows it
+    text: str
+    reason: str
+
+
+@dataclass
+class Roadmap:
+    tasks: list[Task] = field(default_factory=list)
+    unparsed: list[Unparsed] = field(default_factory=list)
+
+
 def roadmap_path(config_value: str | None) -> str:
     return config_value or DEFAULT_ROADMAP
 
@@ -69,34 +98,81 @@ def decode(raw: bytes) -> str:
 
 
 def parse_roadmap(text: str) -> list[Task]:
-    tasks: list[Task] = []
+    """The tasks; BadInput when two of them have one id."""
+    return read_roadmap(text).tasks
+
+
+def read_roadmap(text: str) -> Roadmap:
+    """Tasks and unparsed lines; BadInput when two tasks have one id."""
+    roadmap = Roadmap()
+    seen: dict[str, int] = {}
     for number, line in enumerate(_lines(text)):
         if len(line) > MAX_LINE:
+            if _CHECKBOX.match(line[:200]):
+                roadmap.unparsed.append(_unparsed(number, line, f"longer than {MAX_LINE} characters"))
             continue
         match = _TASK_LINE.match(line)
         if match:
-            tasks.append(Task(match["id"], match["title"].strip(), match["mark"] != " ", number, end=number,
+            _add_task(roadmap, seen, match, number)
+        elif not _belongs_to_task(roadmap, line, number):
+            checkbox = _CHECKBOX.match(line)
+            if checkbox:
+                roadmap.unparsed.append(_unparsed(number, line, _why_not_a_task(checkbox)))
+    return roadmap
+
+
+def _add_task(roadmap: Roadmap, seen: dict[str, int], match: re.Match[str], number: int) -> None:
+    task_id = match["id"]
+    if task_id in seen:
+        raise BadInput(f"task id {task_id} is used twice in the roadmap, on lines {seen[task_id] + 1} and "
+                       f"{number + 1}: give each task its own id")
+    seen[task_id] = number
+    roadmap.tasks.append(Task(task_id, (match["title"] or "").strip(), match["mark"] != " ", number, end=number,
                               indent=match["indent"]))
-            continue
-        requires = _REQUIRES.match(line)
-        if requires and tasks:
-            tasks[-1].requires.extend(_TASK_ID.findall(requires["ids"]))
-            tasks[-1].end = number
-            continue
-        addendum = _ADDENDUM_LINE.match(line)
-        if addendum and tasks and len(addendum["indent"]) > len(tasks[-1].indent):
-            _add_addendum(tasks[-1], addendum, number)
-    return tasks
 
 
-def _add_addendum(task: Task, match: re.Match[str], number: int) -> None:
-    """The first item of a number counts; a repeated number is not an addendum
-    (it could never be told apart from the first when ticked)."""
-    n = int(match["n"])
+def _belongs_to_task(roadmap: Roadmap, line: str, number: int) -> bool:
+    """A ``Requires:`` or addendum line of the task above: True once it is taken."""
+    task = roadmap.tasks[-1] if roadmap.tasks else None
+    requires = _REQUIRES.match(line)
+    if requires and task is not None:
+        task.requires.extend(word for word in re.split(r"[, \t]+", requires["ids"]) if word)
+        task.end = number
+        return True
+    addendum = _ADDENDUM_LINE.match(line)
+    if addendum is None:
+        return False
+    if task is None or len(addendum["indent"]) <= len(task.indent):
+        roadmap.unparsed.append(_unparsed(number, line, "an addendum not under a task: indent it under its "
+                                                        "task's line"))
+        return True
+    earlier = task.addendum(int(addendum["n"]))
+    if earlier is not None:  # it could never be told apart from the first when ticked
+        roadmap.unparsed.append(_unparsed(number, line, f"repeats addendum {earlier.number} of task {task.id} "
+                                                        f"(line {earlier.line + 1}): number it anew"))
+    else:
+        task.addenda.append(Addendum(task.id, int(addendum["n"]), addendum["title"].strip(),
+                                     addendum["mark"] != " ", number, addendum["indent"]))
     task.end = number
-    if task.addendum(n) is None:
-        task.addenda.append(Addendum(task.id, n, match["title"].strip(), match["mark"] != " ", number,
-                                     match["indent"]))
+    return True
+
+
+def _why_not_a_task(checkbox: re.Match[str]) -> str:
+    if checkbox["bullet"][0].isdigit():
+        return f"a numbered list item: {SHAPE}, bulleted with - or *"
+    words = checkbox["rest"].split(maxsplit=1)
+    if not words:
+        return f"an empty checkbox item: {SHAPE}"
+    word = one_line(words[0], 40)
+    if word.lower().startswith("addendum"):
+        return "not an addendum item: '- [ ] addendum <n>: <title>', <n> from 1, indented under its task"
+    if checkbox["rest"][:1] not in (" ", "\t"):
+        return f"no space after the box: {SHAPE}"
+    return f"{word!r} is not a task id: {SHAPE} (at most ten numbers of at most nine digits), then a space"
+
+
+def _unparsed(number: int, line: str, reason: str) -> Unparsed:
+    return Unparsed(number + 1, one_line(line.strip(), 200), reason)
 
 
 def _lines(text: str) -> list[str]:
@@ -110,7 +186,8 @@ def find_task(tasks: list[Task], task_id: str) -> Task | None:
 
 
 def unblocked(tasks: list[Task]) -> list[Task]:
-    """Unchecked tasks whose every requirement is checked."""
+    """Unchecked tasks whose every requirement is checked (so never one that
+    names an unknown requirement)."""
     done = {t.id for t in tasks if t.done}
     return [t for t in tasks if not t.done and all(r in done for r in t.requires)]
 
@@ -156,6 +233,12 @@ def tick_addendum(text: str, task_id: str, number: int) -> tuple[str, bool]:
 def tick_item(text: str, task_id: str, addendum: int | None) -> tuple[str, bool]:
     """The task's own box, or (``addendum`` set) that addendum's box only."""
     return tick(text, task_id) if addendum is None else tick_addendum(text, task_id, addendum)
+
+
+def unknown_requirements(tasks: list[Task], task: Task) -> list[str]:
+    """What ``task`` requires that names no task of the roadmap: it can never run."""
+    known = {t.id for t in tasks}
+    return [r for r in task.requires if r not in known]
 
 
 def validate_task_id(task_id: str) -> str:

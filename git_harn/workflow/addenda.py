@@ -134,7 +134,7 @@ def landed_problem(repo: Repo, task: host.Task, landed: Oid, since: Oid, upstrea
     what = f"addendum {number} of task {task.id}"
 
     def text(commit: Oid) -> str:
-        return (host.refs.file_at(repo, commit, path) or b"").decode("utf-8", "surrogateescape")
+        return (host.roadmap_bytes_at(repo, commit) or b"").decode("utf-8", "surrogateescape")
 
     def ticked(body: str) -> bool:
         found = _roadmap.find_task(_roadmap.parse_roadmap(body), task.id)

@@ -38,6 +38,7 @@ from typing import Any, ClassVar
 
 from git_harn.clock import now_iso
 from git_harn.errors import BadInput, GitFailure, HarnError, Refused
+from git_harn.files import loads_json
 from git_harn.git import Repo
 from git_harn.git import claimrefs as refs
 from git_harn.git.identity import clone_id, host_name
@@ -114,7 +115,7 @@ class Claim:
 def _parse(repo: Repo, claim_id: str, ref: str, oid: str) -> Claim:
     try:
         raw, _ = refs.read_claim(repo, oid)
-        body = json.loads(raw)
+        body = loads_json(raw)
     except (GitFailure, ValueError) as exc:
         return Claim(claim_id, ref, oid, {}, one_line(str(exc), 200))
     if not isinstance(body, dict) or body.get("claimId") != claim_id:

@@ -68,6 +68,10 @@ def discard(repo: Repo, task_id: str) -> DiscardResult:
     if now is not None and repo.unique_commits(now, {ref}):
         result.keptAt = keep_ref(repo, f"{SALVAGE_PREFIX}{branch}", now,
                                  f"git-harn: workflow discard {task_id}: {branch} kept before its deletion")
+    if now is None and tip is not None:  # the reclaim of its workspace deleted it, its work kept
+        runs = ", ".join(ws["runId"] for ws in result.workspaces)
+        result.deleted, result.reason = True, f"branch {branch} deleted by the reclaim of run {runs}"
+        return result
     result.deleted, result.reason = delete_branch_if_safe(repo, ref)
     if not result.deleted:
         result.outcome = "refused"

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from git_harn.assess import gates as _gates
+from git_harn.errors import BadInput
 from git_harn.git import Repo, open_repo
 from git_harn.git import workflow_refs as refs
 from git_harn.git.workdir import dirty_paths
@@ -21,7 +22,7 @@ from git_harn.git.workflow_refs import Oid
 from git_harn.integrate import land as _land
 from git_harn.integrate import report as _report
 from git_harn.integrate import target as _target
-from git_harn.proc import Finished, kill_group, run_bounded, tail
+from git_harn.proc import Finished, exit_status, exit_words, kill_group, run_bounded, tail
 from git_harn.results import CheckResult
 from git_harn.store import locks as _locks
 from git_harn.store import runs as _runs
@@ -48,20 +49,26 @@ from git_harn.tasks.config import (
     workflow_settings,
 )
 from git_harn.text import jsonable
+from git_harn.workspace import here as _here
 from git_harn.workspace.cleanup import CleanupResult, cleanup_locked
 from git_harn.workspace.resume import resume_locked
 from git_harn.workspace.start import start_locked
 
 Task = _roadmap.Task
+Roadmap = _roadmap.Roadmap
 
 __all__ = [
     "ADAPTERS", "COMMAND_ADAPTER", "DEFAULT_IDLE_TIMEOUT",
     "DEFAULT_REMOTE", "DEFAULT_REVIEW_ROUNDS", "DEFAULT_STAGE_TIMEOUT", "MAX_PARALLEL", "STAGES",
     "DEFAULT_SCHEMA_RETRIES", "DEFAULT_STAGE_ATTEMPTS", "MAX_RETRIES",
     "AgentSettings", "WorkflowSettings", "WORKFLOW_FILE", "Base", "Branch", "CheckResult", "CleanupResult",
-    "Finished", "Task",
-    "kill_group", "merge_note", "refs", "run_bounded", "tail",
+    "Finished", "Roadmap", "Task",
+    "exit_status", "exit_words", "kill_group", "merge_note", "refs", "run_bounded", "tail",
 ]
+
+
+def refuse_in_workspace(repo: Repo, command: str) -> None:
+    _here.refuse_in_workspace(repo, command)
 
 
 def reopen(repo: Repo) -> Repo:
@@ -84,13 +91,39 @@ def roadmap_file(repo: Repo) -> str:
     return _target.roadmap_file(repo)
 
 
+# The roadmap is read whole or not at all: the remediation flush writes it
+# back, so a prefix would drop every task after the cut [P5].
+ROADMAP_LIMIT = 16 << 20
+
+
+def roadmap_bytes_at(repo: Repo, commit: Oid) -> bytes | None:
+    """The whole roadmap at ``commit`` (None: absent); TooLarge past ROADMAP_LIMIT."""
+    return refs.file_at(repo, commit, roadmap_file(repo), limit=ROADMAP_LIMIT)
+
+
+def roadmap_at(repo: Repo, commit: Oid) -> _roadmap.Roadmap | None:
+    """The roadmap's tasks and unparsed lines at ``commit``; BadInput (naming
+    the file) when two tasks there have one id; TooLarge past ROADMAP_LIMIT."""
+    raw = roadmap_bytes_at(repo, commit)
+    if raw is None:
+        return None
+    try:
+        return _roadmap.read_roadmap(_roadmap.decode(raw))
+    except BadInput as exc:
+        raise BadInput(f"{roadmap_file(repo)} at {str(commit)[:12]}: {exc}") from None
+
+
 def tasks_at(repo: Repo, commit: Oid) -> list[Task] | None:
-    raw = refs.file_at(repo, commit, roadmap_file(repo))
-    return None if raw is None else _roadmap.parse_roadmap(_roadmap.decode(raw))
+    roadmap = roadmap_at(repo, commit)
+    return None if roadmap is None else roadmap.tasks
 
 
 def unblocked(tasks: list[Task]) -> list[Task]:
     return _roadmap.unblocked(tasks)
+
+
+def unknown_requirements(tasks: list[Task], task: Task) -> list[str]:
+    return _roadmap.unknown_requirements(tasks, task)
 
 
 def task_branch(task_id: str) -> str:
@@ -112,7 +145,7 @@ def plan_at(repo: Repo, commit: Oid, task_id: str) -> tuple[str | None, str | No
     if name is None:
         return None, None
     path = f"{folder}/{name}"
-    raw = refs.file_at(repo, commit, path)
+    raw = _execplan.plan_bytes(repo, commit, path)  # its status line is near the top
     return path, (_execplan.parse_status(raw) if raw is not None else None)
 
 

@@ -12,6 +12,7 @@ preserves whatever is unfinished [P1].
 
 from __future__ import annotations
 
+import shlex
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,7 +23,7 @@ from git_harn.clock import now_iso
 from git_harn.errors import HarnError
 from git_harn.git import Repo
 from git_harn.git.workflow_refs import Oid
-from git_harn.text import one_line
+from git_harn.text import last_lines, last_lines_on_one_line, one_line
 from git_harn.workflow import addenda, assessment, faults, host, retries, review, usage
 from git_harn.workflow.config import Effective
 from git_harn.workflow.result import BLOCKED, DONE, FAILED, HALTED, RUNNING, TaskResult
@@ -171,6 +172,7 @@ def _pipeline(repo: Repo, job: Job, worktree: Path) -> None:
         tr.review["reviews"].extend(verdict.entries())
         usage.record(tr, verdict.outcomes)
         tr.attempts["review"] = round_no
+        _refused_at_last(repo, ctx, tip, verdict, round_no, eff.reviewRounds)
         _check_unchanged(repo, ctx, tip, "review")
         if verdict.fault is not None:
             raise _stopped(next(o for o in verdict.outcomes if o.fault is not None))
@@ -180,9 +182,6 @@ def _pipeline(repo: Repo, job: Job, worktree: Path) -> None:
             earlier["review"] = verdict.summary()
             break
         findings = verdict.findings()
-        if round_no == eff.reviewRounds:
-            raise Stop(FAILED, "review", f"changes requested after {round_no} review round(s): "
-                       f"{verdict.summary()}")
     _integrate(repo, job, ctx)
 
 
@@ -226,6 +225,7 @@ def _review_round(repo: Repo, job: Job, ctx: TaskContext, tip: Oid, round_no: in
     tr.review["rounds"] = round_no
     tr.review["reviews"].extend(verdict.entries())
     tr.attempts["review"] = round_no
+    _refused_at_last(repo, ctx, tip, verdict, round_no, rounds)
     _check_unchanged(repo, ctx, tip, "review")
     if verdict.fault is not None:
         raise Stop(HALTED if verdict.fault == INTERRUPTED else FAILED, "review", verdict.detail, verdict.fault)
@@ -234,9 +234,25 @@ def _review_round(repo: Repo, job: Job, ctx: TaskContext, tip: Oid, round_no: in
         tr.review["tip"] = str(tip)
         earlier["review"] = verdict.summary()
         return []
-    if round_no == rounds:
-        raise Stop(FAILED, "review", f"changes requested after {round_no} review round(s): {verdict.summary()}")
     return verdict.findings()
+
+
+def _refused_at_last(repo: Repo, ctx: TaskContext, tip: Oid, verdict: review.Verdict, round_no: int,
+                     rounds: int) -> None:
+    """A refusal in the last round ends the task whatever else the reviewers
+    did, so the refusal is what the detail says first; what they left behind
+    (kept for cleanup and artefact salvage) is named after it."""
+    if verdict.fault is not None or verdict.approved or round_no < rounds:
+        return
+    left = []
+    dirty = host.dirty(ctx.worktree)
+    if dirty:
+        left.append(f"the reviewers also left {len(dirty)} uncommitted path(s): {', '.join(dirty[:5])}")
+    now = repo.ref_oid(f"refs/heads/{ctx.branch}")
+    if now is not None and now != tip:
+        left.append(f"and moved {ctx.branch} from {str(tip)[:12]} to {str(now)[:12]}")
+    raise Stop(FAILED, "review", f"changes requested after {round_no} review round(s): {verdict.summary()}"
+               + "".join(f"; {what}" for what in left))
 
 
 def _record(tr: TaskResult, outcome: StageOutcome) -> None:
@@ -359,13 +375,21 @@ def _gates(repo: Repo, job: Job, tip: Oid) -> None:
         raise Stop(HALTED, "gates", "the workflow was interrupted while the gates ran")
     failed = [c for c in result["commands"] if c["exitCode"] != 0]
     tr.gates = {"passed": result["passed"], "commit": result["commit"],
-                "commands": [{"argv": c["argv"], "exitCode": c["exitCode"], "seconds": c["seconds"]}
-                             for c in result["commands"]]}
+                "commands": [_gate_entry(c) for c in result["commands"]]}
     if not result["passed"]:
         first = failed[0]
-        why = first.get("error") or f"exited with {first['exitCode']}"
-        raise Stop(FAILED, "gates", f"gate {' '.join(first['argv'])} {why} on {str(tip)[:12]}: "
-                   f"{one_line(first.get('outputTail') or '', 300)}")
+        why = first.get("error") or host.exit_words(first["exitCode"])
+        raise Stop(FAILED, "gates", f"gate {shlex.join(first['argv'])} {why} on {str(tip)[:12]}: "
+                   f"{last_lines_on_one_line(first.get('outputTail') or '', 300)}")
+
+
+def _gate_entry(command: dict[str, Any]) -> dict[str, Any]:
+    """A gate in the task's result; a failed one with the last lines of its
+    output (the note on the tip keeps the whole tail)."""
+    entry = {"argv": command["argv"], "exitCode": command["exitCode"], "seconds": command["seconds"]}
+    if command["exitCode"] != 0:
+        entry["outputTail"] = "\n".join(last_lines(command.get("outputTail") or ""))
+    return entry
 
 
 def _check_unchanged(repo: Repo, ctx: TaskContext, tip: Oid, stage: str) -> None:

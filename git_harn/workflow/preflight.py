@@ -27,7 +27,7 @@ def run_preflight(repo: Repo, eff: Effective, workflow_id: str) -> dict[str, Any
     if agent is None:
         return None
     timeout = eff.timeout_of("preflight")
-    env = host.refs.agent_env({"HARN_STAGE": "preflight", "HARN_WORKFLOW_ID": workflow_id})
+    env = host.refs.agent_env({"HARN_STAGE": "preflight", "HARN_WORKFLOW_ID": workflow_id}, _secrets(eff))
     ran: list[dict[str, Any]] = []
     for argv in agent.commands or (tuple(agent.command or ()),):
         done = host.run_bounded(list(argv), repo.workdir or repo.common_dir, timeout=timeout, env=env)
@@ -40,6 +40,13 @@ def run_preflight(repo: Repo, eff: Effective, workflow_id: str) -> dict[str, Any
     return {"ok": True, "commands": ran, "detail": f"{len(ran)} preflight command(s) passed"}
 
 
+def _secrets(eff: Effective) -> tuple[str, ...]:
+    """What the preflight checks is the agents' credentials: it sees every
+    secret a stage agent gets, and its own ``env``."""
+    names = [name for agent in eff.agents.values() for name in agent.secrets]
+    return tuple(dict.fromkeys(names))
+
+
 def _problem(done: host.Finished, timeout: float) -> str | None:
     if done.start_error is not None:
         return f"could not start: {done.start_error}"
@@ -47,5 +54,5 @@ def _problem(done: host.Finished, timeout: float) -> str | None:
         return f"timed out after {timeout:g}s"
     if done.exit_code != 0:
         tail = one_line(host.tail(done.stderr, 300), 300)
-        return f"exited with {done.exit_code}" + (f": {tail}" if tail else "")
+        return host.exit_words(done.exit_code) + (f": {tail}" if tail else "")
     return None

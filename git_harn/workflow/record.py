@@ -3,12 +3,15 @@
 Each event is a commit whose tree holds ``workflow.json`` (the result so
 far) and whose message is ``<event>: <summary>`` with ``Harnery-Workflow:``,
 ``Harnery-Event:`` and ``Harnery-State:`` trailers, written with CAS against
-the tip that was read [P3]. Like run records they travel with fetch and push.
+the tip that was read [P3]. Like run records they travel with fetch and push
+(``git harn sync``), so the stored result names the operator's home folder
+as ``~``: a path under it says where, not whose.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import secrets
 import threading
@@ -18,9 +21,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from git_harn.errors import BadInput, CorruptRecord, RaceLost
+from git_harn.files import loads_json
 from git_harn.git import Repo
 from git_harn.git.workflow_refs import Oid
-from git_harn.text import one_line
+from git_harn.text import home_as_tilde, one_line
 from git_harn.workflow import host
 from git_harn.workflow.result import WorkflowResult
 
@@ -49,7 +53,7 @@ class Writer:
 
     def write(self, result: WorkflowResult, event: str, summary: str) -> None:
         with self._lock:
-            document = result.document()
+            document = home_as_tilde(result.document(), os.path.expanduser("~"))
             content = (json.dumps(document, indent=2, sort_keys=True, ensure_ascii=True) + "\n").encode()
             message = (f"{event}: {one_line(summary)}\n\n"
                        f"Harnery-Workflow: {result.workflowId}\n"
@@ -74,7 +78,7 @@ def _body(repo: Repo, name: str, tip: Oid) -> dict[str, Any]:
     if raw is None:
         raise CorruptRecord(f"corrupt workflow record {name}: no {FILE} in {tip}")
     try:
-        body = json.loads(raw)
+        body = loads_json(raw)
     except ValueError as exc:
         raise CorruptRecord(f"corrupt workflow record {name}: not JSON ({exc})") from exc
     if not isinstance(body, dict) or body.get("workflowId") != name[len(PREFIX):]:

@@ -124,8 +124,9 @@ def discover(repo: Repo, eff: Effective, tasks: list[host.Task]) -> Recovery:
         if parsed is None or task is None:
             _skip(rec, branch, parsed[0] if parsed else None, UNMAPPED,
                   f"no task {parsed[0] if parsed else branch!r} in the roadmap at {eff.upstream}")
-        elif task.done:
-            _skip(rec, branch, task.id, ALREADY_COMPLETE, f"task {task.id} is ticked at {eff.upstream}")
+        elif _own_box_ticked(task, parsed[1]):
+            what = f"addendum {parsed[1]} of task {task.id}" if parsed[1] is not None else f"task {task.id}"
+            _skip(rec, branch, task.id, ALREADY_COMPLETE, f"{what} is ticked at {eff.upstream}")
         else:
             found.append(Candidate(task, branch, parsed[1]))
     found.sort(key=lambda c: (order[c.task.id], c.addendum or 0))
@@ -134,6 +135,15 @@ def discover(repo: Repo, eff: Effective, tasks: list[host.Task]) -> Recovery:
         _skip(rec, cand.branch, cand.task.id, CANDIDATE_CAP,
               f"beyond maxRecoveryCandidates = {eff.maxRecoveryCandidates}; held out, not recovered")
     return rec
+
+
+def _own_box_ticked(task: host.Task, addendum: int | None) -> bool:
+    """The branch's own work is done: the task's box, or for an addendum
+    branch that addendum's box (its task's is ticked by definition)."""
+    if addendum is None:
+        return task.done
+    item = task.addendum(addendum)
+    return item is not None and item.done
 
 
 # --- the modes ------------------------------------------------------------------
@@ -170,7 +180,7 @@ def _assessor(repo: Repo, eff: Effective) -> assessor.ExternalAssessor | None:
         return assessor.external_assessor(repo, None)
     retries = repo.config_int("harn.assessorRetries", assessor.DEFAULT_RETRIES)
     return assessor.ExternalAssessor(list(agent.command), max(0, min(retries, assessor.MAX_RETRIES)),
-                                     eff.timeout_of("assess"), repo.workdir or repo.common_dir)
+                                     eff.timeout_of("assess"), repo.workdir or repo.common_dir, agent.secrets)
 
 
 def _entry(cand: Candidate, assessment: dict[str, Any] | None, action: str, **extra: Any) -> dict[str, Any]:

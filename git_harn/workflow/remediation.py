@@ -44,6 +44,8 @@ TITLE_LIMIT = 200
 INFRA_FAULT = "infra-fault"
 SUPPRESSING = {"provider-fault": "provider-fault", "auth-fault": "auth-fault"}
 METRICS = {"providerFaults": "provider-fault", "authFaults": "auth-fault"}
+SUPPRESSION_WORDS = {"provider-fault": "had a provider fault", "auth-fault": "had an auth fault",
+                     "interrupted": "was interrupted"}
 
 FLUSHED = "flushed"
 SUPPRESSED = "suppressed"
@@ -179,7 +181,7 @@ def finish(repo: Repo, eff: Effective, result: WorkflowResult) -> None:
     items, skipped = triage(result)
     why = suppression(result)
     if why is not None:
-        rem = _empty(SUPPRESSED, why, f"the run had a {why.replace('-', ' ')}: no remediation is written "
+        rem = _empty(SUPPRESSED, why, f"the run {SUPPRESSION_WORDS.get(why, why)}: no remediation is written "
                      "(the triaged findings stay in this record)")
     elif not items:
         rem = _empty(NOTHING, "nothing-triaged", "no review finding to triage")
@@ -213,7 +215,7 @@ def _flush(repo: Repo, eff: Effective, workflow_id: str, items: list[dict[str, A
                            detail=f"{earlier[0][0][:12]} on {eff.upstream} already holds this run's remediation")
                 return
             entry = repo.entry(base, path)
-            raw = host.refs.file_at(repo, base, path)
+            raw = host.roadmap_bytes_at(repo, base)  # whole, or TooLarge: the flush fails, nothing is pushed
             if entry is None or raw is None:
                 rem.update(state=FAILED_FLUSH, reason="no-roadmap", detail=f"{eff.upstream} has no roadmap at {path}")
                 return

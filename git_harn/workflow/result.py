@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from git_harn.results import Result
+from git_harn.tasks.roadmap import Unparsed
 
 # task status
 PENDING = "pending"
@@ -30,6 +31,7 @@ FINISHED = (DONE, FAILED, BLOCKED, HALTED, INFRA_FAULT, PROVIDER_FAULT, AUTH_FAU
 SURVIVING_BRANCH = "surviving-branch"
 MAX_TASKS = "max-tasks"
 WAITING = "waiting-for-requirements"
+UNKNOWN_REQUIREMENT = "unknown-requirement"  # a Requires: id that names no task: it can never run
 
 # workflow outcomes (exit codes in errors.EXIT_FOR_OUTCOME)
 ALL_DONE = "workflow-done"
@@ -108,6 +110,7 @@ class WorkflowResult(Result):
     finishedAt: str | None = None
     selected: list[str] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
+    unparsed: list[Unparsed] = field(default_factory=list)  # checkbox lines of the roadmap that are no task
     tasks: list[TaskResult] = field(default_factory=list)
     agents: dict[str, dict[str, Any]] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
@@ -137,6 +140,8 @@ class WorkflowResult(Result):
             return IN_PROGRESS
         if self.recovery and self.recovery.get("unresolved"):
             return INCOMPLETE  # halted: needs-operator-recovery, never a clean stop
+        if self.halted is not None:
+            return INCOMPLETE  # e.g. the roadmap became bad input: what it holds was not run
         return ALL_DONE if all(t.status == DONE for t in self.tasks) else INCOMPLETE
 
     @property

@@ -21,6 +21,8 @@ from contextlib import suppress
 from typing import Any
 
 from git_harn.clock import now_iso
+from git_harn.errors import BadInput
+from git_harn.files import private_dir
 from git_harn.git import Repo
 from git_harn.text import one_line
 from git_harn.workflow import (
@@ -68,10 +70,13 @@ def _task_result(workflow_id: str, task: host.Task) -> TaskResult:
 
 
 def run_workflow(repo: Repo, options: config.Options) -> WorkflowResult:
+    host.refuse_in_workspace(repo, "workflow run")  # its tasks would nest in this one's
     eff = config.load(repo, options)  # every check before anything is created [P7]
     workflow_id = record.new_workflow_id()
     result = _result(eff, workflow_id, options.dry_run)
-    tasks = host.tasks_at(repo, eff.base_oid) or []
+    roadmap = host.roadmap_at(repo, eff.base_oid) or host.Roadmap()
+    tasks = roadmap.tasks
+    result.unparsed = roadmap.unparsed
     held = select.survivors(repo, tasks) + addenda.held(repo, eff, tasks)
     result.skipped.extend(held)
     held_ids = {s.key for s in held}
@@ -157,7 +162,8 @@ class Scheduler:
     # --- the loop ---------------------------------------------------------------
 
     def run(self) -> WorkflowResult:
-        self.scratch.mkdir(parents=True, exist_ok=True)
+        private_dir(self.scratch.parent)  # prompts, reports and agent logs: for the operator's eyes only
+        private_dir(self.scratch)
         self.queue.extend(select.selectable(self.tasks, self.taken, self.held))
         self.result.summary = "running"
         self.writer.write(self.result, "start", f"workflow on {self.eff.upstream} at {str(self.eff.base_oid)[:12]}")
@@ -265,18 +271,24 @@ class Scheduler:
         self.progress.finished(tr)
         self.writer.write(self.result, f"task-{tr.status}",
                           f"task {tr.taskId} {tr.status}" + (f" at {tr.stage}" if tr.status != "done" else ""))
-        if tr.status == "done" and not self.agents.stop.is_set():
+        if tr.status == "done" and not self.agents.stop.is_set() and self.result.halted is None:
             self._reselect()
 
     def _reselect(self) -> None:
         """Fetch the base again and queue what became unblocked."""
         oid = host.refs.fetch_branch(self.repo, self.eff.remote, self.eff.base)
-        tasks = host.tasks_at(self.repo, oid)
-        if tasks is None:
+        try:
+            roadmap = host.roadmap_at(self.repo, oid)
+        except BadInput as exc:  # a duplicate id pushed while the run went on, or a roadmap too
+            # large to read whole (TooLarge): select nothing more from it
+            self.result.halted = one_line(f"no further task selected: {exc.message}", 500)
+            self.progress.say(self.result.halted)
             return
-        self.tasks = tasks
+        if roadmap is None:
+            return
+        self.tasks, self.result.unparsed = roadmap.tasks, roadmap.unparsed
         queued = {t.key for t in self.queue}
-        for task in select.selectable(tasks, self.taken, self.held):
+        for task in select.selectable(self.tasks, self.taken, self.held):
             if task.key not in queued:
                 self.queue.append(task)
 

@@ -1,12 +1,13 @@
 """Which roadmap tasks a run takes: unblocked (unchecked, every ``Requires:``
 id checked), in roadmap order, minus those already taken and survivors of
-earlier runs (an existing ``roadmap-<id>`` branch), which are held out."""
+earlier runs (an existing ``roadmap-<id>`` branch), which are held out; and
+why the others were left out (a requirement that names no task among them)."""
 
 from __future__ import annotations
 
 from git_harn.git import Repo
 from git_harn.workflow import addenda, host
-from git_harn.workflow.result import MAX_TASKS, SURVIVING_BRANCH, WAITING, Skipped
+from git_harn.workflow.result import MAX_TASKS, SURVIVING_BRANCH, UNKNOWN_REQUIREMENT, WAITING, Skipped
 
 
 def survivors(repo: Repo, tasks: list[host.Task]) -> list[Skipped]:
@@ -32,8 +33,12 @@ def left_out(tasks: list[host.Task], taken: set[str], held: set[str], limited: b
     for task in tasks:
         if task.done or task.id in taken or task.id in held:
             continue
+        unknown = host.unknown_requirements(tasks, task)
         missing = [r for r in task.requires if r not in done]
-        if missing:
+        if unknown:
+            out.append(Skipped(task.id, UNKNOWN_REQUIREMENT, f"requires {', '.join(unknown)}, which names no task "
+                               "in the roadmap; fix its Requires: line"))
+        elif missing:
             out.append(Skipped(task.id, WAITING, "requires " + ", ".join(missing)))
         elif limited:
             out.append(Skipped(task.id, MAX_TASKS, "the run reached --max-tasks"))

@@ -21,10 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from git_harn.errors import TooLarge
+from git_harn.files import NotJson, UnsafeFile, atomic_write, loads_json, read_private, unlink_entry
 from git_harn.git import Repo
 from git_harn.resources import schema_path
 from git_harn.schemas import schema_errors
-from git_harn.text import one_line
+from git_harn.text import one_line, with_article
 from git_harn.workflow import adapters, host
 from git_harn.workflow.host import AgentSettings
 
@@ -148,7 +150,15 @@ class StageOutcome:
                                  "tries": self.tries, "schemaRetries": self.schemaRetries}
         if self.agentRun is not None:
             entry["agentRun"] = self.agentRun
+        if self.resetAt is not None:
+            entry["resetAt"] = self.resetAt
         return entry
+
+    @property
+    def resetAt(self) -> str | None:
+        """When the provider said it takes work again (a fault report's ``resetAt``)."""
+        reset = (self.faultReport or {}).get("resetAt")
+        return one_line(str(reset), 100) if reset else None
 
 
 def template(ctx: TaskContext, stage: str) -> str:
@@ -225,6 +235,22 @@ def stage_input(ctx: TaskContext, stage: str, attempt: int, report: Path, prompt
     }
 
 
+def stage_file_stem(task_id: str, stage: str, attempt: int, reviewer: int | None) -> str:
+    """How a stage run's files are named in the run folder: ``1.2-plan-1``
+    (attempt 1), ``1.2-review-round2-reviewer1`` (words, so that neither
+    number can be taken for the other)."""
+    if reviewer is not None:
+        return f"{task_id}-{stage}-round{attempt}-reviewer{reviewer}"
+    return f"{task_id}-{stage}-{attempt}"
+
+
+def _keep_stage_files(folder: Path, stem: str, files: dict[str, str]) -> None:
+    """The one place a stage run's prompt and input are written into the run
+    folder, for the agent to read and an operator to replay the stage."""
+    for kind, text in files.items():  # never through a link the last agent left there
+        atomic_write(folder / f"{stem}.{kind}", text.encode("utf-8"))
+
+
 def run_stage(ctx: TaskContext, agent: AgentSettings, attempt: int, timeout: float,
               extra: dict[str, Any] | None = None, reviewer: int | None = None, label: str = "") -> StageOutcome:
     """Run one stage agent once; the outcome says what its report claims, or
@@ -233,24 +259,25 @@ def run_stage(ctx: TaskContext, agent: AgentSettings, attempt: int, timeout: flo
     assert agent.command is not None
     extra = extra or {}
     suffix = f"-r{reviewer}" if reviewer is not None else ""
-    name = f"{ctx.task_id}-{stage}-{attempt}{suffix}{label}"
+    name = stage_file_stem(ctx.task_id, stage, attempt, reviewer) + label
     report = ctx.scratch / f"{name}.report.json"
     prompt = ctx.scratch / f"{name}.prompt.md"
-    report.unlink(missing_ok=True)
+    unlink_entry(report)
     document = stage_input(ctx, stage, attempt, report, prompt, extra, reviewer)
     text = render_prompt(ctx, stage, document)
-    prompt.write_text(text, encoding="utf-8")
+    given = json.dumps(document, ensure_ascii=False)
+    _keep_stage_files(ctx.scratch, name, {"prompt.md": text, "input.json": given})
     env = host.refs.agent_env({
         "HARN_WORKFLOW_ID": ctx.workflow_id, "HARN_TASK_ID": ctx.task_id,
         "HARN_TASK_TITLE": _env_text(ctx.title), "HARN_STAGE": stage, "HARN_ATTEMPT": str(attempt),
         "HARN_WORKTREE": str(ctx.worktree), "HARN_BASE": ctx.base_oid, "HARN_REPORT": str(report),
         "HARN_PROMPT": str(prompt), "HARN_BRANCH": ctx.branch, "HARN_ROUND": str(extra.get("round", 1)),
-    })
+    }, agent.secrets)
     if reviewer is not None:
         env["HARN_REVIEWER"] = str(reviewer)
     if extra.get("schemaError"):
         env["HARN_SCHEMA_ERROR"] = _env_text(str(extra["schemaError"]))
-    stdin = (text if agent.stdin == "prompt" else json.dumps(document, ensure_ascii=False)).encode("utf-8")
+    stdin = (text if agent.stdin == "prompt" else given).encode("utf-8")
     started: list[int] = []
 
     def on_start(pid: int) -> None:
@@ -300,7 +327,7 @@ def _after_adapter(ctx: TaskContext, key: str, run: adapters.AgentRun, outcome: 
         outcome.faultKind = f"{run.adapter}-{verdict.why}".replace(" ", "-")
         outcome.detail = one_line(f"{outcome.detail} ({run.adapter})" if verdict.why == "time-out" else
                                   f"the {outcome.stage} agent ({run.adapter}): {verdict.fault} fault, "
-                                  f"{verdict.why}: {verdict.message}", 500)
+                                  f"{verdict.why}: {verdict.message}" + _reset_words(outcome.resetAt), 500)
     elif outcome.fault is not None and outcome.fault != INTERRUPTED:
         outcome.detail = one_line(f"{outcome.detail} ({run.adapter}: {verdict.why})", 500)
 
@@ -329,12 +356,12 @@ def judge(stage: str, attempt: int, reviewer: int | None, done: host.Finished, r
                      + _fault_words(reported, done), reported)
     if isinstance(reported, dict):
         klass = str(reported["class"])
-        return fault(klass, FAULT_REPORT, f"{who} reported a {klass} fault" + _fault_words(reported, done),
-                     reported)
+        said = f"{who} reported {with_article(klass + ' fault')}"
+        return fault(klass, FAULT_REPORT, said + _fault_words(reported, done), reported)
     if document is None:
         if done.exit_code != 0:
             tail = one_line(host.tail(done.stderr, 300), 300)
-            return fault(INFRA, CRASH, f"{who} exited with {_exit_words(done.exit_code)} and no valid report "
+            return fault(INFRA, CRASH, f"{who} {host.exit_words(done.exit_code)} and no valid report "
                          f"({problem})" + (f": {tail}" if tail else ""))
         return fault(INFRA, INVALID_REPORT, f"{who} wrote no valid report: {problem}")
     summary = document.get("summary") if isinstance(document.get("summary"), str) else ""
@@ -343,14 +370,10 @@ def judge(stage: str, attempt: int, reviewer: int | None, done: host.Finished, r
                            done.exit_code, done.seconds, reviewer)
     if done.exit_code != 0:
         outcome.ok = False
-        outcome.detail = f"{who} exited with {done.exit_code}"
+        outcome.detail = f"{who} {host.exit_words(done.exit_code)}"
     elif not claim:
         outcome.detail = f"{who} reported failure: {outcome.summary or '(no summary)'}"
     return outcome
-
-
-def _exit_words(code: int | None) -> str:
-    return f"signal {-code}" if code is not None and code < 0 else str(code)
 
 
 def _fault_words(reported: object, done: host.Finished) -> str:
@@ -360,9 +383,13 @@ def _fault_words(reported: object, done: host.Finished) -> str:
         message = one_line(str(reported.get("message") or ""), 300)
         reset = reported.get("resetAt")
         return ((f": HTTP {status}" if status is not None else "") + (f": {message}" if message else "")
-                + (f" (reset at {one_line(str(reset), 40)})" if reset else ""))
+                + _reset_words(one_line(str(reset), 40) if reset else None))
     tail = one_line(host.tail(done.stderr, 300), 300)
     return f": {tail}" if tail else ""
+
+
+def _reset_words(reset: str | None) -> str:
+    return f" (reset at {reset})" if reset else ""
 
 
 def _claim(stage: str, document: dict[str, Any]) -> bool:
@@ -376,17 +403,18 @@ def _claim(stage: str, document: dict[str, Any]) -> bool:
 def read_report(path: Path, stage: str) -> tuple[dict[str, Any] | None, str]:
     """The report, if it is JSON and valid for ``stage``; else (None, why) [P5]."""
     try:
-        with path.open("rb") as handle:
-            raw = handle.read(MAX_REPORT_BYTES + 1)
+        raw = read_private(path, MAX_REPORT_BYTES)  # a link to a file outside is no report
     except FileNotFoundError:
         return None, "no report was written to $HARN_REPORT"
+    except TooLarge:
+        return None, f"the report is larger than {MAX_REPORT_BYTES} bytes"
+    except UnsafeFile as exc:
+        return None, f"the report was refused: {one_line(exc.message, 200)}"
     except OSError as exc:
         return None, f"cannot read the report: {exc.strerror}"
-    if len(raw) > MAX_REPORT_BYTES:
-        return None, f"the report is larger than {MAX_REPORT_BYTES} bytes"
     try:
-        document = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
+        document = loads_json(raw)
+    except NotJson as exc:
         return None, f"the report is not JSON ({one_line(str(exc), 120)})"
     if not isinstance(document, dict):
         return None, "the report is not a JSON object"

@@ -7,6 +7,7 @@ uncommitted changes (preserved_dirty), commits nowhere else
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
@@ -14,6 +15,7 @@ from typing import ClassVar
 from git_harn.clock import now_iso
 from git_harn.errors import BadInput, Refused
 from git_harn.failpoints import failpoint
+from git_harn.files import atomic_write
 from git_harn.git import Oid, Repo
 from git_harn.git.workdir import DirtyPath, dirty_paths, hidden_changes, nested_git_paths, restore_deleted
 from git_harn.git.worktrees import admin_dir, detached_head, linked_problem, remove_worktree
@@ -223,9 +225,9 @@ def _undo_partial_removal(repo: Repo, record: RunRecord) -> None:
     admin = admin_dir(repo, path)
     if admin is None:
         return
-    if (path / ".git").exists():
+    if os.path.lexists(path / ".git"):
         return  # git removes the .git file too: without that evidence, judge as usual
-    (path / ".git").write_text(f"gitdir: {admin}\n")
+    atomic_write(path / ".git", f"gitdir: {admin}\n".encode(), 0o644)
     dirty = dirty_paths(path)
     missing = [entry.path for entry in dirty if entry.status == " D"]
     if missing and len(missing) == len(dirty):

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 from git_harn.errors import BadInput
+from git_harn.files import atomic_write
 from git_harn.git import Repo
 from git_harn.git.worktrees import main_worktree
 
@@ -58,7 +59,7 @@ def ignore_root(repo: Repo, root: Path) -> None:
     marker = root / ".gitignore"
     if not os.path.lexists(marker):
         root.mkdir(parents=True, exist_ok=True)
-        marker.write_text("# git-harn workspaces: nothing here belongs in the repository\n*\n")
+        atomic_write(marker, b"# git-harn workspaces: nothing here belongs in the repository\n*\n", 0o644)
 
 
 def default_path(repo: Repo, run_id: str) -> Path:

@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 
 from git_harn.errors import Refused
 from git_harn.git import Repo
-from git_harn.git.env import child_env
+from git_harn.git.env import operator_env
 from git_harn.notices import info
 from git_harn.proc import run_foreground
 from git_harn.results import Result
@@ -71,7 +71,7 @@ def _workspace_for(repo: Repo, run_id: str, argv: list[str], options: RunOptions
 
 
 def _execute(argv: list[str], record: RunRecord, lock: Path, stdout_to_stderr: bool) -> int:
-    env = child_env({"HARN_RUN_ID": record.runId, "HARN_WORKSPACE_ID": record.workspaceId,
+    env = operator_env({"HARN_RUN_ID": record.runId, "HARN_WORKSPACE_ID": record.workspaceId,
                      "HARN_WORKSPACE": record.path})
     # If git-harn is killed outright, the command's pid in the run lock keeps
     # the run busy while the command still runs.

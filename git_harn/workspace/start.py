@@ -22,6 +22,7 @@ from git_harn.store.clone import this_clone
 from git_harn.store.ids import new_run_id, new_workspace_id, validate_run_id
 from git_harn.store.locks import hold_run, hold_worktrees
 from git_harn.store.record import ACTIVE, RunRecord
+from git_harn.workspace.here import workspace_here
 from git_harn.workspace.paths import WS_BRANCH_PREFIX, default_branch, default_path, ignore_root
 from git_harn.workspace.reconcile import GONE, MISSING, presence, refuse_out_of_reach, settle_vanished, whereabouts
 
@@ -134,6 +135,8 @@ def start_locked(repo: Repo, run_id: str, base_rev: str | None = None, branch: s
         settle_vanished(repo, current)  # may follow a moved worktree, or end the old one
         current = store.read(repo, run_id)
     plan = check_start(repo, run_id, base_rev, branch, path, current)
+    if base_rev is None and plan.existing is None:
+        _say_nested_base(repo, plan)
     record = RunRecord(
         runId=run_id, workspaceId=new_workspace_id(), state=ACTIVE, path=str(plan.where),
         branch=plan.branch_name, base={"ref": plan.base_name, "oid": str(plan.base_oid)},
@@ -153,6 +156,15 @@ def start_locked(repo: Repo, run_id: str, base_rev: str | None = None, branch: s
         raise
     _give_hooks(repo, plan.where)
     return record
+
+
+def _say_nested_base(repo: Repo, plan: Plan) -> None:
+    """Started from inside a workspace, the default base is that workspace's
+    branch: meant for a nested start, a surprise otherwise."""
+    here = workspace_here(repo)
+    if here is not None:
+        notices.info(f"the base is {plan.base_name.removeprefix('refs/heads/')}, the branch of workspace "
+                     f"{here.runId} this runs in; pass --base to start from another revision")
 
 
 def _creates_branch(plan: Plan, current: store.Stored | None) -> bool:

@@ -39,7 +39,7 @@ def findings_of(raw: str) -> list[Any]:
 
 def main() -> int:
     task_id, report = os.environ["HARN_TASK_ID"], Path(os.environ["HARN_REPORT"])
-    if not re.fullmatch(r"\d{1,9}(\.\d{1,9}){0,9}", task_id):
+    if not re.fullmatch(r"[0-9]{1,9}(\.[0-9]{1,9}){0,9}", task_id):
         raise SystemExit(f"implement agent: refusing task id {task_id!r}")
     title = " ".join(os.environ.get("HARN_TASK_TITLE", "").split())
     findings = findings_of(sys.stdin.read())

@@ -30,7 +30,7 @@ def git(*args: str, stdin: str | None = None, check: bool = True) -> subprocess.
 
 def main() -> int:
     task_id, report = os.environ["HARN_TASK_ID"], Path(os.environ["HARN_REPORT"])
-    if not re.fullmatch(r"\d{1,9}(\.\d{1,9}){0,9}", task_id):
+    if not re.fullmatch(r"[0-9]{1,9}(\.[0-9]{1,9}){0,9}", task_id):
         raise SystemExit(f"plan agent: refusing task id {task_id!r}")
     flaky = sys.argv[sys.argv.index("--crash-first-attempt") + 1:][:1] if "--crash-first-attempt" in sys.argv else []
     if task_id in flaky and os.environ.get("HARN_ATTEMPT") == "1":

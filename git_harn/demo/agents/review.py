@@ -9,7 +9,8 @@ not needed), names the tip it reviewed (``git rev-parse HEAD``) and writes
 It approves, except for a task whose id is listed in ``HARN_DEMO_REJECT``
 (comma-separated ids, e.g. ``1.3,2.1``): then it requests changes with one
 blocking finding, on every round, so that task never passes review, and
-(misbehaving on purpose) appends its notes to the task's ExecPlan without
+from the second round on (``HARN_ROUND``; the demo has two) it also,
+misbehaving on purpose, appends its notes to the task's ExecPlan without
 committing them.
 """
 
@@ -25,9 +26,9 @@ from typing import Any
 
 def _note_in_plan(task_id: str, reviewer: str) -> None:
     """The misbehaviour the demo needs: the refusing reviewer also writes its
-    notes into the ExecPlan, uncommitted. The host refuses a review that
-    changes the worktree; the run's assessment sees a dirty plan and artefact
-    salvage commits it onto the task branch."""
+    notes into the ExecPlan, uncommitted. In the last round the refusal ends
+    the task and the host names the notes beside it; the run's assessment
+    sees a dirty plan and artefact salvage commits it onto the task branch."""
     folder = subprocess.run(["git", "config", "harn.execplans"], capture_output=True, text=True,
                             check=False).stdout.strip() or "docs/execplans"
     plan = Path(folder) / f"{task_id}.md"
@@ -48,7 +49,8 @@ def main() -> int:
         findings.append({"severity": "blocking", "path": f"work/{task_id}.txt",
                          "text": f"task {task_id} is listed in HARN_DEMO_REJECT: this reviewer never approves it"})
         summary = f"reviewer {reviewer} requests changes on {tip[:12]}"
-        _note_in_plan(task_id, reviewer)
+        if int(os.environ.get("HARN_ROUND", "1")) >= 2:
+            _note_in_plan(task_id, reviewer)
     else:
         verdict = "approve"
         summary = f"reviewer {reviewer} approves {tip[:12]}"

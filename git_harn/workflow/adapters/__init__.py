@@ -22,12 +22,12 @@ It builds no git argv.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from git_harn.files import atomic_write, unlink_entry
 from git_harn.proc import Finished
 from git_harn.tasks.config import AgentSettings
 from git_harn.workflow.adapters import claude, codex
@@ -79,9 +79,9 @@ class AgentRun:
 
 
 def _write_json(path: Path, document: dict[str, Any]) -> None:
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
-    os.replace(partial, path)
+    """The agent can write the run folder: a fresh private file renamed over
+    ``path``, never a write through whatever it left there."""
+    atomic_write(path, json.dumps(document, ensure_ascii=False).encode("utf-8"))
 
 
 def _ending(call: Call, signals: Signals, streamed: Streamed, verdict: Verdict) -> Finished:
@@ -107,8 +107,8 @@ def run(call: Call) -> AgentRun:
     adapter = call.agent.adapter
     log = Path(f"{call.prefix}.events.jsonl")
     answer = Path(f"{call.prefix}.answer.json")
-    log.unlink(missing_ok=True)
-    answer.unlink(missing_ok=True)
+    unlink_entry(log)
+    unlink_entry(answer)
     signals = Signals()
     preassigned: str | None
     if adapter == claude.NAME:

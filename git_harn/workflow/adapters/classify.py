@@ -23,6 +23,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from git_harn.proc import exit_words
+
 AUTH, PROVIDER, INFRA = "auth", "provider", "infra"
 
 AUTH_STATUSES = (401, 403)
@@ -165,6 +167,6 @@ def classify(signals: Signals, *, exit_code: int | None, timed_out: bool, idle: 
     if idle:
         return Verdict(INFRA, "idle", f"{cli} printed no event for the idle time-out; its process group was killed")
     if not signals.final:
-        how = f"exited with {exit_code}" if exit_code is not None else "died"
+        how = exit_words(exit_code) if exit_code is not None else "died"
         return Verdict(INFRA, "no final event", f"{cli} {how} without a final event")
     return Verdict(None, "final event without a report")

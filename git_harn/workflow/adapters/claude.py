@@ -15,6 +15,7 @@ import json
 import uuid
 from typing import Any
 
+from git_harn.files import loads_json
 from git_harn.tasks.config import AgentSettings
 from git_harn.workflow.adapters.classify import Signals, add_tokens, iso
 from git_harn.workflow.adapters.schema import strict_schema
@@ -96,7 +97,7 @@ def _result(signals: Signals, event: dict[str, Any]) -> None:
     answer = event.get("structured_output")
     if answer is None and isinstance(event.get("result"), str):
         try:  # an older CLI: the answer only as text
-            answer = json.loads(event["result"])
-        except ValueError:
+            answer = loads_json(event["result"])
+        except ValueError:  # NotJson: not JSON, nested too deeply, a key twice
             answer = None
     signals.answer = answer if isinstance(answer, dict) else None

@@ -11,10 +11,11 @@ errors codex retries itself); codex exits 0 or 1 and reports no cost.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from git_harn.errors import HarnError
+from git_harn.files import loads_json, read_private
 from git_harn.tasks.config import AgentSettings
 from git_harn.workflow.adapters.classify import Signals, add_tokens
 
@@ -66,9 +67,7 @@ def read_answer(signals: Signals, answer: Path) -> None:
     if not signals.final or signals.final_error:
         return
     try:
-        with answer.open("rb") as handle:
-            raw = handle.read(MAX_ANSWER + 1)
-        document = json.loads(raw) if len(raw) <= MAX_ANSWER else None
-    except (OSError, ValueError):
+        document = loads_json(read_private(answer, MAX_ANSWER))
+    except (OSError, HarnError, ValueError):  # absent, a link, too large, not JSON: no answer
         return
     signals.answer = document if isinstance(document, dict) else None

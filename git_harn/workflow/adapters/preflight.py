@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from git_harn.git import Repo
-from git_harn.proc import run_bounded, tail
+from git_harn.proc import exit_words, run_bounded, tail
 from git_harn.results import Result
 from git_harn.tasks.config import COMMAND_ADAPTER, AgentSettings
 from git_harn.text import one_line
@@ -57,17 +57,17 @@ class WorkflowCheck(Result):
         return body
 
 
-def _version(argv: list[str]) -> tuple[str | None, str | None]:
+def _version(argv: list[str], secrets: tuple[str, ...] = ()) -> tuple[str | None, str | None]:
     """(first line of ``--version``, problem)."""
     done = run_bounded([*argv, "--version"], Path(tempfile.gettempdir()), timeout=VERSION_TIMEOUT,
-                       env=host.refs.agent_env({}))
+                       env=host.refs.agent_env({}, secrets))
     if done.start_error is not None:
         return None, done.start_error
     if done.timed_out:
         return None, f"{argv[0]} --version did not answer within {VERSION_TIMEOUT:g}s"
     out = done.stdout.decode("utf-8", "replace").strip().splitlines()
     if done.exit_code != 0:
-        return None, one_line(f"{argv[0]} --version exited with {done.exit_code}: {tail(done.stderr, 200)}", 300)
+        return None, one_line(f"{argv[0]} --version {exit_words(done.exit_code)}: {tail(done.stderr, 200)}", 300)
     return (out[0][:200] if out else ""), None
 
 
@@ -79,9 +79,9 @@ def _live(agent: AgentSettings) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="git-harn-check-") as folder:
         where = Path(folder)
         report = where / "check.report.json"
-        run = adapters.run(adapters.Call(probe, "plan", where, LIVE_PROMPT, host.refs.agent_env({
-            "HARN_STAGE": agent.stage, "HARN_REPORT": str(report)}), report, where / "check", LIVE_TIMEOUT,
-            LIVE_IDLE))
+        env = host.refs.agent_env({"HARN_STAGE": agent.stage, "HARN_REPORT": str(report)}, agent.secrets)
+        run = adapters.run(adapters.Call(probe, "plan", where, LIVE_PROMPT, env, report, where / "check",
+                                         LIVE_TIMEOUT, LIVE_IDLE))
         answered = run.verdict.fault is None and run.finished.exit_code == 0 and report.exists()
     verdict = run.verdict
     detail = verdict.message or verdict.why
@@ -112,7 +112,7 @@ def _check_agent(agent: AgentSettings, live: bool) -> dict[str, Any]:
         if agent.adapter == "claude" and "--dangerously-skip-permissions" in agent.args and _root_unsandboxed():
             entry["problems"].append("claude refuses --dangerously-skip-permissions as root unless IS_SANDBOX=1 "
                                      "(set it only inside a container or VM)")
-        entry["version"], problem = _version(agent.command)
+        entry["version"], problem = _version(agent.command, agent.secrets)
         if problem:
             entry["problems"].append(problem)
         elif live:

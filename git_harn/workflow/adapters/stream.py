@@ -9,7 +9,6 @@ idle time-out (no line for that many seconds). Either kills the whole group.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -21,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from git_harn.files import NotJson, create_private, loads_json
 from git_harn.proc import feed_stdin
 
 MAX_LINE = 8 * 1024 * 1024  # bytes of one event line that are parsed; longer ones are only logged
@@ -65,9 +65,9 @@ class _Pump:
                 if len(line) > MAX_LINE or not line.strip():
                     continue
                 try:
-                    event = json.loads(line)
-                except (ValueError, UnicodeDecodeError):
-                    continue  # not an event (a warning the CLI printed): logged, not believed
+                    event = loads_json(line)
+                except NotJson:  # a warning the CLI printed, or JSON nested too deeply to parse
+                    continue  # not an event: logged, not believed, and the stream read on
                 if isinstance(event, dict):
                     self.events += 1
                     self.on_event(event)
@@ -113,7 +113,7 @@ def run_stream(argv: Sequence[str], cwd: Path, *, stdin: bytes, env: Mapping[str
     drain = threading.Thread(target=_drain, args=(child.stderr, err), daemon=True)
     drain.start()
     threading.Thread(target=feed_stdin, args=(child.stdin, stdin), daemon=True).start()
-    with log.open("ab") as handle:
+    with create_private(log) as handle:  # the agent can write the run folder: never follow its link
         pump = _Pump(child.stdout, handle, on_event)
         timed_out = went_idle = False
         while True:

@@ -1,0 +1,85 @@
+"""Every schema in ``schemas/`` says something: an empty object and an error
+document are rejected wherever a command's document is described, and every
+schema is checked by some test (issue 23 item 9)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from helpers import assert_valid, harn, make_repo
+
+from git_harn.schemas import schema_errors
+
+ROOT = Path(__file__).resolve().parent.parent
+NAMES = sorted(p.name.removesuffix(".schema.json") for p in (ROOT / "schemas").glob("*.schema.json"))
+ERROR_DOCUMENT = {"schemaVersion": 1, "error": {"message": "unknown run id: x", "exitCode": 2}}
+
+# What a schema may accept, and why: the error document is its own schema;
+# a stage report may be an integrator's report, where nothing is required
+# and a missing one of the five counts as false [I3].
+ACCEPTS_ERROR_DOCUMENT = {"error", "stage-report"}
+ACCEPTS_EMPTY_OBJECT = {"stage-report"}
+
+
+def test_the_schema_folder_is_what_this_test_knows() -> None:
+    assert len(NAMES) >= 24 and "log-result" in NAMES and "integration-report" in NAMES
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_an_empty_object_is_rejected_where_it_should_be(name: str) -> None:
+    accepted = not schema_errors({}, name)
+    assert accepted == (name in ACCEPTS_EMPTY_OBJECT), name
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_an_error_document_is_rejected_where_it_should_be(name: str) -> None:
+    accepted = not schema_errors(ERROR_DOCUMENT, name)
+    assert accepted == (name in ACCEPTS_ERROR_DOCUMENT), name
+
+
+def test_the_integrators_report_requires_nothing_but_gits_own_report_everything() -> None:
+    assert schema_errors({}, "integration-report", "integratorReport") == []
+    errors = schema_errors({}, "integration-report")
+    for member in ("ok", "rebased", "squashMerged", "pushed", "roadmapMarkedDone", "taskId", "outcome"):
+        assert any(f"'{member}' is a required property" in e for e in errors), member
+    assert schema_errors({"ok": "yes"}, "integration-report", "integratorReport")  # types still fixed
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_schema_is_checked_by_some_test(name: str) -> None:
+    """A schema no test validates against can drift from what is printed."""
+    quoted = re.compile(rf"[\"']{re.escape(name)}[\"']")
+    lines = [line for p in (ROOT / "tests").glob("*.py") for line in p.read_text().splitlines()]
+    assert any(("assert_valid(" in line or "schema_errors(" in line) and quoted.search(line) for line in lines), \
+        f"no test validates a document against {name}"
+
+
+@pytest.mark.parametrize(("definition", "document", "valid"), [
+    ("plan", {"ok": True, "summary": "planned"}, True),
+    ("plan", {"ok": "yes", "summary": "planned"}, False),
+    ("review", {"verdict": "approve", "summary": "s", "findings": []}, True),
+    ("review", {"verdict": "maybe", "summary": "s", "findings": []}, False),
+    ("faultReport", {"fault": {"class": "auth"}}, True),
+    ("faultReport", {"fault": {"class": "weather"}}, False),
+    ("integrate", {}, True),
+    ("integrate", {"pushed": 1}, False),
+])
+def test_stage_reports_by_definition(definition: str, document: dict[str, object], valid: bool) -> None:
+    assert (schema_errors(document, "stage-report", definition) == []) is valid
+
+
+def test_log_json_is_valid_and_newest_first(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    assert harn(repo, "start", "logged").code == 0
+    assert harn(repo, "cleanup", "logged", "--yes").code == 0
+    done = harn(repo, "log", "logged", "--json")
+    assert done.code == 0, done.err
+    doc = done.json()
+    assert_valid(doc, "log-result")
+    assert doc["runId"] == "logged" and [e["event"] for e in doc["events"]][-1] == "start"
+    assert [e["state"] for e in doc["events"]][0] == "released"
+    missing = harn(repo, "log", "nope", "--json")
+    assert missing.code == 2 and schema_errors(json.loads(missing.out), "log-result")
