@@ -38,8 +38,30 @@ def wf_with(tmp: Path, roadmap: str = ONE, external: bool = False, rounds: int =
 
 
 def survivor(wf: WF, task: str = "5.1") -> dict[str, Any]:
+    """A first run whose integration halts (an earlier integrate of the task
+    died midway, and is not retried [I4]): the branch survives in a preserved
+    workspace, committed, plan COMPLETE, gates passed and both reviewers'
+    approval noted on its tip. The operator then looks and clears the
+    marker. (A branch its reviewers refused is no adopt-complete survivor:
+    issue 21.)"""
+    marker = wf.work / ".git" / "harnery" / "integrate" / f"{task.replace('.', '-')}.json"
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.write_text(json.dumps({"taskId": task, "pid": 1, "startedAt": "earlier"}))
+    first = wf.run("--json")
+    assert first.code == 3, first.err
+    task_result: dict[str, Any] = next(t for t in first.json()["tasks"] if t["taskId"] == task)
+    assert task_result["status"] == "halted" and task_result["stage"] == "integrate"
+    assert task_result["review"]["approved"] is True
+    assert task_result["workspace"]["state"] == "preserved_unmerged"
+    (wf.agents / "agent.log").unlink()
+    marker.unlink()
+    return task_result
+
+
+def refused_survivor(wf: WF, task: str = "5.1") -> dict[str, Any]:
     """A first run whose reviewers never approve: the branch survives in a
-    preserved workspace, committed, plan COMPLETE, gates passed on its tip."""
+    preserved workspace, committed, plan COMPLETE, gates passed on its tip,
+    and the reviewers' refusal noted there."""
     wf.script({f"{task}:review": "never-approve"})
     first = wf.run("--json")
     assert first.code == 3, first.err

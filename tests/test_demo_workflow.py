@@ -43,10 +43,10 @@ def test_demo_workflow_lands_three_fails_one_and_names_the_next_step(tmp_path: P
     assert "$ HARN_DEMO_REJECT=1.4 git harn workflow run" in out
     assert "4 tasks: 3 done, 1 failed" in out
     assert re.search(r"^1\.4 +failed +review +roadmap-1\.4 ", out, re.MULTILINE), out
-    run_id = re.search(r"^next for roadmap-1\.4: git harn assess roadmap-1\.4 .*git harn reclaim (\S+) ",
-                       out, re.MULTILINE)
+    # the run's next step, from the facts at the end: the branch keeps committed work, so a resumed run
+    assert "next for roadmap-1.4: git harn workflow run --resume-partial-branches --resume-mode continue" in out
+    run_id = re.search(r"resolve: git harn reclaim (\S+)", out)  # what status advises
     assert run_id, out
-    assert f"resolve: git harn reclaim {run_id[1]}" in out  # what status advises
     assert "$ git harn assess roadmap-1.4 --base origin/main --task 1.4" in out
     assert f"$ git harn reclaim {run_id[1]}" in out
     assert f"to harnery/salvage/{run_id[1]}" in out

@@ -130,7 +130,11 @@ def test_a_report_that_stays_invalid_is_an_infra_fault_after_its_retries(tmp_pat
         "infra-fault", "plan", "infra", "invalid-report")
     assert len([r for r in runs(wf) if r["stage"] == "plan"]) == 4  # 2 attempts x (1 + 1 schema retry)
     assert task["detail"].startswith("infra fault at plan after 2 attempt(s): the plan agent wrote no valid report")
-    assert task["detail"].endswith('relaunch with resumePartialBranches=true and resumeMode="continue"')
+    # the next step comes from the facts at the end (issue 21): the plan stage committed nothing, so the
+    # branch is gone and a plain relaunch starts the task afresh (no configuration key in the detail)
+    assert task["detail"].endswith("the branch carries no verdict") and "resumePartialBranches" not in task["detail"]
+    assert ref(wf.work, "refs/heads/roadmap-21.1") is None
+    assert task["next"]["command"] == "git harn workflow run"
     assert doc["faultMetrics"] == {"infraRetries": 1, "infraFaults": 1, "providerFaults": 0, "authFaults": 0}
     assert doc["settings"]["stageAttempts"] == 2 and doc["settings"]["schemaRetries"] == 1
 
@@ -169,8 +173,9 @@ def test_a_stage_that_always_hangs_ends_infra_fault_with_its_plan_salvaged(tmp_p
     assert (bad["status"], bad["stage"], bad["fault"], bad["faultKind"]) == (
         "infra-fault", "implement", "infra", "timeout")
     assert bad["detail"] == ("infra fault at implement after 2 attempt(s): the implement agent timed out after 1s; "
-                             "its process group was killed; the branch carries no verdict: "
-                             'relaunch with resumePartialBranches=true and resumeMode="continue"')
+                             "its process group was killed; the branch carries no verdict")
+    # the branch keeps committed work: the next step is the exact resume command (issue 21)
+    assert bad["next"]["command"] == "git harn workflow run --resume-partial-branches --resume-mode continue"
     assert bad["assessment"] is None and [a["taskId"] for a in doc["assessments"]] == []  # no assessor spawned
     for pid in (tmp_path / "agents" / "children.log").read_text().split():
         assert not alive(int(pid))  # killed with its children, on every attempt

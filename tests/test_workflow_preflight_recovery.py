@@ -98,8 +98,12 @@ def test_a_failing_preflight_blocks_recovery_and_changes_nothing(tmp_path: Path,
     assert all(r["action"] == "not-run" for r in rec["results"])
     assert rec["skipped"] == []
     # the survivor is still there and did not land: unresolved, and said so
-    assert rec["unresolved"] == [{"id": "5.1", "branch": "roadmap-5.1", "classification": None,
-                                  "action": "not-run", "reason": "auth-preflight-failed"}]
+    assert [{k: v for k, v in u.items() if k != "next"} for u in rec["unresolved"]] == [
+        {"id": "5.1", "branch": "roadmap-5.1", "classification": None, "action": "not-run",
+         "reason": "auth-preflight-failed"}]
+    # once the credential works, a resumed run goes on with it (the next step of each survivor)
+    assert rec["unresolved"][0]["next"]["command"] == (
+        "git harn workflow run --resume-partial-branches --resume-mode continue")
     assert doc["halted"].startswith("auth preflight ")  # the preflight's detail, not the recovery halt
     assert doc["summary"] == "0 tasks: blocked: auth-preflight-failed | needs-operator-recovery: 1 unresolved"
 

@@ -209,3 +209,33 @@ def setup(tmp: Path, roadmap: str = ROADMAP, config: str | None = None,
     git(tmp, "clone", "-q", str(remote), str(work))
     git(work, "config", "harn.worktreeRoot", str(tmp / "worktrees"))
     return WF(tmp, remote, work, agents)
+
+
+def sigterm_when_hanging(wf: WF, args: list[str], count: int) -> tuple[int, str, str, list[dict[str, Any]]]:
+    """Start ``git harn workflow run <args>``, wait until ``count`` agents say
+    they hang, SIGTERM the git-harn process (only the one this started), and
+    return (exit code, stdout, stderr, the hanging agents' log entries)."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    from helpers import descendants, is_python_of_git_harn
+
+    proc = subprocess.Popen(["git", "harn", "workflow", "run", *args], cwd=wf.work,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline and len([e for e in wf.log() if e["event"] == "hanging"]) < count:
+            time.sleep(0.1)
+        hanging = [e for e in wf.log() if e["event"] == "hanging"]
+        assert len(hanging) == count, wf.log()
+        harn_pids = [p for p in descendants(proc.pid) if is_python_of_git_harn(p)]
+        assert harn_pids
+        os.kill(harn_pids[0], signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return proc.returncode, out, err, hanging

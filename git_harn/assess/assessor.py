@@ -33,7 +33,7 @@ from git_harn.proc import Finished, exit_words, run_bounded, split_command, tail
 from git_harn.results import CheckResult, Result
 from git_harn.schemas import schema_errors
 from git_harn.tasks.config import configured_env_names
-from git_harn.text import jsonable
+from git_harn.text import jsonable, one_line
 
 ADOPT_COMPLETE = "adopt-complete"
 ADOPT_PARTIAL = "adopt-partial"
@@ -50,8 +50,9 @@ DEFAULT_TIMEOUT = 600
 BUILTIN = "builtin"
 
 # Gaps that need a person rather than more evidence.
+REVIEW_REFUSED = "review-refused"
 _MANUAL = ("no-committed-work", "not-task-scoped", "dirty-worktree", "plan-blocked",
-           "validation-failed", "addendum-branch")
+           "validation-failed", "addendum-branch", REVIEW_REFUSED)
 
 
 @dataclass
@@ -85,6 +86,20 @@ def builtin(evidence: Evidence) -> Verdict:
     return Verdict(ADOPT_PARTIAL, ["committed-task-scoped-work", *progress], gaps, risk)
 
 
+def _review_gaps(evidence: Evidence) -> list[str]:
+    """The workflow's reviewers refused the work at the tip: nothing is complete
+    that its reviewers refused, until new commits answer them."""
+    review = evidence.review
+    if review is None or review.get("approved"):
+        return []
+    refused = [v for v in review["verdicts"] if isinstance(v, dict) and not v.get("approved")]
+    who = ", ".join(f"reviewer {v.get('reviewer')}" for v in refused) or "a reviewer"
+    first = next((b for b in review["blocking"] if isinstance(b, dict)), None)
+    said = f": {one_line(str(first.get('text') or ''), 200)}" if first is not None else ""
+    return [f"{REVIEW_REFUSED}: {who} refused {evidence.tip[:12]} in round {review.get('round')} of workflow "
+            f"{review.get('workflowId')}{said}"]
+
+
 def blocking_gaps(evidence: Evidence) -> list[str]:
     """What stands between this branch and ``adopt-complete``, as 'code: detail'."""
     gaps = []
@@ -100,6 +115,7 @@ def blocking_gaps(evidence: Evidence) -> list[str]:
         gaps.append(f"not-task-scoped: {detail}")
     gaps += _plan_gaps(evidence)
     gaps += _validation_gaps(evidence)
+    gaps += _review_gaps(evidence)
     if evidence.addendum:
         gaps.append("addendum-branch: an addendum is merged by an operator, never adopted automatically")
     return gaps

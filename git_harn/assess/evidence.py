@@ -18,8 +18,9 @@ from typing import Any
 from git_harn.assess import gates
 from git_harn.clock import now_iso
 from git_harn.files import read_regular_file
-from git_harn.git import Change, Repo
+from git_harn.git import Change, Oid, Repo
 from git_harn.git.workdir import DirtyPath, dirty_paths
+from git_harn.store import notes
 from git_harn.tasks import execplan
 from git_harn.tasks.branches import Base, Branch, resolve_base, resolve_branch, worktree_of, worktree_present
 from git_harn.tasks.roadmap import parse_task_branch, roadmap_path, validate_task_id
@@ -67,6 +68,7 @@ class Evidence:
     execPlan: PlanEvidence | None = None
     validation: dict[str, Any] | None = None
     validationProblem: str | None = None  # why a gates note on the tip was disregarded
+    review: dict[str, Any] | None = None  # the workflow's review of the work at the tip (its review note)
     taskScoped: bool | None = None
     scopeViolations: list[str] = field(default_factory=list)
     collectionError: str | None = None
@@ -98,6 +100,34 @@ def _gather(repo: Repo, evidence: Evidence, branch: Branch, base: Base) -> None:
     evidence.execPlan = _plan(repo, evidence, branch, dirty)
     _scope(repo, evidence, branch, base, [d.path for d in deltas] + dirty)
     evidence.validation, evidence.validationProblem = gates.tip_evidence(repo, branch.tip)
+    evidence.review = review_of(repo, branch.tip)
+
+
+REVIEW_NOTE = "review"  # written by the workflow on each reviewed tip: verdicts and blocking findings
+SALVAGE_HOPS = 20  # git-harn's own salvage commits looked through to the work they sit on
+
+
+def review_of(repo: Repo, tip: Oid) -> dict[str, Any] | None:
+    """The review a workflow run noted on the work at ``tip``: on the tip, or
+    on the commit under git-harn's own artefact-salvage commits (they add
+    ExecPlans, not work). None when the work has commits no review saw."""
+    commit = tip
+    for _ in range(SALVAGE_HOPS):
+        noted = notes.read_note(repo, commit).get(REVIEW_NOTE)
+        if noted is not None:
+            return noted if _well_formed(noted, commit) else None
+        info = repo.commit_info(commit)
+        if "\nHarnery-Salvage: " not in info.message or not info.parents:
+            return None
+        commit = info.parents[0]
+    return None
+
+
+def _well_formed(noted: Any, commit: Oid) -> bool:
+    """Notes are refs anyone can write [P5]: only the shape the workflow writes counts."""
+    return (isinstance(noted, dict) and noted.get("commit") == str(commit)
+            and isinstance(noted.get("approved"), bool) and isinstance(noted.get("verdicts"), list)
+            and isinstance(noted.get("blocking"), list))
 
 
 def _history(repo: Repo, evidence: Evidence, branch: Branch, base: Base) -> list[Change]:

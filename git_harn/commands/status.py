@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
-import sys
 import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -11,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from git_harn.commands.common import RunIdCommand, json_option, repository
-from git_harn.commands.render import show, table
+from git_harn.commands.render import show, table, terminal_width
 from git_harn.text import cells, clip, printable_path
 from git_harn.workspace.status import DEFAULT_LIMIT, StatusReport, collect_status
 
@@ -37,13 +35,6 @@ def status(run_id: str | None, include_terminal: bool, last: int | None, limit: 
     for bad in report.errors:
         click.echo(f"git harn: error: {bad.error}", err=True)
     return code
-
-
-def _terminal_width() -> int | None:
-    """The width to fit on a terminal; None when piped (scripts get whole lines)."""
-    if not sys.stdout.isatty():
-        return None
-    return shutil.get_terminal_size((80, 24)).columns
 
 
 def _fit(headers: list[str], rows: list[list[str]], width: int | None) -> list[str]:
@@ -100,7 +91,7 @@ def _status_lines(report: StatusReport) -> Iterator[str]:
     if not report.workspaces:
         yield "no workspaces" if not report.errors else "no readable workspaces"
         return
-    width = _terminal_width()
+    width = terminal_width()
     rows = []
     for ws in report.workspaces:
         dirty = ("-" if ws.state in ("released", "already_gone") or ws.dirtyCount is None

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from git_harn.commands.common import confirm, json_option, repository
-from git_harn.commands.render import show, table
+from git_harn.commands.render import show, table, terminal_width, wrapped_table
 from git_harn.errors import BadInput
 from git_harn.notices import interactive
 from git_harn.proc import exit_status
@@ -26,6 +26,9 @@ from git_harn.workflow.discard import DiscardResult, discard, surviving
 from git_harn.workflow.result import InitResult, StoredWorkflow, WorkflowList, WorkflowResult
 from git_harn.workflow.runner import run_workflow
 from git_harn.workflow.scaffold import init as init_workflow
+from git_harn.workflow.state import State
+
+DETAIL_LIMIT = 2000  # a detail is one line of at most this many characters, whole in the table
 
 
 @click.group()
@@ -80,18 +83,34 @@ def run(base: str | None, remote: str | None, max_tasks: int | None, parallel: i
 
 
 def _task_lines(tasks: Iterable[dict[str, Any]]) -> list[str]:
+    """One row a task; DETAIL whole, wrapped to the terminal (whole lines when piped)."""
     rows = []
     for t in tasks:
-        where = t.get("stage") or ""
-        rows.append([t["taskId"], t["status"], where if t["status"] != "done" else "", t["branch"],
-                     one_line(t.get("detail") or "", 100)])
-    return table(["TASK", "STATUS", "STAGE", "BRANCH", "DETAIL"], rows).splitlines() if rows else []
+        landed = State.of(t).landed
+        rows.append([t["taskId"], t["status"], "" if landed else t.get("stage") or "", t["branch"],
+                     one_line(t.get("detail") or "", DETAIL_LIMIT)])
+    if not rows:
+        return []
+    return wrapped_table(["TASK", "STATUS", "STAGE", "BRANCH", "DETAIL"], rows, terminal_width()).splitlines()
+
+
+def _workspace_lines(tasks: list[dict[str, Any]]) -> list[str]:
+    """Which workspaces cleanup released and which it kept, and why [P2]."""
+    released = [t["taskId"] if t.get("addendum") is None else f"{t['taskId']}-addendum-{t['addendum']}"
+                for t in tasks if (t.get("workspace") or {}).get("state") == "released"]
+    lines = [f"workspaces released: {', '.join(released)}"] if released else []
+    for t in tasks:
+        ws = t.get("workspace") or {}
+        if ws.get("state") not in (None, "released"):
+            lines.append(f"workspace of {t['branch']} {ws['state']}: {ws.get('reason') or ''}".rstrip(": "))
+    return lines
 
 
 def _common(doc: dict[str, Any]) -> list[str]:
     lines = [f"workflow {doc['workflowId']} on {doc['remote']}/{doc['base']} ({doc['baseOid'][:12]})"
              + (" — dry run" if doc.get("dryRun") else "")]
     lines += _task_lines(doc.get("tasks", []))
+    lines += _workspace_lines(doc.get("tasks", []))
     for s in doc.get("skipped", []):
         lines.append(f"skipped {s['taskId']}: {s['reason']}" + (f" ({s['detail']})" if s.get("detail") else ""))
     lines += [f"unparsed line {u['line']}: {u['text']} ({u['reason']})" for u in doc.get("unparsed", [])]
@@ -108,6 +127,9 @@ def _common(doc: dict[str, Any]) -> list[str]:
     lines += _recovery_lines(doc.get("recovery"))
     if doc.get("halted"):
         lines.append(f"halted: {doc['halted']}")
+    if (doc.get("next") or {}).get("command"):
+        lines.append(f"next: {doc['next']['command']}")
+        lines.append(f"  ({doc['next']['why']})")
     remediation = doc.get("remediation") or {}
     if remediation.get("state") not in (None, "nothing-to-flush", "dry-run"):
         lines.append(f"remediation {remediation['state']}: {one_line(remediation.get('detail') or '', 200)}")
@@ -119,10 +141,10 @@ def _common(doc: dict[str, Any]) -> list[str]:
         if t.get("salvage") and t["salvage"].get("committed"):
             lines.append(f"salvaged ExecPlans on {t['branch']} at {str(t['salvage']['sha'])[:12]}")
         lines += _failed_gate_lines(t)
-        if t["status"] in ("failed", "blocked", "halted", "infra-fault", "provider-fault", "auth-fault") \
-                and t.get("runId"):
-            lines.append(f"next for {t['branch']}: git harn assess {t['branch']} --task {t['taskId']}; "
-                         f"then git harn reclaim {t['runId']} or git harn cleanup {t['runId']}")
+        step = t.get("next") or {}
+        if step.get("command"):  # state.advice: from the facts at the task's end, runs as printed
+            lines.append(f"next for {t['branch']}: {step['command']}")
+            lines.append(f"  ({step['why']})")
     return lines
 
 
@@ -149,6 +171,11 @@ def _recovery_lines(rec: dict[str, Any] | None) -> list[str]:
     for s in rec["skipped"]:
         if not any(r["branch"] == s["branch"] for r in rec["results"]):
             lines.append(f"  {s['branch']}: skipped, {s['reason']}")
+    for u in rec.get("unresolved") or []:
+        step = u.get("next") or {}
+        if step.get("command"):
+            lines.append(f"next for {u['branch']}: {step['command']}")
+            lines.append(f"  ({step['why']})")
     return lines
 
 

@@ -26,6 +26,7 @@ from git_harn.demo.basic import Say, harn
 from git_harn.git import open_repo
 from git_harn.git.scratch import file_text, init_repository, oneline_log
 from git_harn.workflow import record
+from git_harn.workflow.state import State
 
 AGENTS = Path(__file__).resolve().parent / "agents"
 ROADMAP_FILE = "docs/roadmap.md"
@@ -85,7 +86,7 @@ def failed_tasks(project: Path) -> list[tuple[str, str, str]]:
     """(task id, branch, run id) of every task of the newest workflow run that did not land."""
     body = record.latest(open_repo(project)).body
     return [(str(t["taskId"]), str(t["branch"]), str(t["runId"])) for t in body.get("tasks", [])
-            if t.get("status") != "done" and t.get("runId")]
+            if not State.of(t).landed and t.get("runId")]
 
 
 def show_faults_and_salvage(project: Path, say: Say) -> None:
@@ -142,9 +143,9 @@ def run_workflow_demo(say: Say) -> Path:
         say.say(f"\nnext step for {branch}: assess it against the base the run used (a report; it changes "
                 "nothing).")
         harn(project, say, "assess", branch, "--base", UPSTREAM, "--task", task_id)
-        say.say(f"\nthe assessor weighs git evidence only (plan COMPLETE; the gates passed on the tip before the "
-                f"salvage commit); it does not know the reviewers refused {task_id}, so the call is the "
-                f"operator's. As status advises, give the work a way out: reclaim salvages it to "
+        say.say(f"\nthe assessor weighs git evidence and the run's review note on the work (plan COMPLETE; the "
+                f"gates passed; its reviewers refused {task_id}): continue-manual, review-refused, so the call is "
+                f"the operator's. As status advises, give the work a way out: reclaim salvages it to "
                 f"harnery/salvage/{run_id} and releases the workspace.")
         harn(project, say, "reclaim", run_id)
         say.say("")

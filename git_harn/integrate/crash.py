@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -22,7 +23,11 @@ from git_harn.notices import info
 
 
 def marker_path(repo: Repo, target: Target) -> Path:
-    return repo.common_dir / "harnery" / "integrate" / f"{slug(target.task_id, target.addendum)}.json"
+    return marker_for(repo, target.task_id, target.addendum)
+
+
+def marker_for(repo: Repo, task_id: str, addendum: int | None) -> Path:
+    return repo.common_dir / "harnery" / "integrate" / f"{slug(task_id, addendum)}.json"
 
 
 @contextmanager
@@ -56,4 +61,6 @@ def interrupted_report(repo: Repo, target: Target, resume: bool) -> IntegrationR
         f"an earlier integrate of task {target.task_id} (pid {left.get('pid', '?')}, started "
         f"{left.get('startedAt', '?')}) was interrupted and is not retried automatically: it may "
         f"already have pushed. Inspect {target.upstream} (git fetch {target.remote}; git log "
-        f"{target.upstream}) and {target.roadmap} there, then rerun with --resume-after-crash"))
+        f"{target.upstream}) and {target.roadmap} there, then finish it: "
+        + "git harn " + shlex.join(("integrate", target.branch, "--remote", target.remote, "--base", target.base,
+                                    "--resume-after-crash"))))

@@ -19,6 +19,7 @@ from pathlib import Path
 from git_harn.errors import BadInput
 from git_harn.git import Oid, Repo
 from git_harn.git.remote import fetch_branch
+from git_harn.git.workflow_refs import keep_ref
 from git_harn.integrate.attempt import Retry, attempt
 from git_harn.integrate.crash import crash_marker, interrupted_report
 from git_harn.integrate.report import (
@@ -36,6 +37,7 @@ from git_harn.store.locks import hold_merge
 from git_harn.tasks.roadmap import Task, find_task, parse_roadmap
 
 MERGE_LOCK_TIMEOUT = 600  # seconds; git config harn.mergeLockTimeout
+INTEGRATED_PREFIX = "refs/harnery/integrated/"  # + <id> or <id>-addendum-<n>: the tip that landed
 
 
 def integrate(repo: Repo, request: Request) -> IntegrationReport:
@@ -51,7 +53,23 @@ def integrate_target(repo: Repo, target: Target, resume_after_crash: bool = Fals
         if interrupted is not None:
             return interrupted
         with crash_marker(repo, target):
-            return _attempts(repo, target)
+            report = _attempts(repo, target)
+        if report.ok:
+            keep_integrated(repo, target, f"git-harn: integrate: task {integrated_key(target)} landed")
+        return report
+
+
+def integrated_key(target: Target) -> str:
+    return target.task_id if target.addendum is None else f"{target.task_id}-addendum-{target.addendum}"
+
+
+def keep_integrated(repo: Repo, target: Target, message: str) -> str | None:
+    """Keep the task branch's tip under ``refs/harnery/integrated/<key>``, as
+    the workflow does for what it lands: the same whoever integrated it."""
+    tip = repo.ref_oid(f"refs/heads/{target.branch}")
+    if tip is None:
+        return None
+    return keep_ref(repo, INTEGRATED_PREFIX + integrated_key(target), tip, message)
 
 
 def _attempts(repo: Repo, target: Target) -> IntegrationReport:

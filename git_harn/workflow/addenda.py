@@ -23,8 +23,9 @@ from git_harn.git.workflow_refs import Oid
 from git_harn.tasks import roadmap as _roadmap
 from git_harn.workflow import host
 from git_harn.workflow.config import Effective
-from git_harn.workflow.result import FAILED, MANUAL_MERGE_READY, SURVIVING_BRANCH, Skipped
+from git_harn.workflow.result import SURVIVING_BRANCH, Skipped
 from git_harn.workflow.stages import StageOutcome
+from git_harn.workflow.state import Outcome
 
 STAGE = "addendum"
 NO_AGENT = "no-addendum-agent"
@@ -108,18 +109,18 @@ def manual_merge_detail(task: host.Task, branch: str, tip: Oid) -> str:
 
 
 def verdict(task: host.Task, branch: str, outcome: StageOutcome, before: Oid, tip: Oid,
-            grew: bool) -> tuple[str, str] | None:
-    """(status, detail) when the addendum stops here, None when it goes on to
+            grew: bool) -> tuple[Outcome, str] | None:
+    """(outcome, detail) when the addendum stops here, None when it goes on to
     the gates. ``grew``: the branch has new commits on top of ``before``."""
     if not grew:
         what = "reported ok" if outcome.ok else "stopped"
-        return FAILED, (f"the addendum agent {what} but committed nothing new on {branch} "
+        return Outcome.PRODUCT_FAILURE, (f"the addendum agent {what} but committed nothing new on {branch} "
                         f"(tip {str(tip)[:12]}, was {str(before)[:12]})")
     if outcome.ok:
         return None
     if manual_merge_ready(outcome.report):
-        return MANUAL_MERGE_READY, manual_merge_detail(task, branch, tip)
-    return FAILED, outcome.detail or f"the addendum agent reported failure: {outcome.summary}"
+        return Outcome.MANUAL_MERGE_READY, manual_merge_detail(task, branch, tip)
+    return Outcome.PRODUCT_FAILURE, outcome.detail or f"the addendum agent reported failure: {outcome.summary}"
 
 
 # --- the I3 check of an integration agent's work, for an addendum -------------------

@@ -32,35 +32,35 @@ from git_harn.git import Repo, to_oid
 from git_harn.store.notes import merge_note
 from git_harn.text import jsonable, one_line
 from git_harn.workflow.config import Effective
-from git_harn.workflow.result import BLOCKED, FAILED, HALTED, INFRA_FAULT, TaskResult, WorkflowResult
-from git_harn.workflow.stages import AUTH, INTERRUPTED, PROVIDER
+from git_harn.workflow.result import TaskResult, WorkflowResult
+from git_harn.workflow.state import Ending
 
-ASSESSED_STATUSES = (FAILED, BLOCKED, HALTED)
-NOT_ASSESSED_FAULTS = (PROVIDER, AUTH, INTERRUPTED)
 SALVAGE_MEMBERS = ("classification", "committed", "skipped", "sha", "detail")
 
 
-def before_cleanup(repo: Repo, eff: Effective, tr: TaskResult, stopping: bool) -> None:
-    """Judge and salvage a task that did not land; the caller cleans up after."""
+def before_cleanup(repo: Repo, eff: Effective, tr: TaskResult, ending: Ending, stopping: bool) -> str:
+    """Judge and salvage a task that did not land; the caller cleans up
+    after. Returns what to add to the detail ("" when nothing went wrong)."""
     if not eff.assessPartialBranches or stopping:
-        return
-    if tr.status == INFRA_FAULT:
+        return ""
+    if ending.state.salvaged_as_infra:
         tr.salvage = _salvage(repo, tr, artefacts.INFRA_FAULT, None)
-    elif tr.status in ASSESSED_STATUSES and tr.fault not in NOT_ASSESSED_FAULTS:
-        tr.assessment = _assess(repo, eff, tr)
+    elif ending.assessable:
+        tr.assessment, problem = _assess(repo, eff, tr)
         if tr.assessment is not None:
             tr.salvage = _salvage(repo, tr, None, tr.assessment)
+        return problem
+    return ""
 
 
-def _assess(repo: Repo, eff: Effective, tr: TaskResult) -> dict[str, Any] | None:
+def _assess(repo: Repo, eff: Effective, tr: TaskResult) -> tuple[dict[str, Any] | None, str]:
     try:
         evidence = collect(repo, tr.branch, eff.upstream, tr.taskId)
         judged = assess(evidence, external(repo, eff))
         merge_note(repo, to_oid(evidence.tip), "assessment", judged)
     except (HarnError, OSError) as exc:
-        tr.detail += f" (not assessed: {one_line(str(exc), 200)})"
-        return None
-    return judged
+        return None, f" (not assessed: {one_line(str(exc), 200)})"
+    return judged, ""
 
 
 def external(repo: Repo, eff: Effective) -> ExternalAssessor | None:

@@ -46,7 +46,7 @@ from git_harn.results import Result
 from git_harn.store.clone import this_clone
 from git_harn.tasks.config import DEFAULT_CLAIM_STALE_AFTER, DEFAULT_REMOTE
 from git_harn.text import one_line
-from git_harn.workflow import host
+from git_harn.workflow import host, state
 from git_harn.workflow.result import Skipped
 
 CLAIMED_ELSEWHERE = "claimed-elsewhere"
@@ -443,11 +443,13 @@ def take_over(repo: Repo, remote: str, task_id: str, stale_after: float,
     branch = host.task_branch(task_id)
     survivor = repo.ref_oid(f"refs/heads/{branch}")
     result = list_claims(repo, remote, stale_after)
+    resume = state.Where(remote, "", ("--remote", remote)).workflow_run(*state.RESUME_FLAGS)
     result.takenOver = {
         "taskId": task_id, "oid": oid, "from": claim.shown(stale_after, me.clone), "branch": branch,
         "survivor": str(survivor) if survivor is not None else None,
         "next": (f"{branch} survives here at {str(survivor)[:12]}: it is held out of normal selection; resume "
-                 f"it (resumePartialBranches) or assess it: git harn assess {branch} --task {task_id}")
+                 f"it: {resume} (or assess it first: "
+                 f"git harn assess {branch} --task {task_id})")
         if survivor is not None else
         (f"no {branch} in this clone: its work was on the dead machine; the next run here that selects "
          f"task {task_id} starts it afresh under this claim"),

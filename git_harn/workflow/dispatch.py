@@ -32,6 +32,9 @@ UNMANAGED_WORKTREE = "unmanaged-worktree"
 WORKSPACE_BUSY = "workspace-not-resumable"
 
 Refusal = tuple[str, str]
+# what continue mode refuses too: such a survivor is discarded, not resumed, to move on
+CONTINUE_REFUSALS = (COLLECTION_ERROR, DIRTY, PLAN_BLOCKED, PLAN_UNREADABLE, MISSING_WORKTREE, UNMANAGED_WORKTREE,
+                     WORKSPACE_BUSY)
 
 # ExecPlan status -> the stage the branch re-enters at (continue mode)
 CONTINUE_AT = {"DRAFT": "plan", "APPROVED": "implement", "IN PROGRESS": "implement", "COMPLETE": "review"}

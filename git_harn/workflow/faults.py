@@ -7,11 +7,15 @@ exit 77 or class auth. A valid report that says the work failed is a
 product failure, not a fault.
 
 - infra: the stage is retried in place (``retries``); a fault that persists
-  ends the task ``infra-fault``, and the detail says how to relaunch.
+  ends the task ``infra-fault``.
 - provider, auth: the task ends ``provider-fault`` / ``auth-fault`` at
   once; such a run suppresses the final remediation flush.
 - integration: a fault there is never retried, whatever its class [I4];
   the detail says to inspect ``<remote>/<base>`` and the roadmap first.
+
+Which end each class leads to is ``state.ending_for``; what to do next is
+``state.advice``, from the facts at the end, so no detail here names a
+command.
 
 ``faultMetrics`` counts the retries taken and the terminal faults per class.
 """
@@ -20,27 +24,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from git_harn.workflow.result import AUTH_FAULT, HALTED, INFRA_FAULT, PROVIDER_FAULT, TaskResult, zero_fault_metrics
+from git_harn.workflow.result import TaskResult, zero_fault_metrics
 from git_harn.workflow.stages import AUTH, INFRA, INTERRUPTED, PROVIDER
 
-__all__ = ["AUTH", "INFRA", "INTERRUPTED", "PROVIDER", "RELAUNCH", "STATUS_FOR", "SUPPRESSING"]
-
-STATUS_FOR = {INFRA: INFRA_FAULT, PROVIDER: PROVIDER_FAULT, AUTH: AUTH_FAULT, INTERRUPTED: HALTED}
-RELAUNCH = 'relaunch with resumePartialBranches=true and resumeMode="continue"'
-# terminal fault classes that keep a run from writing roadmap work (the remediation flush)
-SUPPRESSING = (PROVIDER, AUTH)
-
-
-def status_for(fault: str) -> str:
-    return STATUS_FOR.get(fault, INFRA_FAULT)
+__all__ = ["AUTH", "INFRA", "INTERRUPTED", "PROVIDER"]
 
 
 def halt_detail(stage: str, fault: str, detail: str, attempts: int) -> str:
-    """The detail of a task a fault ended. An infra fault that outlived its
-    retries says how to relaunch; the others say what was seen."""
+    """The detail of a task a fault ended: what was seen (the next step is
+    the task's ``next``, from the facts at its end)."""
     if fault == INFRA:
-        return (f"infra fault at {stage} after {attempts} attempt(s): {detail}; the branch carries no verdict: "
-                f"{RELAUNCH}")
+        return f"infra fault at {stage} after {attempts} attempt(s): {detail}; the branch carries no verdict"
     if fault in (PROVIDER, AUTH):
         return f"{fault} fault at {stage}: {detail}; not assessed; relaunch when the {fault} is back"
     return detail
@@ -61,7 +55,3 @@ def metrics(tasks: Iterable[TaskResult]) -> dict[str, int]:
             counted[key] += 1
     return counted
 
-
-def suppresses_remediation(tasks: Iterable[TaskResult]) -> bool:
-    """A provider or auth fault anywhere in the run: no roadmap work may come of it."""
-    return any(task.fault in SUPPRESSING for task in tasks)

@@ -19,6 +19,7 @@ from git_harn.git import Repo, open_repo
 from git_harn.git import workflow_refs as refs
 from git_harn.git.workdir import dirty_paths
 from git_harn.git.workflow_refs import Oid
+from git_harn.integrate import crash as _crash
 from git_harn.integrate import land as _land
 from git_harn.integrate import report as _report
 from git_harn.integrate import target as _target
@@ -26,7 +27,7 @@ from git_harn.proc import Finished, exit_status, exit_words, kill_group, run_bou
 from git_harn.results import CheckResult
 from git_harn.store import locks as _locks
 from git_harn.store import runs as _runs
-from git_harn.store.notes import merge_note
+from git_harn.store.notes import merge_note, read_note
 from git_harn.tasks import execplan as _execplan
 from git_harn.tasks import roadmap as _roadmap
 from git_harn.tasks.branches import Base, Branch
@@ -63,7 +64,7 @@ __all__ = [
     "DEFAULT_SCHEMA_RETRIES", "DEFAULT_STAGE_ATTEMPTS", "MAX_RETRIES",
     "AgentSettings", "WorkflowSettings", "WORKFLOW_FILE", "Base", "Branch", "CheckResult", "CleanupResult",
     "Finished", "Roadmap", "Task",
-    "exit_status", "exit_words", "kill_group", "merge_note", "refs", "run_bounded", "tail",
+    "exit_status", "exit_words", "kill_group", "merge_note", "read_note", "refs", "run_bounded", "tail",
 ]
 
 
@@ -216,6 +217,16 @@ def run_gates(repo: Repo, branch: str, tip: Oid, base: Base, timeout: float,
 # This run's own integrations take turns here first, so the merge lock is
 # contended (and announced) only by other processes.
 INTEGRATIONS = threading.Lock()
+INTEGRATED_PREFIX = _land.INTEGRATED_PREFIX
+
+
+def keep_integrated(repo: Repo, key: str, tip: Oid, message: str) -> str:
+    return refs.keep_ref(repo, INTEGRATED_PREFIX + key, tip, message)
+
+
+def integration_crashed(repo: Repo, task_id: str, addendum: int | None) -> bool:
+    """An integrate of this task died midway: its crash marker is still there [I4]."""
+    return _crash.marker_for(repo, task_id, addendum).exists()
 
 
 def integrate_builtin(repo: Repo, branch: str, base: str, remote: str, task_id: str) -> dict[str, Any]:

@@ -1,13 +1,20 @@
-"""The ordinary path of one task, each step checked by the host.
+"""One task's story: workspace → the steps of its path → one end → cleanup.
 
-workspace (``roadmap-<id>`` at the base, a git-harn workspace [P2]) → plan
-(ExecPlan committed, APPROVED or IN PROGRESS) → implement (clean, new
-commits, plan COMPLETE at the tip) → gates (evidence noted on the exact tip)
-→ dual review (both approve the exact tip, up to ``reviewRounds`` rounds) →
-integrate (builtin, or an agent believed only through the I3 check) → done
-(tip kept under ``refs/harnery/integrated/<id>``, workspace released). Any
-failed step ends the task there and leaves its workspace to cleanup, which
-preserves whatever is unfinished [P1].
+The path is one list of steps (``steps_for``): plan (ExecPlan committed,
+APPROVED or IN PROGRESS) → write (the implement agent: clean, new commits,
+plan COMPLETE at the tip; or the addendum agent in its place) → gates
+(evidence noted on the exact tip) → review (both reviewers approve the exact
+tip; changes requested go back to write for the next round, up to
+``reviewRounds``) → integrate (builtin, or an agent believed only through the
+I3 check; the tip kept under ``refs/harnery/integrated/<id>``).
+
+One stage runner (``walk``) runs the list from an entry step: a new task
+from plan, an addendum from write, a surviving branch from where recovery
+says (implement → write; review → gates; review-only → review, one round).
+A step says what happened, ``AGAIN`` or an ``Outcome`` in ``StageEnd``,
+never a status: ``workflow/state.py`` decides the end and its next step.
+Every end leaves the workspace to cleanup, which preserves whatever is
+unfinished [P1] [P2].
 """
 
 from __future__ import annotations
@@ -19,29 +26,71 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from git_harn.assess.evidence import REVIEW_NOTE
 from git_harn.clock import now_iso
 from git_harn.errors import HarnError
 from git_harn.git import Repo
 from git_harn.git.workflow_refs import Oid
+from git_harn.store.record import PRESERVED_DIRTY, PRESERVED_UNMERGED
 from git_harn.text import last_lines, last_lines_on_one_line, one_line
-from git_harn.workflow import addenda, assessment, faults, host, retries, review, usage
+from git_harn.workflow import addenda, assessment, faults, host, retries, review, state, usage
 from git_harn.workflow.config import Effective
-from git_harn.workflow.result import BLOCKED, DONE, FAILED, HALTED, RUNNING, TaskResult
-from git_harn.workflow.stages import INTERRUPTED, Agents, StageOutcome, TaskContext, run_stage
+from git_harn.workflow.result import TaskResult
+from git_harn.workflow.review import Verdict
+from git_harn.workflow.stages import Agents, StageOutcome, TaskContext, run_stage
+from git_harn.workflow.state import STAGE_STATE, Ending, Lifecycle, Outcome, State
 
-INTEGRATED_PREFIX = "refs/harnery/integrated/"
+INTEGRATED_PREFIX = host.INTEGRATED_PREFIX
 
-Progress = Callable[[str, str, int], None]  # (task id, stage, attempt)
+Progress = Callable[[str, str, str], None]  # (task key, stage, "attempt 2" / "round 2")
+
+REVIEW_ONLY = "review-only"
+AGAIN = "again"  # a review round asked for changes and another round is left
+# where a resumed branch re-enters the one list of steps (by role), and how many review rounds it gets
+ENTRY = {None: "plan", "plan": "plan", "implement": "write", "review": "gates", REVIEW_ONLY: "review"}
 
 
-class Stop(Exception):
-    """The task ends here: status, stage and detail say how."""
+class StageEnd(Exception):
+    """A step came to an outcome that ends the task: what happened, not a status."""
 
-    def __init__(self, status: str, stage: str, detail: str, fault: str | None = None,
+    def __init__(self, outcome: Outcome, stage: str, detail: str, fault: str | None = None,
                  kind: str | None = None) -> None:
         super().__init__(detail)
-        self.status, self.stage, self.detail, self.fault = status, stage, detail, fault
-        self.kind = kind
+        self.outcome, self.stage, self.detail, self.fault, self.kind = outcome, stage, detail, fault, kind
+
+
+# --- the attempt counters -------------------------------------------------------------
+
+
+class Attempts:
+    """The one owner of a task's ``attempts`` and ``infraRetries``, and of how
+    progress words them: a writing stage counts attempts (an infra retry is
+    the next one); review counts rounds, and a reviewer's retry stays in its
+    round."""
+
+    def __init__(self, job: Job) -> None:
+        self.job = job  # the job owns its counters
+        self._lock = threading.Lock()
+
+    def begin(self, stage: str, round_no: int) -> int:
+        """A stage starts (again): its attempt number, or the review round."""
+        tr = self.job.result
+        with self._lock:
+            tr.attempts[stage] = round_no if stage == "review" else tr.attempts.get(stage, 0) + 1
+            number = tr.attempts[stage]
+            # the gates are checked for the write attempt they follow
+            shown = tr.attempts.get("implement", 1) if stage == "gates" else number
+        self.job.progress(self.job.task.key, stage, f"round {shown}" if stage == "review" else f"attempt {shown}")
+        return number
+
+    def retry(self, stage: str, reviewer: int | None) -> int | None:
+        """An in-place retry after an infra fault; None for a reviewer (same round)."""
+        tr = self.job.result
+        with self._lock:
+            tr.infraRetries += 1
+        if reviewer is not None:
+            return None
+        return self.begin(stage, 0)
 
 
 @dataclass
@@ -59,46 +108,38 @@ class Job:
     # implementation) and the advisory residual risk its reviewers weigh
     resume_at: str | None = None
     advisory: list[str] = field(default_factory=list)
+    where: state.Where | None = None  # the run's remote, base and flags, for the next step
+    attempts: Attempts = field(init=False)
 
-
-REVIEW_ONLY = "review-only"
+    def __post_init__(self) -> None:
+        self.attempts = Attempts(self)
 
 
 def run_id_for(workflow_id: str, task_id: str) -> str:
     return f"{workflow_id}-{task_id}"
 
 
+# --- the story --------------------------------------------------------------------
+
+
 def run_task(main_repo: Repo, job: Job) -> TaskResult:
-    """Drive one task to done, or to where it stopped; never raises for the task's own trouble."""
+    """Drive one task to its end; never raises for the task's own trouble."""
     repo = host.reopen(main_repo)
     tr = job.result
-    tr.status, tr.startedAt, tr.baseOid = RUNNING, now_iso(), str(job.base_oid)
+    tr.startedAt, tr.baseOid = now_iso(), str(job.base_oid)
+    life = Lifecycle(State.CLAIMED if State.of(tr) is State.CLAIMED else State.SELECTED)
     assert tr.runId is not None
-    started = False
+    ending: Ending | None = None
     try:
         with host.hold_run(repo, tr.runId, f"workflow {job.workflow_id} task {tr.taskId}"):
-            try:
-                _stage(job, "workspace", 1)
-                if job.resume_at is None:
-                    record = host.start_workspace(repo, tr.runId, job.base_oid, tr.branch)
-                else:
-                    record = host.resume_workspace(repo, tr.runId, tr.branch,
-                                                   f"workflow {job.workflow_id} resumes it at {job.resume_at}")
-                started = True
-                (_pipeline if job.resume_at is None else _resumed)(repo, job, Path(record.path))
-            except Stop as stop:
-                tr.status, tr.stage, tr.detail, tr.fault = stop.status, stop.stage, stop.detail, stop.fault
-                tr.faultKind = stop.kind
-            except HarnError as exc:
-                tr.status, tr.detail = FAILED, one_line(exc.message, 500)
-            finally:
-                if started:
-                    try:
-                        assessment.before_cleanup(repo, job.eff, tr, job.agents.stop.is_set())
-                    finally:
-                        _cleanup(repo, tr)
+            ending = _in_workspace(repo, job, life)
     except HarnError as exc:  # the run lock itself
-        tr.status, tr.detail = FAILED, one_line(exc.message, 500)
+        lost = one_line(exc.message, 500)
+        if ending is None:
+            ending = life.stop(Outcome.LOST_CLAIM, tr.stage, lost)
+        else:
+            ending.detail += f" (then: {lost})"
+    state.end(tr, ending, _facts(repo, job, ending), job.where)
     live = repo.ref_oid(f"refs/heads/{tr.branch}")
     if live is not None:
         tr.tip = str(live)
@@ -106,12 +147,84 @@ def run_task(main_repo: Repo, job: Job) -> TaskResult:
     return tr
 
 
-def _stage(job: Job, stage: str, attempt: int) -> None:
+def _in_workspace(repo: Repo, job: Job, life: Lifecycle) -> Ending:
+    """Make (or resume) the workspace, walk the path, judge and clean up."""
+    tr = job.result
+    _track(job, life, State.STARTING, "workspace")
     if job.agents.stop.is_set():
-        raise Stop(HALTED, stage, f"the workflow was interrupted before {stage}")
-    job.result.stage = stage
-    job.result.attempts[stage] = job.result.attempts.get(stage, 0) + (1 if stage != "review" else 0)
-    job.progress(job.task.key, stage, attempt)
+        return life.interrupted("workspace", "the workflow was interrupted before workspace")
+    try:
+        record = _workspace(repo, job)
+    except HarnError as exc:
+        return life.stop(Outcome.ERROR, "workspace", one_line(exc.message, 500))
+    ending: Ending | None = None
+    try:
+        ending = _walk_path(repo, job, Path(record.path), life)
+    except HarnError as exc:
+        ending = life.stop(Outcome.ERROR, tr.stage, one_line(exc.message, 500))
+    finally:
+        try:
+            if ending is not None:
+                ending.detail += assessment.before_cleanup(repo, job.eff, tr, ending, job.agents.stop.is_set())
+        finally:
+            _cleanup(repo, tr)
+    assert ending is not None
+    return ending
+
+
+def _workspace(repo: Repo, job: Job) -> Any:
+    tr = job.result
+    assert tr.runId is not None
+    if job.resume_at is None:
+        return host.start_workspace(repo, tr.runId, job.base_oid, tr.branch)
+    return host.resume_workspace(repo, tr.runId, tr.branch, f"workflow {job.workflow_id} resumes it at {job.resume_at}")
+
+
+def _walk_path(repo: Repo, job: Job, worktree: Path, life: Lifecycle) -> Ending:
+    path = TaskPath(repo, job, _context(repo, job, worktree))
+    entry = ENTRY[job.resume_at] if addenda.number_of(job.task) is None else "write"
+    return walk(life, path.steps(), entry, job.agents.stop.is_set, path.begin, path.finished)
+
+
+def _track(job: Job, life: Lifecycle, now: State, stage: str) -> None:
+    life.enter(now)
+    state.track(job.result, now, stage)
+    job.attempts.begin(stage, 1)
+
+
+# --- the one stage runner -----------------------------------------------------------
+
+
+@dataclass
+class Step:
+    role: str  # plan, write, gates, review, integrate
+    stage: str  # the stage name the result records (write: implement or addendum)
+    run: Callable[[int], str | None]  # the round number → None (go on) or AGAIN
+
+
+def walk(life: Lifecycle, steps: list[Step], entry: str, stopping: Callable[[], bool],
+         begin: Callable[[Step, int], None], finished: Callable[[], str]) -> Ending:
+    """Run ``steps`` in order from the step whose role is ``entry``: each
+    enters its state in the lifecycle table; AGAIN goes back to the write
+    step for the next round; a ``StageEnd`` ends the task there."""
+    roles = [s.role for s in steps]
+    at, round_no = roles.index(entry), 1
+    while at < len(steps):
+        step = steps[at]
+        if stopping():
+            return life.interrupted(step.stage, f"the workflow was interrupted before {step.stage}")
+        life.enter(STAGE_STATE[step.stage])
+        begin(step, round_no)
+        try:
+            said = step.run(round_no)
+        except StageEnd as stop:
+            return life.stop(stop.outcome, stop.stage, stop.detail, stop.fault, stop.kind)
+        if said == AGAIN:
+            round_no += 1
+            at = roles.index("write")
+            continue
+        at += 1
+    return life.done(finished())
 
 
 def _context(repo: Repo, job: Job, worktree: Path) -> TaskContext:
@@ -128,259 +241,231 @@ def _context(repo: Repo, job: Job, worktree: Path) -> TaskContext:
                        base=job.eff.base, base_oid=str(job.base_oid), plan_path=plan_path,
                        scratch=job.scratch, agents=job.agents, on_agent=on_agent,
                        stage_attempts=job.eff.stageAttempts, schema_retries=job.eff.schemaRetries,
-                       on_retry=_retry_counter(job), idle_timeout=job.eff.idleTimeout)
+                       idle_timeout=job.eff.idleTimeout, advisory=list(job.advisory))
 
 
-def _retry_counter(job: Job) -> Callable[[str, int | None], int | None]:
-    """Count an in-place retry after an infra fault; a writing stage's retry
-    is its next attempt (reviewers keep the round's number)."""
-    lock = threading.Lock()
-
-    def on_retry(stage: str, reviewer: int | None) -> int | None:
-        tr = job.result
-        with lock:
-            tr.infraRetries += 1
-            if reviewer is not None:
-                return None
-            tr.attempts[stage] = tr.attempts.get(stage, 0) + 1
-        job.progress(tr.taskId, stage, tr.attempts[stage])
-        return tr.attempts[stage]
-
-    return on_retry
+# --- the steps ------------------------------------------------------------------------
 
 
-def _pipeline(repo: Repo, job: Job, worktree: Path) -> None:
-    ctx = _context(repo, job, worktree)
-    tr = job.result
-    eff = job.eff
-    earlier: dict[str, str] = {}
-    is_addendum = addenda.number_of(job.task) is not None
-    if not is_addendum:
-        _plan(repo, job, ctx, earlier)
-    findings: list[dict[str, Any]] = []
-    tr.review = {"rounds": 0, "approved": False, "reviews": []}
-    for round_no in range(1, eff.reviewRounds + 1):
-        if is_addendum:
-            tip = _addendum(repo, job, ctx, earlier, round_no, findings)
-        else:
-            tip = _implement(repo, job, ctx, earlier, round_no, findings)
-        _gates(repo, job, tip)
-        _stage(job, "review", round_no)
-        verdict = review.dual_review(ctx, eff.agents["review"], round_no, eff.timeout_of("review"),
-                                     {"round": round_no, "earlier": dict(earlier)})
-        tr.review["rounds"] = round_no
-        tr.review["reviews"].extend(verdict.entries())
-        usage.record(tr, verdict.outcomes)
-        tr.attempts["review"] = round_no
-        _refused_at_last(repo, ctx, tip, verdict, round_no, eff.reviewRounds)
-        _check_unchanged(repo, ctx, tip, "review")
-        if verdict.fault is not None:
-            raise _stopped(next(o for o in verdict.outcomes if o.fault is not None))
+class TaskPath:
+    """The steps of one task, sharing what earlier steps said."""
+
+    def __init__(self, repo: Repo, job: Job, ctx: TaskContext) -> None:
+        self.repo, self.job, self.ctx, self.eff, self.tr = repo, job, ctx, job.eff, job.result
+        ctx.on_retry = job.attempts.retry
+        self.earlier: dict[str, str] = {}
+        self.findings: list[dict[str, Any]] = []
+        self.tip: Oid | None = None
+        self.rounds = 1 if job.resume_at == REVIEW_ONLY else self.eff.reviewRounds
+        self.tr.review = {"rounds": 0, "approved": False, "reviews": []}
+        if job.resume_at is not None:  # a surviving branch: its committed ExecPlan, if any
+            found, _ = host.plan_at(repo, _tip(repo, ctx.branch, "workspace"), ctx.task_id)
+            ctx.plan_path = found or ctx.plan_path
+
+    def steps(self) -> list[Step]:
+        write = Step("write", addenda.STAGE, self.addendum) if addenda.number_of(self.job.task) is not None \
+            else Step("write", "implement", self.implement)
+        return [Step("plan", "plan", self.plan), write,
+                Step("gates", "gates", self.gates), Step("review", "review", self.review),
+                Step("integrate", "integrate", self.integrate)]
+
+    def begin(self, step: Step, round_no: int) -> None:
+        """A step starts: where the task stands in flight, and its count."""
+        state.track(self.tr, STAGE_STATE[step.stage], step.stage)
+        self.job.attempts.begin(step.stage, round_no)
+
+    def finished(self) -> str:
+        return one_line(str((self.tr.integration or {}).get("summary") or ""), 500)
+
+    # --- writing stages ---
+
+    def _run_checked(self, stage: str, round_no: int) -> tuple[StageOutcome, Oid, str | None, str | None]:
+        """Run a writing stage and do the host's checks every such stage needs:
+        a fault ends the task, the worktree must be clean on its branch, a
+        BLOCKED plan ends it. Returns (outcome, tip, plan path, plan status)."""
+        outcome = retries.run_in_place(self.ctx, self.eff.agents[stage], self.tr.attempts[stage],
+                                       self.eff.timeout_of(stage), {"round": round_no, "earlier": dict(self.earlier),
+                                                                    "findings": self.findings})
+        self.tr.stages[outcome.stage] = outcome.summary_entry()
+        usage.record(self.tr, [outcome])
+        if outcome.fault is not None:
+            raise _faulted(outcome)
+        tip = check_worktree(self.repo, self.ctx, stage)
+        path, status = host.plan_at(self.repo, tip, self.ctx.task_id)
+        if status == "BLOCKED":
+            raise StageEnd(Outcome.BLOCKED, stage, f"the ExecPlan {path} says Status: BLOCKED: {outcome.summary}")
+        return outcome, tip, path, status
+
+    def plan(self, round_no: int) -> None:
+        outcome, _, path, status = self._run_checked("plan", round_no)
+        if not outcome.ok:
+            raise StageEnd(Outcome.PRODUCT_FAILURE, "plan", outcome.detail)
+        if path is None:
+            raise StageEnd(Outcome.PRODUCT_FAILURE, "plan", f"the plan agent reported ok but no ExecPlan "
+                           f"{self.ctx.plan_path} is committed on {self.ctx.branch}")
+        if status not in ("APPROVED", "IN PROGRESS"):
+            raise StageEnd(Outcome.PRODUCT_FAILURE, "plan", f"the committed ExecPlan {path} has Status: "
+                           f"{status or '(none)'}; the plan stage needs APPROVED or IN PROGRESS")
+        self.ctx.plan_path = path
+        self.earlier["plan"] = outcome.summary
+
+    def implement(self, round_no: int) -> None:
+        before = _tip(self.repo, self.ctx.branch, "implement")
+        outcome, tip, path, status = self._run_checked("implement", round_no)
+        branch = self.ctx.branch
+        if not outcome.ok:
+            raise StageEnd(Outcome.PRODUCT_FAILURE, "implement", outcome.detail)
+        if tip == before:
+            raise StageEnd(Outcome.PRODUCT_FAILURE, "implement", f"the implement agent reported ok but committed "
+                           f"nothing on {branch} (tip still {str(before)[:12]})")
+        if not host.refs.descends(self.repo, tip, before):
+            raise StageEnd(Outcome.PRODUCT_FAILURE, "implement", f"the implement agent rewrote {branch}: "
+                           f"{str(before)[:12]} is no longer in it")
+        if status != "COMPLETE":
+            raise StageEnd(Outcome.PRODUCT_FAILURE, "implement", f"the ExecPlan {path or self.ctx.plan_path} at "
+                           f"the tip has Status: {status or '(none)'}, not COMPLETE")
+        self.earlier["implement"] = outcome.summary
+        self.tip = tip
+
+    def addendum(self, round_no: int) -> None:
+        """The addendum agent in place of plan and implement (workflow/addenda.py)."""
+        if addenda.STAGE not in self.eff.agents:
+            raise StageEnd(Outcome.PRODUCT_FAILURE, addenda.STAGE, addenda.NO_AGENT_DETAIL)
+        before = _tip(self.repo, self.ctx.branch, addenda.STAGE)
+        outcome, tip, _, _ = self._run_checked(addenda.STAGE, round_no)
+        grew = tip != before and host.refs.descends(self.repo, tip, before)
+        said = addenda.verdict(self.job.task, self.ctx.branch, outcome, before, tip, grew)
+        if said is not None:
+            raise StageEnd(said[0], addenda.STAGE, said[1])
+        self.earlier[addenda.STAGE] = outcome.summary
+        self.tip = tip
+
+    # --- gates, review, integrate ---
+
+    def gates(self, round_no: int) -> None:
+        tip = self.tip or check_worktree(self.repo, self.ctx, "review")
+        self.tip = tip
+        base = host.Base(self.eff.upstream, self.eff.base_oid)
+        groups: list[int] = []
+
+        def on_start(pgid: int) -> None:
+            groups.append(pgid)
+            self.job.agents.started(pgid)
+
+        try:
+            result = host.run_gates(self.repo, self.tr.branch, tip, base, host.gate_timeout(self.repo), on_start)
+        finally:
+            for pgid in groups:
+                self.job.agents.ended(pgid)
+        if self.job.agents.stop.is_set():
+            raise StageEnd(Outcome.INTERRUPTED, "gates", "the workflow was interrupted while the gates ran")
+        self.tr.gates = {"passed": result["passed"], "commit": result["commit"],
+                         "commands": [_gate_entry(c) for c in result["commands"]]}
+        if not result["passed"]:
+            first = next(c for c in result["commands"] if c["exitCode"] != 0)
+            why = first.get("error") or host.exit_words(first["exitCode"])
+            raise StageEnd(Outcome.PRODUCT_FAILURE, "gates", f"gate {shlex.join(first['argv'])} {why} on "
+                           f"{str(tip)[:12]}: {last_lines_on_one_line(first.get('outputTail') or '', 300)}")
+
+    def review(self, round_no: int) -> str | None:
+        """One dual review of the exact tip, the same for every path: AGAIN
+        when changes are requested and a round is left."""
+        tip = self.tip or check_worktree(self.repo, self.ctx, "review")
+        assert self.tr.review is not None
+        verdict = review.dual_review(self.ctx, self.eff.agents["review"], round_no, self.eff.timeout_of("review"),
+                                     {"round": round_no, "earlier": dict(self.earlier)})
+        self.tr.review["rounds"] = round_no
+        self.tr.review["reviews"].extend(verdict.entries())
+        usage.record(self.tr, verdict.outcomes)
+        faulted = next((o for o in verdict.outcomes if o.fault is not None), None)
+        if faulted is None:
+            self._note_review(tip, verdict)
+            if not verdict.approved and round_no >= self.rounds:
+                raise StageEnd(Outcome.CHANGES_REQUESTED, "review", self._refused_at_last(tip, verdict, round_no))
+        _check_unchanged(self.repo, self.ctx, tip, "review")
+        if faulted is not None:
+            raise _faulted(faulted)
         if verdict.approved:
-            tr.review["approved"] = True
-            tr.review["tip"] = str(tip)
-            earlier["review"] = verdict.summary()
-            break
-        findings = verdict.findings()
-    _integrate(repo, job, ctx)
+            self.tr.review.update(approved=True, tip=str(tip))
+            self.earlier["review"] = verdict.summary()
+            return None
+        self.findings = verdict.findings()
+        self.tip = None  # the next round's write step makes the next tip
+        return AGAIN
 
+    def _refused_at_last(self, tip: Oid, verdict: Verdict, round_no: int) -> str:
+        """A refusal in the last round ends the task whatever else the
+        reviewers did, so the refusal is what the detail says first; what they
+        left behind (kept for cleanup and artefact salvage) is named after it."""
+        left = []
+        dirty = host.dirty(self.ctx.worktree)
+        if dirty:
+            left.append(f"the reviewers also left {len(dirty)} uncommitted path(s): {', '.join(dirty[:5])}")
+        now = self.repo.ref_oid(f"refs/heads/{self.ctx.branch}")
+        if now is not None and now != tip:
+            left.append(f"and moved {self.ctx.branch} from {str(tip)[:12]} to {str(now)[:12]}")
+        return (f"changes requested after {round_no} review round(s): {verdict.summary()}"
+                + "".join(f"; {what}" for what in left))
 
-def _resumed(repo: Repo, job: Job, worktree: Path) -> None:
-    """A surviving branch re-enters the ordinary path at ``job.resume_at``
-    with its commits as they are; from there every host check holds."""
-    if job.resume_at == "plan":
-        _pipeline(repo, job, worktree)
-        return
-    ctx = _context(repo, job, worktree)
-    ctx.advisory = list(job.advisory)
-    tr = job.result
-    path, _ = host.plan_at(repo, _tip(repo, ctx.branch, "workspace"), ctx.task_id)
-    ctx.plan_path = path or ctx.plan_path
-    earlier: dict[str, str] = {}
-    findings: list[dict[str, Any]] = []
-    tr.review = {"rounds": 0, "approved": False, "reviews": []}
-    rounds = 1 if job.resume_at == REVIEW_ONLY else job.eff.reviewRounds
-    for round_no in range(1, rounds + 1):
-        if round_no == 1 and job.resume_at in ("review", REVIEW_ONLY):
-            tip = check_worktree(repo, ctx, "review")
-            if job.resume_at == "review":
-                _gates(repo, job, tip)
+    def _note_review(self, tip: Oid, verdict: Verdict) -> None:
+        """The assessor of a branch a run left sees what its reviewers said
+        [A1]: a refusal is noted on the tip, and so is an approval of a tip a
+        refusal was noted on (an approval of a fresh tip changes no rule, so
+        the ordinary path writes no note for it)."""
+        if verdict.approved and REVIEW_NOTE not in host.read_note(self.repo, tip):
+            return
+        host.merge_note(self.repo, tip, REVIEW_NOTE, verdict.note(self.job.workflow_id, str(tip)))
+
+    def integrate(self, round_no: int) -> None:
+        agent = self.eff.agents["integrate"]
+        if agent.builtin:
+            self._integrate_builtin()
         else:
-            tip = _implement(repo, job, ctx, earlier, round_no, findings)
-            _gates(repo, job, tip)
-        findings = _review_round(repo, job, ctx, tip, round_no, rounds, earlier)
-        if not findings:
-            break
-    _integrate(repo, job, ctx)
+            self._integrate_agent(agent)
+        tip = _tip(self.repo, self.ctx.branch, "integrate")
+        self.tr.tip = str(tip)
+        key = self.job.task.key  # <id>, or <id>-addendum-<n>
+        self.tr.integratedRef = host.keep_integrated(self.repo, key, tip,
+                                                     f"git-harn: workflow {self.job.workflow_id}: task {key} landed")
 
+    def _integrate_builtin(self) -> None:
+        ctx, eff = self.ctx, self.eff
+        host.refs.detach(ctx.worktree)  # integrate may need to move the branch
+        try:
+            report = host.integrate_builtin(self.repo, ctx.branch, eff.base, eff.remote, ctx.task_id)
+        finally:
+            if self.repo.ref_oid(f"refs/heads/{ctx.branch}") is not None:
+                host.refs.attach(ctx.worktree, ctx.branch)
+        self.tr.integration = report
+        self.tr.stages["integrate"] = {"attempt": 1, "ok": bool(report.get("ok")),
+                                       "summary": one_line(str(report.get("summary") or ""), 500), "fault": None}
+        check = host.check_integration(report)
+        if not check.ok:
+            raise StageEnd(Outcome.HALT, "integrate", check.detail)
 
-def _review_round(repo: Repo, job: Job, ctx: TaskContext, tip: Oid, round_no: int, rounds: int,
-                  earlier: dict[str, str]) -> list[dict[str, Any]]:
-    """One dual review of the exact tip: [] when both approve, else the findings."""
-    tr = job.result
-    assert tr.review is not None
-    _stage(job, "review", round_no)
-    verdict = review.dual_review(ctx, job.eff.agents["review"], round_no, job.eff.timeout_of("review"),
-                                 {"round": round_no, "earlier": dict(earlier)})
-    tr.review["rounds"] = round_no
-    tr.review["reviews"].extend(verdict.entries())
-    tr.attempts["review"] = round_no
-    _refused_at_last(repo, ctx, tip, verdict, round_no, rounds)
-    _check_unchanged(repo, ctx, tip, "review")
-    if verdict.fault is not None:
-        raise Stop(HALTED if verdict.fault == INTERRUPTED else FAILED, "review", verdict.detail, verdict.fault)
-    if verdict.approved:
-        tr.review["approved"] = True
-        tr.review["tip"] = str(tip)
-        earlier["review"] = verdict.summary()
-        return []
-    return verdict.findings()
-
-
-def _refused_at_last(repo: Repo, ctx: TaskContext, tip: Oid, verdict: review.Verdict, round_no: int,
-                     rounds: int) -> None:
-    """A refusal in the last round ends the task whatever else the reviewers
-    did, so the refusal is what the detail says first; what they left behind
-    (kept for cleanup and artefact salvage) is named after it."""
-    if verdict.fault is not None or verdict.approved or round_no < rounds:
-        return
-    left = []
-    dirty = host.dirty(ctx.worktree)
-    if dirty:
-        left.append(f"the reviewers also left {len(dirty)} uncommitted path(s): {', '.join(dirty[:5])}")
-    now = repo.ref_oid(f"refs/heads/{ctx.branch}")
-    if now is not None and now != tip:
-        left.append(f"and moved {ctx.branch} from {str(tip)[:12]} to {str(now)[:12]}")
-    raise Stop(FAILED, "review", f"changes requested after {round_no} review round(s): {verdict.summary()}"
-               + "".join(f"; {what}" for what in left))
-
-
-def _record(tr: TaskResult, outcome: StageOutcome) -> None:
-    tr.stages[outcome.stage] = outcome.summary_entry()
-    usage.record(tr, [outcome])
-
-
-def _stopped(outcome: StageOutcome) -> Stop:
-    assert outcome.fault is not None
-    detail = faults.halt_detail(outcome.stage, outcome.fault, outcome.detail, outcome.tries)
-    return Stop(faults.status_for(outcome.fault), outcome.stage, detail, outcome.fault, outcome.faultKind)
-
-
-def _tip(repo: Repo, branch: str, stage: str) -> Oid:
-    tip = repo.ref_oid(f"refs/heads/{branch}")
-    if tip is None:
-        raise Stop(FAILED, stage, f"branch {branch} was deleted during {stage}")
-    return tip
-
-
-def check_worktree(repo: Repo, ctx: TaskContext, stage: str) -> Oid:
-    """The agent's word is never evidence: the worktree is still on the task
-    branch, clean, and the branch still grows from the base."""
-    on = host.refs.worktree_branch(ctx.worktree)
-    if on != f"refs/heads/{ctx.branch}":
-        raise Stop(FAILED, stage, f"after {stage} the worktree is not on {ctx.branch} "
-                   f"(HEAD: {on or 'detached'})")
-    dirty = host.dirty(ctx.worktree)
-    if dirty:
-        shown = ", ".join(dirty[:5]) + (f" … and {len(dirty) - 5} more" if len(dirty) > 5 else "")
-        raise Stop(FAILED, stage, f"after {stage} the worktree has {len(dirty)} uncommitted path(s): {shown}")
-    tip = _tip(repo, ctx.branch, stage)
-    if not host.refs.descends(repo, tip, host.refs.to_oid(ctx.base_oid)):
-        raise Stop(FAILED, stage, f"after {stage} {ctx.branch} no longer contains its base {ctx.base_oid[:12]}")
-    return tip
-
-
-def _run_checked(repo: Repo, job: Job, ctx: TaskContext, stage: str, round_no: int,
-                 extra: dict[str, Any]) -> tuple[StageOutcome, Oid, str | None, str | None]:
-    """Run a writing stage and do the host's checks every such stage needs:
-    a fault stops the task, the worktree must be clean on its branch, a
-    BLOCKED plan stops it. Returns (outcome, tip, plan path, plan status)."""
-    _stage(job, stage, round_no)
-    outcome = retries.run_in_place(ctx, job.eff.agents[stage], job.result.attempts[stage],
-                                   job.eff.timeout_of(stage), extra)
-    _record(job.result, outcome)
-    if outcome.fault is not None:
-        raise _stopped(outcome)
-    tip = check_worktree(repo, ctx, stage)
-    path, status = host.plan_at(repo, tip, ctx.task_id)
-    if status == "BLOCKED":
-        raise Stop(BLOCKED, stage, f"the ExecPlan {path} says Status: BLOCKED: {outcome.summary}")
-    return outcome, tip, path, status
-
-
-def _plan(repo: Repo, job: Job, ctx: TaskContext, earlier: dict[str, str]) -> None:
-    outcome, _, path, status = _run_checked(repo, job, ctx, "plan", 1, {"round": 1, "earlier": dict(earlier)})
-    if not outcome.ok:
-        raise Stop(FAILED, "plan", outcome.detail)
-    if path is None:
-        raise Stop(FAILED, "plan", f"the plan agent reported ok but no ExecPlan {ctx.plan_path} is committed "
-                   f"on {ctx.branch}")
-    if status not in ("APPROVED", "IN PROGRESS"):
-        raise Stop(FAILED, "plan", f"the committed ExecPlan {path} has Status: {status or '(none)'}; "
-                   "the plan stage needs APPROVED or IN PROGRESS")
-    ctx.plan_path = path
-    earlier["plan"] = outcome.summary
-
-
-def _implement(repo: Repo, job: Job, ctx: TaskContext, earlier: dict[str, str], round_no: int,
-               findings: list[dict[str, Any]]) -> Oid:
-    before = _tip(repo, ctx.branch, "implement")
-    outcome, tip, path, status = _run_checked(repo, job, ctx, "implement", round_no, {
-        "round": round_no, "earlier": dict(earlier), "findings": findings})
-    if not outcome.ok:
-        raise Stop(FAILED, "implement", outcome.detail)
-    if tip == before or not host.refs.descends(repo, tip, before):
-        raise Stop(FAILED, "implement", f"the implement agent reported ok but committed nothing on "
-                   f"{ctx.branch} (tip still {str(before)[:12]})" if tip == before else
-                   f"the implement agent rewrote {ctx.branch}: {str(before)[:12]} is no longer in it")
-    if status != "COMPLETE":
-        raise Stop(FAILED, "implement", f"the ExecPlan {path or ctx.plan_path} at the tip has Status: "
-                   f"{status or '(none)'}, not COMPLETE")
-    earlier["implement"] = outcome.summary
-    return tip
-
-
-def _addendum(repo: Repo, job: Job, ctx: TaskContext, earlier: dict[str, str], round_no: int,
-              findings: list[dict[str, Any]]) -> Oid:
-    """The addendum agent in place of plan and implement (workflow/addenda.py)."""
-    if addenda.STAGE not in job.eff.agents:
-        raise Stop(FAILED, addenda.STAGE, addenda.NO_AGENT_DETAIL)
-    before = _tip(repo, ctx.branch, addenda.STAGE)
-    outcome, tip, _, _ = _run_checked(repo, job, ctx, addenda.STAGE, round_no, {
-        "round": round_no, "earlier": dict(earlier), "findings": findings})
-    grew = tip != before and host.refs.descends(repo, tip, before)
-    stop = addenda.verdict(job.task, ctx.branch, outcome, before, tip, grew)
-    if stop is not None:
-        raise Stop(stop[0], addenda.STAGE, stop[1])
-    earlier[addenda.STAGE] = outcome.summary
-    return tip
-
-
-def _gates(repo: Repo, job: Job, tip: Oid) -> None:
-    tr = job.result
-    _stage(job, "gates", tr.attempts.get("implement", 1))
-    base = host.Base(job.eff.upstream, job.eff.base_oid)
-    groups: list[int] = []
-
-    def on_start(pgid: int) -> None:
-        groups.append(pgid)
-        job.agents.started(pgid)
-
-    try:
-        result = host.run_gates(repo, tr.branch, tip, base, host.gate_timeout(repo), on_start)
-    finally:
-        for pgid in groups:
-            job.agents.ended(pgid)
-    if job.agents.stop.is_set():
-        raise Stop(HALTED, "gates", "the workflow was interrupted while the gates ran")
-    failed = [c for c in result["commands"] if c["exitCode"] != 0]
-    tr.gates = {"passed": result["passed"], "commit": result["commit"],
-                "commands": [_gate_entry(c) for c in result["commands"]]}
-    if not result["passed"]:
-        first = failed[0]
-        why = first.get("error") or host.exit_words(first["exitCode"])
-        raise Stop(FAILED, "gates", f"gate {shlex.join(first['argv'])} {why} on {str(tip)[:12]}: "
-                   f"{last_lines_on_one_line(first.get('outputTail') or '', 300)}")
+    def _integrate_agent(self, agent: host.AgentSettings) -> None:
+        ctx, eff, job = self.ctx, self.eff, self.job
+        with host.INTEGRATIONS, host.hold_merge(
+                self.repo, f"workflow {job.workflow_id}: integration agent for task {ctx.task_id}"):
+            outcome = run_stage(ctx, agent, 1, eff.timeout_of("integrate"), {"round": 1})
+            self.tr.stages[outcome.stage] = outcome.summary_entry()
+            usage.record(self.tr, [outcome])
+            self.tr.integration = outcome.report
+            if outcome.fault is not None:  # never retried: a hidden success may already have pushed [I4]
+                raise StageEnd(Outcome.of_fault(outcome.fault), "integrate",
+                               faults.integration_detail(outcome.detail, eff.upstream), outcome.fault,
+                               outcome.faultKind)
+            check = host.check_integration(outcome.report)
+            if not check.ok:
+                raise StageEnd(Outcome.HALT, "integrate", check.detail)
+            landed = host.refs.fetch_branch(self.repo, eff.remote, eff.base)
+            if addenda.number_of(job.task) is not None:
+                problem = addenda.landed_problem(self.repo, job.task, landed, job.base_oid, eff.upstream)
+                if problem is not None:
+                    raise StageEnd(Outcome.HALT, "integrate", problem)
+            elif not host.ticked_at(self.repo, landed, ctx.task_id):
+                raise StageEnd(Outcome.HALT, "integrate", f"the integration report passed the check but "
+                               f"{eff.upstream} ({str(landed)[:12]}) does not have task {ctx.task_id} ticked")
 
 
 def _gate_entry(command: dict[str, Any]) -> dict[str, Any]:
@@ -392,59 +477,49 @@ def _gate_entry(command: dict[str, Any]) -> dict[str, Any]:
     return entry
 
 
+# --- the host's checks ----------------------------------------------------------------
+
+
+def _faulted(outcome: StageOutcome) -> StageEnd:
+    assert outcome.fault is not None
+    detail = faults.halt_detail(outcome.stage, outcome.fault, outcome.detail, outcome.tries)
+    return StageEnd(Outcome.of_fault(outcome.fault), outcome.stage, detail, outcome.fault, outcome.faultKind)
+
+
+def _tip(repo: Repo, branch: str, stage: str) -> Oid:
+    tip = repo.ref_oid(f"refs/heads/{branch}")
+    if tip is None:
+        raise StageEnd(Outcome.PRODUCT_FAILURE, stage, f"branch {branch} was deleted during {stage}")
+    return tip
+
+
+def check_worktree(repo: Repo, ctx: TaskContext, stage: str) -> Oid:
+    """The agent's word is never evidence: the worktree is still on the task
+    branch, clean, and the branch still grows from the base."""
+    on = host.refs.worktree_branch(ctx.worktree)
+    if on != f"refs/heads/{ctx.branch}":
+        raise StageEnd(Outcome.PRODUCT_FAILURE, stage, f"after {stage} the worktree is not on {ctx.branch} "
+                       f"(HEAD: {on or 'detached'})")
+    dirty = host.dirty(ctx.worktree)
+    if dirty:
+        shown = ", ".join(dirty[:5]) + (f" … and {len(dirty) - 5} more" if len(dirty) > 5 else "")
+        raise StageEnd(Outcome.PRODUCT_FAILURE, stage, f"after {stage} the worktree has {len(dirty)} uncommitted "
+                       f"path(s): {shown}")
+    tip = _tip(repo, ctx.branch, stage)
+    if not host.refs.descends(repo, tip, host.refs.to_oid(ctx.base_oid)):
+        raise StageEnd(Outcome.PRODUCT_FAILURE, stage, f"after {stage} {ctx.branch} no longer contains its base "
+                       f"{ctx.base_oid[:12]}")
+    return tip
+
+
 def _check_unchanged(repo: Repo, ctx: TaskContext, tip: Oid, stage: str) -> None:
     now = check_worktree(repo, ctx, stage)
     if now != tip:
-        raise Stop(FAILED, stage, f"the {stage} changed {ctx.branch} ({str(tip)[:12]} → {str(now)[:12]}); "
-                   "reviewers judge the exact tip and may not commit")
+        raise StageEnd(Outcome.PRODUCT_FAILURE, stage, f"the {stage} changed {ctx.branch} ({str(tip)[:12]} → "
+                       f"{str(now)[:12]}); reviewers judge the exact tip and may not commit")
 
 
-def _integrate(repo: Repo, job: Job, ctx: TaskContext) -> None:
-    tr = job.result
-    eff = job.eff
-    _stage(job, "integrate", 1)
-    agent = eff.agents["integrate"]
-    if agent.builtin:
-        host.refs.detach(ctx.worktree)  # integrate may need to move the branch
-        try:
-            report = host.integrate_builtin(repo, ctx.branch, eff.base, eff.remote, ctx.task_id)
-        finally:
-            if repo.ref_oid(f"refs/heads/{ctx.branch}") is not None:
-                host.refs.attach(ctx.worktree, ctx.branch)
-        tr.integration = report
-        tr.stages["integrate"] = {"attempt": 1, "ok": bool(report.get("ok")),
-                                  "summary": one_line(str(report.get("summary") or ""), 500), "fault": None}
-        check = host.check_integration(report)
-        if not check.ok:
-            raise Stop(HALTED, "integrate", check.detail)
-    else:
-        with host.INTEGRATIONS, host.hold_merge(
-                repo, f"workflow {job.workflow_id}: integration agent for task {ctx.task_id}"):
-            outcome = run_stage(ctx, agent, 1, eff.timeout_of("integrate"), {"round": 1})
-            _record(tr, outcome)
-            tr.integration = outcome.report
-            if outcome.fault is not None:
-                # never retried: a hidden success may already have pushed [I4]
-                status = HALTED if outcome.fault in (faults.INFRA, INTERRUPTED) else faults.status_for(outcome.fault)
-                raise Stop(status, "integrate", faults.integration_detail(outcome.detail, eff.upstream),
-                           outcome.fault, outcome.faultKind)
-            check = host.check_integration(outcome.report)
-            if not check.ok:
-                raise Stop(HALTED, "integrate", check.detail)
-            landed = host.refs.fetch_branch(repo, eff.remote, eff.base)
-            if addenda.number_of(job.task) is not None:
-                problem = addenda.landed_problem(repo, job.task, landed, job.base_oid, eff.upstream)
-                if problem is not None:
-                    raise Stop(HALTED, "integrate", problem)
-            elif not host.ticked_at(repo, landed, ctx.task_id):
-                raise Stop(HALTED, "integrate", f"the integration report passed the check but {eff.upstream} "
-                           f"({str(landed)[:12]}) does not have task {ctx.task_id} ticked")
-    tip = _tip(repo, ctx.branch, "integrate")
-    tr.tip = str(tip)
-    key = job.task.key  # <id>, or <id>-addendum-<n>
-    tr.integratedRef = host.refs.keep_ref(repo, INTEGRATED_PREFIX + key, tip,
-                                          f"git-harn: workflow {job.workflow_id}: task {key} landed")
-    tr.status, tr.stage, tr.detail = DONE, "done", one_line(str((tr.integration or {}).get("summary") or ""), 500)
+# --- the end ----------------------------------------------------------------------------
 
 
 def _cleanup(repo: Repo, tr: TaskResult) -> None:
@@ -457,3 +532,18 @@ def _cleanup(repo: Repo, tr: TaskResult) -> None:
         return
     tr.workspace = {"state": done.state, "outcome": done.outcome, "reason": one_line(done.reason, 300),
                     "path": done.path}
+
+
+def _facts(repo: Repo, job: Job, ending: Ending) -> state.Facts:
+    """What is true now that the task is over, read from git [L4]."""
+    tr, key = job.result, job.task.key
+    tip = repo.ref_oid(f"refs/heads/{tr.branch}")
+    ahead = tip is not None and not host.refs.descends(repo, job.base_oid, tip)
+    workspace = tr.workspace or {}
+    where = workspace.get("path")
+    kept = workspace.get("state") in (PRESERVED_DIRTY, PRESERVED_UNMERGED)
+    dirty = bool(kept and where and Path(where).is_dir() and host.dirty(Path(where)))
+    return state.Facts(task_id=tr.taskId, key=key, branch=tr.branch, branch_exists=tip is not None, ahead=ahead,
+                       landed=ending.state.landed or repo.ref_oid(INTEGRATED_PREFIX + key) is not None,
+                       workspace=workspace.get("state"), run_id=tr.runId,
+                       integration_crashed=host.integration_crashed(repo, tr.taskId, tr.addendum), dirty=dirty)

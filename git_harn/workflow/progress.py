@@ -9,6 +9,7 @@ import time
 from git_harn import notices
 from git_harn.text import one_line
 from git_harn.workflow.result import TaskResult
+from git_harn.workflow.state import State
 
 OFF, LIVE, PLAIN = "off", "live", "plain"
 
@@ -17,7 +18,7 @@ class Progress:
     def __init__(self, quiet: bool) -> None:
         self.mode = OFF if quiet else (LIVE if notices.interactive() else PLAIN)
         self._lock = threading.Lock()
-        self._running: dict[str, tuple[str, int, float, float]] = {}  # id -> stage, attempt, since, task start
+        self._running: dict[str, tuple[str, str, float, float]] = {}  # id -> stage, "attempt 2", since, task start
         self._stop = threading.Event()
         self._ticker: threading.Thread | None = None
         if self.mode == LIVE:
@@ -33,18 +34,19 @@ class Progress:
             notices.info(text)
             self._draw()
 
-    def stage(self, task_id: str, stage: str, attempt: int) -> None:
+    def stage(self, task_id: str, stage: str, count: str) -> None:
+        """``count``: "attempt 2" for a writing stage, "round 2" for review."""
         with self._lock:
-            began = self._running.get(task_id, ("", 0, 0.0, time.monotonic()))[3]
-            self._running[task_id] = (stage, attempt, time.monotonic(), began)
+            began = self._running.get(task_id, ("", "", 0.0, time.monotonic()))[3]
+            self._running[task_id] = (stage, count, time.monotonic(), began)
             if self.mode == PLAIN:
-                notices.info(f"task {task_id}: {stage} (attempt {attempt})")
+                notices.info(f"task {task_id}: {stage} ({count})")
             self._draw()
 
     def finished(self, task: TaskResult) -> None:
         with self._lock:
             self._running.pop(task.key, None)
-        where = f" at {task.stage}" if task.stage and task.status != "done" else ""
+        where = f" at {task.stage}" if task.stage and not State.of(task).landed else ""
         detail = f": {one_line(task.detail, 160)}" if task.detail else ""
         self.say(f"task {task.key}: {task.status}{where}{detail}")
 
@@ -58,8 +60,8 @@ class Progress:
         if self.mode != LIVE:
             return
         now = time.monotonic()
-        notices.live([f"  {tid:<12} {stage:<10} attempt {attempt}  {now - since:5.0f}s  (task {now - began:.0f}s)"
-                      for tid, (stage, attempt, since, began) in self._running.items()])
+        notices.live([f"  {tid:<12} {stage:<10} {count:<10}  {now - since:5.0f}s  (task {now - began:.0f}s)"
+                      for tid, (stage, count, since, began) in self._running.items()])
 
     def _tick(self) -> None:
         while not self._stop.wait(1.0):

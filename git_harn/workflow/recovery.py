@@ -31,11 +31,19 @@ from git_harn.assess.evidence import Evidence, collect
 from git_harn.git import Repo
 from git_harn.tasks.roadmap import parse_task_branch
 from git_harn.text import one_line
-from git_harn.workflow import host
+from git_harn.workflow import host, state
 from git_harn.workflow.config import Effective
-from git_harn.workflow.dispatch import continue_at, resume_blocker, review_gap, workspace_run
+from git_harn.workflow.dispatch import (
+    CONTINUE_REFUSALS,
+    WAITING,
+    continue_at,
+    resume_blocker,
+    review_gap,
+    workspace_run,
+)
 from git_harn.workflow.pipeline import REVIEW_ONLY, run_id_for
-from git_harn.workflow.result import DONE, WorkflowResult
+from git_harn.workflow.result import WorkflowResult
+from git_harn.workflow.state import State
 from git_harn.workspace.reconcile import delete_branch_if_safe
 
 BRANCH_PREFIX = "refs/heads/roadmap-"
@@ -83,6 +91,8 @@ class Recovery:
     resumes: list[Resume] = field(default_factory=list)
     blocked: str | None = None
     unresolved: list[dict[str, Any]] = field(default_factory=list)
+    # branch -> why continue mode would not resume it (None: it would), from the host's evidence
+    refusals: dict[str, str | None] = field(default_factory=dict)
 
     @property
     def held(self) -> set[str]:
@@ -162,6 +172,7 @@ def recover(repo: Repo, eff: Effective, rec: Recovery, workflow_id: str, tasks: 
     ready = {t.id for t in host.unblocked(tasks)}
     for cand in rec.candidates:
         evidence = collect(repo, cand.branch, eff.upstream, cand.task.id)
+        rec.refusals[cand.branch] = _continue_refusal(repo, cand, evidence, ready)
         if rec.mode == "continue":
             _continue(repo, eff, rec, workflow_id, cand, evidence, ready)
             continue
@@ -171,6 +182,15 @@ def recover(repo: Repo, eff: Effective, rec: Recovery, workflow_id: str, tasks: 
             rec.results.append(_entry(cand, assessment, REPORT_ONLY, reason="assess-only"))
         else:
             _review(repo, eff, rec, workflow_id, cand, evidence, assessment, ready)
+
+
+def _continue_refusal(repo: Repo, cand: Candidate, evidence: Evidence, ready: set[str]) -> str | None:
+    """Why continue mode would leave this branch where it is, or None (read-only)."""
+    stage, reason, _ = continue_at(evidence)
+    if stage is None:
+        return reason
+    blocker = resume_blocker(repo, cand.branch, cand.task.id, evidence, ready)
+    return blocker[0] if blocker is not None else None
 
 
 def _assessor(repo: Repo, eff: Effective) -> assessor.ExternalAssessor | None:
@@ -246,15 +266,16 @@ def _resume(repo: Repo, rec: Recovery, eff: Effective, workflow_id: str, cand: C
 # --- the end of the run ---------------------------------------------------------
 
 
-def settle(repo: Repo, rec: Recovery, result: WorkflowResult) -> None:
-    """What is still unresolved, and the halt that says so [seed 002]."""
+def settle(repo: Repo, rec: Recovery, result: WorkflowResult, where: state.Where | None = None) -> None:
+    """What is still unresolved, the next step of each, and the halt that says so [seed 002]."""
+    where = where or state.Where(result.remote, result.base)
     landed = set()
     for entry in rec.results:
         tr = result.task(entry["taskId"]) if entry["action"].startswith(RESUME) else None
         if tr is None:
             continue
         entry["status"] = tr.status
-        if tr.status == DONE:
+        if State.of(tr).landed:
             landed.add(entry["branch"])
             delete_branch_if_safe(repo, f"refs/heads/{entry['branch']}")  # its tip is kept as integrated
         else:
@@ -265,18 +286,32 @@ def settle(repo: Repo, rec: Recovery, result: WorkflowResult) -> None:
         if cand.branch in landed or repo.ref_oid(f"refs/heads/{cand.branch}") is None:
             continue
         entry = by_branch.get(cand.branch, {})
+        reason = entry.get("reason") or (CANDIDATE_CAP if cand in rec.capped else "report-only")
         rec.unresolved.append({"id": cand.task.id, "branch": cand.branch,
                                "classification": entry.get("classification"),
-                               "action": entry.get("action", "skipped"),
-                               "reason": entry.get("reason") or (CANDIDATE_CAP if cand in rec.capped
-                                                                 else "report-only")})
+                               "action": entry.get("action", "skipped"), "reason": reason,
+                               "next": _next_for(result, rec, cand, entry, reason, where)})
     result.recovery = rec.document()
     if rec.unresolved and result.halted is None:
         names = ", ".join(u["branch"] for u in rec.unresolved[:5])
         more = f" … and {len(rec.unresolved) - 5} more" if len(rec.unresolved) > 5 else ""
         result.halted = (f"needs-operator-recovery: {len(rec.unresolved)} surviving branch(es) unresolved "
-                         f"({names}{more}); see recovery.unresolved, then resume them "
-                         "(--resume-mode review|continue) or 'git harn workflow discard <task-id>'")
+                         f"({names}{more}); each one's next step is in recovery.unresolved")
+
+
+def _next_for(result: WorkflowResult, rec: Recovery, cand: Candidate, entry: dict[str, Any], reason: str,
+              where: state.Where) -> dict[str, Any] | None:
+    """What moves an unresolved survivor on: its task's own next step when
+    this run resumed it, else what its reason allows."""
+    tr = result.task(cand.task.id) if entry.get("action", "").startswith(RESUME) else None
+    if tr is not None:
+        return tr.next
+    code = rec.refusals.get(cand.branch) or reason.split(":", 1)[0]
+    extra = ("--max-recovery-candidates", str(len(rec.candidates) + len(rec.capped))) if code == CANDIDATE_CAP \
+        else ()
+    return state.survivor_advice(cand.task.id, cand.branch, code, where, code not in CONTINUE_REFUSALS,
+                                 waiting=code == WAITING, addendum=cand.addendum is not None,
+                                 extra=extra).document()
 
 
 def summary_suffix(result: WorkflowResult) -> str:

@@ -34,16 +34,16 @@ from git_harn.tasks import roadmap as _roadmap
 from git_harn.text import one_line
 from git_harn.workflow import host
 from git_harn.workflow.config import Effective
-from git_harn.workflow.result import DONE, FAILED, TaskResult, WorkflowResult
+from git_harn.workflow.result import TaskResult, WorkflowResult
+from git_harn.workflow.state import State
+from git_harn.workflow.state import suppression as run_suppression
 
 TRAILER = "Harnery-Remediation"
 MAX_ATTEMPTS = 5
 MAX_ITEMS = 100  # per run: a flood of findings is cut here, and said so
 TITLE_LIMIT = 200
 
-INFRA_FAULT = "infra-fault"
-SUPPRESSING = {"provider-fault": "provider-fault", "auth-fault": "auth-fault"}
-METRICS = {"providerFaults": "provider-fault", "authFaults": "auth-fault"}
+INFRA_FAULT = "infra-fault"  # the reason an untriaged task is listed under
 SUPPRESSION_WORDS = {"provider-fault": "had a provider fault", "auth-fault": "had an auth fault",
                      "interrupted": "was interrupted"}
 
@@ -83,14 +83,6 @@ def _final_round(tr: TaskResult) -> list[dict[str, Any]]:
     return [r for r in reviews if r.get("round", 0) == last]
 
 
-def _severity_wanted(tr: TaskResult) -> str | None:
-    if tr.status == DONE:
-        return "advisory"
-    if tr.status == FAILED and tr.stage == "review":
-        return "blocking"
-    return None
-
-
 def triage(result: WorkflowResult) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(items, skipped tasks): what the final flush would write, and whose
     findings were left out and why."""
@@ -98,10 +90,11 @@ def triage(result: WorkflowResult) -> tuple[list[dict[str, Any]], list[dict[str,
     skipped: list[dict[str, Any]] = []
     seen: set[tuple[str, str]] = set()
     for tr in result.tasks:
-        if tr.status == INFRA_FAULT:
+        ended = State.of(tr)
+        if not ended.triaged:
             skipped.append({"taskId": tr.taskId, "addendum": tr.addendum, "reason": INFRA_FAULT})
             continue
-        wanted = _severity_wanted(tr)
+        wanted = ended.triaged_severity(tr.stage)
         if wanted is None:
             continue
         for review in _final_round(tr):
@@ -125,16 +118,10 @@ def _norm(title: str) -> str:
 
 
 def suppression(result: WorkflowResult) -> str | None:
-    """Why the flush must not run: a provider or auth fault anywhere in the run, or an interruption."""
-    for tr in result.tasks:
-        if tr.status in SUPPRESSING:
-            return SUPPRESSING[tr.status]
-    for metric, reason in METRICS.items():
-        if result.faultMetrics.get(metric, 0) > 0:
-            return reason
-    if result.interrupted:
-        return "interrupted"
-    return None
+    """Why the flush must not run: a provider or auth fault anywhere in the
+    run, or an interruption (the rule ``remediationSuppressed`` reports)."""
+    return run_suppression((State.of(t) for t in result.tasks), result.interrupted, result.blocked,
+                           result.faultMetrics)
 
 
 # --- writing the items into the roadmap text ------------------------------------------

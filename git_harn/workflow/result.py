@@ -12,8 +12,10 @@ from typing import Any, ClassVar
 
 from git_harn.results import Result
 from git_harn.tasks.roadmap import Unparsed
+from git_harn.workflow.state import State, suppression
 
-# task status
+# task status, as the result schema names them (State.reported); every rule
+# about them is a property of workflow/state.py's State
 PENDING = "pending"
 RUNNING = "running"
 DONE = "done"
@@ -25,7 +27,6 @@ INFRA_FAULT = "infra-fault"
 PROVIDER_FAULT = "provider-fault"
 AUTH_FAULT = "auth-fault"
 MANUAL_MERGE_READY = "manual-merge-ready"  # an addendum whose agent did all but say ok (seed 002)
-FINISHED = (DONE, FAILED, BLOCKED, HALTED, INFRA_FAULT, PROVIDER_FAULT, AUTH_FAULT, MANUAL_MERGE_READY)
 
 # skip reasons
 SURVIVING_BRANCH = "surviving-branch"
@@ -86,10 +87,12 @@ class TaskResult:
     usage: dict[str, Any] | None = None  # tokens and cost of its claude/codex agent runs
     agentLogs: list[str] = field(default_factory=list)  # event logs of those runs, in order
     addendum: int | None = None  # addendum <n> of the task, on roadmap-<id>-addendum-<n>
+    state: str = "pending"  # the lifecycle state (workflow/state.py); ``status`` is what it reports
+    next: dict[str, Any] | None = None  # the one next step: {"command", "why"} (state.advice)
 
     @property
     def finished(self) -> bool:
-        return self.status in FINISHED
+        return State.of(self).terminal
 
     @property
     def key(self) -> str:
@@ -127,6 +130,7 @@ class WorkflowResult(Result):
     usage: dict[str, Any] | None = None  # the tasks' usage summed
     blocked: str | None = None  # "auth-preflight-failed": the run started nothing
     preflight: dict[str, Any] | None = None  # what [agents.preflight] said
+    next: dict[str, Any] | None = None  # the run's own next step when it halted before any task (state.Next)
 
     @property
     def outcome(self) -> str:
@@ -142,13 +146,14 @@ class WorkflowResult(Result):
             return INCOMPLETE  # halted: needs-operator-recovery, never a clean stop
         if self.halted is not None:
             return INCOMPLETE  # e.g. the roadmap became bad input: what it holds was not run
-        return ALL_DONE if all(t.status == DONE for t in self.tasks) else INCOMPLETE
+        return ALL_DONE if all(State.of(t).landed for t in self.tasks) else INCOMPLETE
 
     @property
     def remediationSuppressed(self) -> bool:
-        """A provider or auth fault in this run (or a failed auth preflight):
-        the final remediation flush must not write roadmap work."""
-        return self.blocked is not None or any(t.fault in ("provider", "auth") for t in self.tasks)
+        """The final remediation flush writes no roadmap work: the one rule
+        the flush asks too (state.suppression)."""
+        return suppression((State.of(t) for t in self.tasks), self.interrupted, self.blocked,
+                           self.faultMetrics) is not None
 
     def task(self, task_id: str) -> TaskResult | None:
         return next((t for t in self.tasks if t.taskId == task_id), None)
@@ -160,8 +165,8 @@ class WorkflowResult(Result):
             return "0 tasks: nothing selectable"
         order = [DONE, FAILED, BLOCKED, HALTED, INFRA_FAULT, PROVIDER_FAULT, AUTH_FAULT, MANUAL_MERGE_READY, PLANNED,
                  RUNNING, PENDING]
-        parts = [f"{sum(t.status == s for t in self.tasks)} {s}" for s in order
-                 if any(t.status == s for t in self.tasks)]
+        shown = [t.status for t in self.tasks]  # the reported status, as the schema names it
+        parts = [f"{shown.count(s)} {s}" for s in order if s in shown]
         salvaged = sum(1 for t in self.tasks if t.salvage is not None and t.salvage.get("committed"))
         suffix = f" | salvaged artefacts on {salvaged} branch(es)" if salvaged else ""
         return f"{count} {noun}: " + ", ".join(parts) + suffix

@@ -16,6 +16,7 @@ from git_harn.workflow.retries import run_in_place
 from git_harn.workflow.stages import StageOutcome, TaskContext
 
 REVIEWERS = (1, 2)
+NOTED_FINDINGS = 20  # blocking findings kept in the review note on the tip
 
 
 @dataclass
@@ -57,6 +58,17 @@ class Verdict:
             verdict = (o.report or {}).get("verdict", o.fault or "?")
             parts.append(f"reviewer {o.reviewer}: {verdict}" + (f" ({one_line(o.summary, 160)})" if o.summary else ""))
         return "; ".join(parts)
+
+    def note(self, workflow_id: str, tip: str) -> dict[str, Any]:
+        """What the review note on ``tip`` keeps for a later assessment: each
+        verdict and the blocking findings (bounded; untrusted text as data)."""
+        blocking = [{"reviewer": f.get("reviewer"), "text": one_line(str(f.get("text") or ""), 500),
+                     "path": f.get("path") if isinstance(f.get("path"), str) else None}
+                    for f in self.findings() if f.get("severity") == "blocking"][:NOTED_FINDINGS]
+        return {"workflowId": workflow_id, "commit": tip, "round": self.round, "approved": self.approved,
+                "verdicts": [{"reviewer": o.reviewer, "verdict": (o.report or {}).get("verdict"),
+                              "approved": self.approves(o)} for o in self.outcomes],
+                "blocking": blocking}
 
     def entries(self) -> list[dict[str, Any]]:
         return [{"round": self.round, "reviewer": o.reviewer,

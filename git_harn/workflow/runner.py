@@ -36,22 +36,15 @@ from git_harn.workflow import (
     recovery,
     remediation,
     select,
+    state,
     usage,
 )
 from git_harn.workflow import claims as claiming
 from git_harn.workflow.pipeline import Job, run_id_for, run_task
 from git_harn.workflow.progress import Progress
-from git_harn.workflow.result import (
-    FAILED,
-    FINISHED,
-    HALTED,
-    PENDING,
-    PLANNED,
-    RUNNING,
-    TaskResult,
-    WorkflowResult,
-)
+from git_harn.workflow.result import TaskResult, WorkflowResult
 from git_harn.workflow.stages import Agents
+from git_harn.workflow.state import Ending, State
 
 STOP_GRACE = 3.0  # seconds between SIGTERM and SIGKILL of an agent's group on interruption
 DRAIN_SECONDS = 120.0
@@ -90,10 +83,10 @@ def run_workflow(repo: Repo, options: config.Options) -> WorkflowResult:
             result.skipped.extend(claimed)
             held_ids |= {s.taskId for s in claimed}
         return _dry_run(result, eff, tasks, held_ids)  # lists the candidates, never resumes
-    if _preflight_blocks(repo, eff, result):
+    if _preflight_blocks(repo, eff, result, where_of(eff, options)):
         if found is not None:  # a fatal auth preflight blocks recovery entirely
             recovery.recover(repo, eff, found, workflow_id, tasks, blocked=recovery.AUTH_PREFLIGHT_FAILED)
-            recovery.settle(repo, found, result)  # read only here: every survivor stays unresolved
+            recovery.settle(repo, found, result, where_of(eff, options))  # read only: every survivor stays unresolved
             result.summary += recovery.summary_suffix(result)
         return result
     claims = None
@@ -105,10 +98,18 @@ def run_workflow(repo: Repo, options: config.Options) -> WorkflowResult:
         result.recovery = found.document()
     scheduler = Scheduler(repo, eff, result, tasks, held_ids, Progress(options.quiet), claims)
     scheduler.recovery = found
+    scheduler.where = where_of(eff, options)
     return scheduler.run()
 
 
-def _preflight_blocks(repo: Repo, eff: config.Effective, result: WorkflowResult) -> bool:
+def where_of(eff: config.Effective, options: config.Options) -> state.Where:
+    """The remote and base of this run, and the flags that chose them, for advice that runs as printed."""
+    remote = ("--remote", options.remote) if options.remote else ()
+    flags = remote + (("--base", options.base) if options.base else ())
+    return state.Where(eff.remote, eff.base, flags)
+
+
+def _preflight_blocks(repo: Repo, eff: config.Effective, result: WorkflowResult, where: state.Where) -> bool:
     """A failing auth preflight is fatal: nothing is created, no agent runs."""
     result.preflight = preflight.run_preflight(repo, eff, result.workflowId)
     if result.preflight is None or result.preflight["ok"]:
@@ -118,6 +119,8 @@ def _preflight_blocks(repo: Repo, eff: config.Effective, result: WorkflowResult)
     result.finished = True
     result.finishedAt = now_iso()
     result.summary = f"0 tasks: blocked: {preflight.AUTH_PREFLIGHT_FAILED}"
+    result.next = state.Next(where.workflow_run(), "nothing was started: once the credential the preflight "
+                             "checks works again, a relaunch starts the run").document()
     return True
 
 
@@ -129,7 +132,7 @@ def _dry_run(result: WorkflowResult, eff: config.Effective, tasks: list[host.Tas
         chosen = chosen[: eff.maxTasks]
     for task in chosen:
         planned = _task_result(result.workflowId, task)
-        planned.status = PLANNED
+        state.track(planned, State.PLANNED, None)
         planned.detail = f"would start {planned.branch} at {eff.upstream} ({str(eff.base_oid)[:12]})"
         result.tasks.append(planned)
         result.selected.append(task.id)
@@ -158,6 +161,7 @@ class Scheduler:
         self.previous: dict[int, Any] = {}
         self.recovery: recovery.Recovery | None = None
         self.recovery_started: list[str] = []
+        self.where: state.Where = state.Where(eff.remote, eff.base)
 
     # --- the loop ---------------------------------------------------------------
 
@@ -212,15 +216,20 @@ class Scheduler:
             # The worker fills its own copy; the result shows this placeholder until
             # the task ends, so the record is never written from half-changed data.
             placeholder = _task_result(self.result.workflowId, task)
-            placeholder.status = RUNNING
+            state.track(placeholder, self._taken_as, None)
             self.result.tasks.append(placeholder)
             self.result.selected.append(task.id)
             base = self.repo.ref_oid(host.refs.tracking_ref(self.eff.remote, self.eff.base)) or self.eff.base_oid
             placeholder.baseOid = str(base)
             job = Job(self.eff, self.result.workflowId, task, copy.deepcopy(placeholder), base, self.scratch,
-                      self.agents, self.progress.stage)
+                      self.agents, self.progress.stage, where=self.where)
             self.running[pool.submit(run_task, self.repo, job)] = job.result
             self.writer.write(self.result, "task-start", f"task {task.key} on {placeholder.branch}")
+
+    @property
+    def _taken_as(self) -> State:
+        """A task this run starts is claimed first when claims are on, else just selected."""
+        return State.CLAIMED if self.claims is not None else State.SELECTED
 
     def _claimed_elsewhere(self, task: host.Task) -> bool:
         """Claim the task on the remote; a task that is not ours is held out for the run."""
@@ -243,13 +252,14 @@ class Scheduler:
             if self.claims is not None and self._claimed_elsewhere(res.task):
                 continue  # another machine works it; the survivor stays unresolved here
             placeholder = _task_result(self.result.workflowId, res.task)
-            placeholder.runId, placeholder.branch, placeholder.status = res.run_id, res.branch, RUNNING
+            placeholder.runId, placeholder.branch = res.run_id, res.branch
+            state.track(placeholder, self._taken_as, None)
             placeholder.baseOid = str(res.base_oid)
             self.result.tasks.append(placeholder)
             self.result.skipped = [s for s in self.result.skipped if s.taskId != res.task.id]
             job = Job(self.eff, self.result.workflowId, res.task, copy.deepcopy(placeholder), res.base_oid,
                       self.scratch, self.agents, self.progress.stage, resume_at=res.stage,
-                      advisory=list(res.advisory))
+                      advisory=list(res.advisory), where=self.where)
             self.running[pool.submit(run_task, self.repo, job)] = job.result
             self.writer.write(self.result, "task-resume", f"task {res.task.id} resumes on {res.branch} at {res.stage}")
 
@@ -258,8 +268,8 @@ class Scheduler:
         try:
             future.result()
         except Exception as exc:  # a bug must not take the siblings down
-            tr.status = FAILED
-            tr.detail = one_line(f"internal error: {type(exc).__name__}: {exc}", 500)
+            state.end(tr, Ending(State.FAILED, tr.stage, one_line(f"internal error: {type(exc).__name__}: {exc}", 500)),
+                      None, None)
         if self.claims is not None:  # every end leaves the branch to the survivor rules
             self.claims.release(tr.key)
             self.result.claims = self.claims.snapshot()
@@ -270,8 +280,8 @@ class Scheduler:
         assessment.summarise(self.result)
         self.progress.finished(tr)
         self.writer.write(self.result, f"task-{tr.status}",
-                          f"task {tr.taskId} {tr.status}" + (f" at {tr.stage}" if tr.status != "done" else ""))
-        if tr.status == "done" and not self.agents.stop.is_set() and self.result.halted is None:
+                          f"task {tr.taskId} {tr.status}" + ("" if State.of(tr).landed else f" at {tr.stage}"))
+        if State.of(tr).landed and not self.agents.stop.is_set() and self.result.halted is None:
             self._reselect()
 
     def _reselect(self) -> None:
@@ -316,27 +326,25 @@ class Scheduler:
             killer.cancel()
         for work in list(self.running.values()):  # still running after the drain
             at = next(i for i, t in enumerate(self.result.tasks) if t.runId == work.runId)
-            left = self.result.tasks[at]
-            left.stage = work.stage
-            left.detail = f"still running {work.stage or 'its start'} when the workflow stopped"
+            state.interrupt(self.result.tasks[at], work.stage,
+                            f"still running {work.stage or 'its start'} when the workflow stopped")
         for tr in self.result.tasks:
-            if tr.status not in FINISHED:
-                tr.status = HALTED
-                tr.detail = tr.detail or f"interrupted during {tr.stage or 'start'}"
+            if not State.of(tr).terminal:
+                state.interrupt(tr, tr.stage, f"interrupted during {tr.stage or 'start'}")
 
     # --- the end ----------------------------------------------------------------
 
     def _finish(self) -> WorkflowResult:
         result = self.result
         for tr in result.tasks:
-            if tr.status in (PENDING, RUNNING):
-                tr.status, tr.detail = HALTED, tr.detail or "never finished"
+            if not State.of(tr).terminal:
+                state.interrupt(tr, tr.stage, "never finished")
         result.skipped.extend(select.left_out(self.tasks, self.taken, self.held, self.limited))
         if self.claims is not None:
             self.claims.close()
             result.claims = self.claims.snapshot()
         if self.recovery is not None:
-            recovery.settle(self.repo, self.recovery, result)
+            recovery.settle(self.repo, self.recovery, result, self.where)
         result.faultMetrics = faults.metrics(result.tasks)
         remediation.finish(self.repo, self.eff, result)  # the one final flush, after every task ended
         result.finished = True

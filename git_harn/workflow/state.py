@@ -1,0 +1,470 @@
+"""The task lifecycle [L1]: every state a workflow task can be in, the moves
+allowed between them (one table), and the one function that ends a task.
+
+A task walks: pending → selected → (claimed) → starting → the stages of its
+path (planning, implementing or writing-addendum, gating, reviewing,
+integrating; a review that asks for changes goes back to implementing) →
+an end. What a stage came to is an ``Outcome`` (ok, a product failure, a
+fault of some class, an interruption, a lost claim …); which end that is,
+is decided here and nowhere else (``ending_for``). The pipeline says what
+happened; it never names a status.
+
+Public API (for the runner, recovery, remediation, rendering, and anyone
+who reads a recorded task: nothing outside this module compares a status
+string):
+
+- ``State``: the enum. ``state.reported`` is the status the result schema
+  names (``running`` for every in-flight state, ``halted`` for both
+  ``INTERRUPTED`` and ``HALTED``, ``failed`` for ``REFUSED``); the rules are
+  properties: ``terminal``, ``in_flight``, ``landed``, ``assessable``,
+  ``salvaged_as_infra``, ``suppresses_remediation``, ``counts_as_auth_fault``,
+  ``resumable`` (its branch may re-enter a later run), ``fault`` (the fault
+  class it counts as, or None), ``triaged_severity(stage)`` (which review
+  findings remediation takes from it).
+- ``State.of(doc)``: a recorded task (``workflow.json``'s task member, or a
+  ``TaskResult``) back to its state; ``state`` is recorded beside ``status``.
+- ``Outcome``: what one stage came to. ``ending_for(outcome, stage)``: the
+  end state it leads to (a fault at ``integrate`` halts: never retried [I4]).
+- ``TRANSITIONS``: ``{state: frozenset of states it may move to}``;
+  ``allowed(a, b)``; ``Lifecycle``: one task's walk, ``enter(state)`` raises
+  ``IllegalTransition`` for a move the table does not have, ``stop(...)``
+  returns the ``Ending``; ``interrupted(before, detail)`` ends it between
+  stages; ``done(detail)``.
+- ``Ending``: state, stage, detail, fault kind: what ended the task, before
+  the facts at the end are known.
+- ``Facts``: what is true when the task is over (the branch, work beyond its
+  base, landed, the workspace's state); ``advice(ending, facts, where)``
+  gives the one next step (``Next``: an exact command, or none, and why).
+- ``survivor_advice(...)``: the next step for a surviving branch a run
+  left unresolved (the needs-operator-recovery halt).
+- ``end(tr, ending, facts, where)``: the ONE writer of a task's final
+  ``status``, ``state``, ``stage``, ``detail``, ``fault``, ``faultKind``
+  and ``next``.
+- ``interrupt(tr, stage, detail)``: the end of a task the runner had to
+  leave in flight (interrupted, runner gone), through ``end`` too.
+- ``SkipReason``: why a task was not started (``surviving-branch``,
+  ``max-tasks``, ``waiting-for-requirements``, ``auth-fault-halt`` …).
+- ``suppression(states, interrupted, blocked)``: why a run may write no
+  remediation, or None; ``WorkflowResult.remediationSuppressed`` and the
+  flush both ask it.
+"""
+
+from __future__ import annotations
+
+import enum
+import shlex
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+# fault classes (the host decides them from what it sees: stages.judge)
+INFRA = "infra"
+PROVIDER = "provider"
+AUTH = "auth"
+INTERRUPTED_FAULT = "interrupted"
+
+
+class TaskEnd(Protocol):
+    """What ``end`` writes on a task (``result.TaskResult`` has it): the
+    members are named as the result schema names them."""
+
+    state: str
+    status: str
+    stage: str | None
+    detail: str
+    fault: str | None
+    faultKind: str | None
+    next: dict[str, Any] | None
+
+
+class IllegalTransition(RuntimeError):
+    """A move the table does not have: a bug in the caller, never the task's trouble."""
+
+
+class State(enum.Enum):
+    # not started
+    PENDING = "pending"
+    PLANNED = "planned"  # a dry run: would start
+    SELECTED = "selected"
+    CLAIMED = "claimed"
+    # in flight
+    STARTING = "starting"  # making or resuming the workspace
+    PLANNING = "planning"
+    IMPLEMENTING = "implementing"
+    WRITING_ADDENDUM = "writing-addendum"
+    GATING = "gating"
+    REVIEWING = "reviewing"
+    INTEGRATING = "integrating"
+    # ends
+    DONE = "done"
+    FAILED = "failed"  # a product failure: the agent's work or the host's checks said no
+    REFUSED = "refused"  # review asked for changes in every round: reported failed
+    BLOCKED = "blocked"  # the ExecPlan says Status: BLOCKED
+    HALTED = "halted"  # an operator must look before anything else happens (integration)
+    INTERRUPTED = "interrupted"  # the run was stopped, or its runner is gone: reported halted
+    INFRA_FAULT = "infra-fault"
+    PROVIDER_FAULT = "provider-fault"
+    AUTH_FAULT = "auth-fault"
+    MANUAL_MERGE_READY = "manual-merge-ready"  # an addendum an operator merges (seed 002)
+
+    @property
+    def reported(self) -> str:
+        """The status the result schema names for this state."""
+        return _REPORTED.get(self, self.value)
+
+    @property
+    def terminal(self) -> bool:
+        return self in ENDS
+
+    @property
+    def in_flight(self) -> bool:
+        return self in IN_FLIGHT
+
+    @property
+    def landed(self) -> bool:
+        return self is State.DONE
+
+    @property
+    def assessable(self) -> bool:
+        """A surviving branch the assessor judges before cleanup [A1]."""
+        return self in (State.FAILED, State.REFUSED, State.BLOCKED, State.HALTED)
+
+    @property
+    def salvaged_as_infra(self) -> bool:
+        """Not judged: its process died; its ExecPlans are salvaged as an infra fault."""
+        return self is State.INFRA_FAULT
+
+    @property
+    def suppresses_remediation(self) -> bool:
+        """Transient adapter trouble must not create roadmap work."""
+        return self in (State.PROVIDER_FAULT, State.AUTH_FAULT)
+
+    @property
+    def counts_as_auth_fault(self) -> bool:
+        return self is State.AUTH_FAULT
+
+    @property
+    def resumable(self) -> bool:
+        """Its branch may re-enter a later run (recovery), when it holds work."""
+        return self.terminal and self not in (State.DONE, State.BLOCKED, State.MANUAL_MERGE_READY)
+
+    @property
+    def fault(self) -> str | None:
+        """The fault class this end counts as in ``faultMetrics``."""
+        return _FAULT_OF.get(self)
+
+    def triaged_severity(self, stage: str | None) -> str | None:
+        """Which findings of the final review round remediation turns into
+        addenda: the advice on work that landed, the blocking findings of a
+        task that ended at review (refused, or failed there on a host check)."""
+        if self is State.DONE:
+            return "advisory"
+        ended_at_review = self is State.REFUSED or (self is State.FAILED and stage == "review")
+        return "blocking" if ended_at_review else None
+
+    @property
+    def triaged(self) -> bool:
+        """False: what its reviewers saw says nothing reliable (its process died)."""
+        return self is not State.INFRA_FAULT
+
+    @classmethod
+    def of(cls, task: Any) -> State:
+        """A recorded task (a dict or a ``TaskResult``) back to its state: its
+        ``state`` when that reports its ``status``, else what the status and
+        fault say (records written before states were recorded)."""
+        get = task.get if isinstance(task, dict) else (lambda key, default=None: getattr(task, key, default))
+        recorded, status = _BY_VALUE.get(str(get("state"))), str(get("status"))
+        if recorded is not None and recorded.reported == status:
+            return recorded
+        if status == "halted" and get("fault") == INTERRUPTED_FAULT:
+            return cls.INTERRUPTED
+        if status == "failed" and get("stage") == "review":
+            return cls.REFUSED
+        if status == "running":
+            return cls.STARTING
+        return _BY_VALUE.get(status, cls.PENDING)
+
+
+_REPORTED = {State.STARTING: "running", State.PLANNING: "running", State.IMPLEMENTING: "running",
+             State.WRITING_ADDENDUM: "running", State.GATING: "running", State.REVIEWING: "running",
+             State.INTEGRATING: "running", State.SELECTED: "running", State.CLAIMED: "running",
+             State.REFUSED: "failed", State.INTERRUPTED: "halted"}
+_FAULT_OF = {State.INFRA_FAULT: INFRA, State.PROVIDER_FAULT: PROVIDER, State.AUTH_FAULT: AUTH,
+             State.INTERRUPTED: INTERRUPTED_FAULT}
+_BY_VALUE = {s.value: s for s in State}
+
+ENDS = frozenset({State.DONE, State.FAILED, State.REFUSED, State.BLOCKED, State.HALTED, State.INTERRUPTED,
+                  State.INFRA_FAULT, State.PROVIDER_FAULT, State.AUTH_FAULT, State.MANUAL_MERGE_READY})
+STAGES = frozenset({State.PLANNING, State.IMPLEMENTING, State.WRITING_ADDENDUM, State.GATING, State.REVIEWING,
+                    State.INTEGRATING})
+IN_FLIGHT = frozenset({State.SELECTED, State.CLAIMED, State.STARTING}) | STAGES
+# every end a stage can lead to; BLOCKED only from a writing stage, MANUAL_MERGE_READY only from an
+# addendum, REFUSED only from review, HALTED only from integration
+_STAGE_ENDS = frozenset({State.FAILED, State.INTERRUPTED, State.INFRA_FAULT, State.PROVIDER_FAULT,
+                         State.AUTH_FAULT})
+_ANYWHERE = frozenset({State.FAILED, State.INTERRUPTED})  # a lost lock or claim, an interruption, a bug
+
+TRANSITIONS: dict[State, frozenset[State]] = {
+    State.PENDING: frozenset({State.SELECTED, State.PLANNED, State.INTERRUPTED}),
+    State.PLANNED: frozenset(),
+    State.SELECTED: frozenset({State.CLAIMED, State.STARTING}) | _ANYWHERE,
+    State.CLAIMED: frozenset({State.STARTING}) | _ANYWHERE,
+    State.STARTING: frozenset({State.PLANNING, State.IMPLEMENTING, State.WRITING_ADDENDUM, State.GATING,
+                               State.REVIEWING}) | _ANYWHERE,
+    State.PLANNING: frozenset({State.IMPLEMENTING, State.BLOCKED}) | _STAGE_ENDS,
+    State.IMPLEMENTING: frozenset({State.GATING, State.BLOCKED}) | _STAGE_ENDS,
+    State.WRITING_ADDENDUM: frozenset({State.GATING, State.BLOCKED, State.MANUAL_MERGE_READY}) | _STAGE_ENDS,
+    State.GATING: frozenset({State.REVIEWING}) | _STAGE_ENDS,
+    State.REVIEWING: frozenset({State.IMPLEMENTING, State.WRITING_ADDENDUM, State.INTEGRATING,
+                                State.REFUSED}) | _STAGE_ENDS,
+    State.INTEGRATING: frozenset({State.DONE, State.HALTED}) | _STAGE_ENDS,
+    **{end: frozenset() for end in ENDS},
+}
+
+# the stage names of the result schema, and the state each one is
+STAGE_STATE = {"workspace": State.STARTING, "plan": State.PLANNING, "implement": State.IMPLEMENTING,
+               "addendum": State.WRITING_ADDENDUM, "gates": State.GATING, "review": State.REVIEWING,
+               "integrate": State.INTEGRATING}
+
+
+def allowed(before: State, after: State) -> bool:
+    return after in TRANSITIONS[before]
+
+
+class Outcome(enum.Enum):
+    """What one stage came to, as the host saw it."""
+
+    OK = "ok"
+    PRODUCT_FAILURE = "product-failure"  # a valid report of failure, or a host check that failed
+    BLOCKED = "blocked"  # the ExecPlan says BLOCKED
+    CHANGES_REQUESTED = "changes-requested"  # review, in its last round
+    MANUAL_MERGE_READY = "manual-merge-ready"
+    HALT = "halt"  # an operator must look (an integration the host cannot confirm)
+    INFRA = INFRA
+    PROVIDER = PROVIDER
+    AUTH = AUTH
+    INTERRUPTED = INTERRUPTED_FAULT
+    LOST_CLAIM = "lost-claim"  # a lock or claim this task held was lost
+    ERROR = "error"  # git or the host failed under the task (a HarnError)
+
+    @classmethod
+    def of_fault(cls, fault: str) -> Outcome:
+        return {INFRA: cls.INFRA, PROVIDER: cls.PROVIDER, AUTH: cls.AUTH,
+                INTERRUPTED_FAULT: cls.INTERRUPTED}.get(fault, cls.INFRA)
+
+
+_END_FOR = {Outcome.PRODUCT_FAILURE: State.FAILED, Outcome.BLOCKED: State.BLOCKED,
+            Outcome.CHANGES_REQUESTED: State.REFUSED, Outcome.MANUAL_MERGE_READY: State.MANUAL_MERGE_READY,
+            Outcome.HALT: State.HALTED, Outcome.INFRA: State.INFRA_FAULT, Outcome.PROVIDER: State.PROVIDER_FAULT,
+            Outcome.AUTH: State.AUTH_FAULT, Outcome.INTERRUPTED: State.INTERRUPTED,
+            Outcome.LOST_CLAIM: State.FAILED, Outcome.ERROR: State.FAILED}
+
+
+def ending_for(outcome: Outcome, stage: str | None) -> State:
+    """The end state an outcome at ``stage`` leads to. A fault during
+    integration halts whatever its class, except provider and auth: a hidden
+    success may already have pushed, and it is never retried [I4]."""
+    if outcome is Outcome.OK:
+        raise IllegalTransition("an ok outcome does not end a task")
+    if stage == "integrate" and outcome in (Outcome.INFRA, Outcome.INTERRUPTED):
+        return State.HALTED
+    return _END_FOR[outcome]
+
+
+@dataclass
+class Ending:
+    """How a task ended, as the stage that ended it saw it."""
+
+    state: State
+    stage: str | None
+    detail: str
+    fault: str | None = None  # the fault class seen (infra, provider, auth, interrupted)
+    faultKind: str | None = None  # timeout, crash, invalid-report, exit-75 …
+
+    @property
+    def assessable(self) -> bool:
+        """Judged before cleanup; not when an interruption halted it mid-integration."""
+        return self.state.assessable and self.fault != INTERRUPTED_FAULT
+
+
+class Lifecycle:
+    """One task's walk through the table; thread-confined (one worker each)."""
+
+    def __init__(self, start: State = State.PENDING) -> None:
+        self.state = start
+        self.walked: list[State] = [start]
+
+    def enter(self, state: State) -> None:
+        if not allowed(self.state, state):
+            raise IllegalTransition(f"{self.state.value} → {state.value} is not in the lifecycle table")
+        self.state = state
+        self.walked.append(state)
+
+    def stop(self, outcome: Outcome, stage: str | None, detail: str, fault: str | None = None,
+             kind: str | None = None) -> Ending:
+        end = ending_for(outcome, stage)
+        self.enter(end)
+        shown = fault if fault is not None else end.fault
+        return Ending(end, stage, detail, shown, kind)
+
+    def interrupted(self, before: str, detail: str) -> Ending:
+        """Stopped between stages, before ``before`` began: nothing of it ran."""
+        self.enter(State.INTERRUPTED)
+        return Ending(State.INTERRUPTED, before, detail, INTERRUPTED_FAULT)
+
+    def done(self, detail: str) -> Ending:
+        self.enter(State.DONE)
+        return Ending(State.DONE, "done", detail)
+
+
+class SkipReason(enum.Enum):
+    SURVIVING_BRANCH = "surviving-branch"
+    MAX_TASKS = "max-tasks"
+    WAITING = "waiting-for-requirements"
+    AUTH_FAULT_HALT = "auth-fault-halt"  # an auth fault earlier in the run stopped new starts
+    PROVIDER_FAULT_HALT = "provider-fault-halt"  # a provider's reset time is not reached yet
+    RUNNER_GONE = "runner-gone"
+
+
+def suppression(states: Iterable[State], interrupted: bool, blocked: str | None,
+                metrics: dict[str, int] | None = None) -> str | None:
+    """Why a run must write no remediation (a provider or auth fault, counted
+    in its tasks or its ``faultMetrics``, a blocked start, an interruption),
+    or None."""
+    ends = list(states)
+    counted = metrics or {}
+    for state, metric in ((State.PROVIDER_FAULT, "providerFaults"), (State.AUTH_FAULT, "authFaults")):
+        if state in ends or counted.get(metric, 0) > 0:
+            return str(state.value)
+    if blocked is not None:
+        return blocked
+    return "interrupted" if interrupted else None
+
+
+# --- the end: facts, advice, and the one writer -----------------------------------
+
+
+@dataclass
+class Where:
+    """Where the run ran, for commands that must run as printed: the flags
+    the operator gave are given again (a flag, never a configuration key)."""
+
+    remote: str
+    base: str
+    flags: tuple[str, ...] = ()  # e.g. ("--remote", "up", "--base", "trunk") when given
+
+    def workflow_run(self, *extra: str) -> str:
+        return harn_command("workflow", "run", *self.flags, *extra)
+
+
+@dataclass
+class Facts:
+    """What is true when a task is over, read from git, not from the stages."""
+
+    task_id: str
+    key: str  # <id>, or <id>-addendum-<n>
+    branch: str
+    branch_exists: bool
+    ahead: bool  # the branch holds committed work beyond its base
+    landed: bool  # refs/harnery/integrated/<key> or the task's squash is on the base
+    workspace: str | None = None  # released, preserved, unknown, or None: never made
+    run_id: str | None = None
+    integration_crashed: bool = False  # an integrate of this task died midway (its marker is left)
+    dirty: bool = False  # the preserved workspace holds uncommitted work
+
+
+@dataclass
+class Next:
+    """The one next step: an exact command (None: nothing to do) and why."""
+
+    command: str | None
+    why: str
+
+    def document(self) -> dict[str, Any]:
+        return {"command": self.command, "why": self.why}
+
+
+RESUME_FLAGS = ("--resume-partial-branches", "--resume-mode", "continue")
+
+
+def advice(ending: Ending, facts: Facts, where: Where) -> Next:
+    """The next step for a task that ended, from the facts at its end [L4]:
+    it names flags, never keys, and only branches and runs that exist."""
+    state = ending.state
+    if state.landed or facts.landed:
+        return Next(None, "landed")
+    if facts.integration_crashed and facts.branch_exists:
+        return Next(harn_command("integrate", facts.branch, *where.flags, "--resume-after-crash"),
+                    f"an integrate of {facts.branch} died midway: inspect {where.remote}/{where.base} and the "
+                    "roadmap there (it may have pushed), then finish it")
+    if not facts.branch_exists:
+        return Next(where.workflow_run(), f"{facts.branch} holds no work beyond {where.remote}/{where.base} "
+                    "and is gone: a relaunch starts the task afresh")
+    if state is State.MANUAL_MERGE_READY or state is State.HALTED:
+        return Next(harn_command("integrate", facts.branch, *where.flags),
+                    f"an operator checks {facts.branch} (see the detail), then lands it")
+    if state.resumable and facts.ahead and not facts.dirty:
+        return Next(where.workflow_run(*RESUME_FLAGS),
+                    f"{facts.branch} keeps its committed work: a resumed run goes on from where its ExecPlan says")
+    return Next(harn_command("workflow", "discard", facts.task_id, "--yes"),
+                f"{facts.branch} cannot be resumed as it is ({_why_not(state, facts)}): discard keeps its work "
+                "on harnery/salvage/ and lets a relaunch start the task afresh")
+
+
+def survivor_advice(task_id: str, branch: str, why: str, where: Where, resumable: bool = True,
+                    waiting: bool = False, addendum: bool = False, extra: tuple[str, ...] = ()) -> Next:
+    """The next step for a surviving branch a run left unresolved (needs-operator-recovery)."""
+    if waiting:
+        return Next(None, f"{branch} waits for tasks it requires: a later run takes it once they are ticked")
+    if addendum:
+        return Next(harn_command("integrate", branch, *where.flags),
+                    f"{branch} is an addendum branch: an operator checks it, then lands it")
+    if resumable:
+        return Next(where.workflow_run(*RESUME_FLAGS, *extra),
+                    f"{branch} ({why}): a resumed run goes on from where its ExecPlan says")
+    return Next(harn_command("workflow", "discard", task_id, "--yes"),
+                f"{branch} cannot be resumed as it is ({why}): discard keeps its work on harnery/salvage/ and "
+                "lets a relaunch start the task afresh")
+
+
+def _why_not(state: State, facts: Facts) -> str:
+    if facts.dirty:
+        return "its workspace has uncommitted work"
+    if state is State.BLOCKED:
+        return "its ExecPlan says BLOCKED"
+    return "it holds no committed work of its own"
+
+
+def harn_command(*words: str) -> str:
+    """A ``git harn`` command for an operator to run, quoted as a shell
+    would need it (it is printed, never run here)."""
+    return "git harn " + shlex.join(words)
+
+
+def end(tr: TaskEnd, ending: Ending, facts: Facts | None, where: Where | None) -> None:
+    """End a task: the only writer of its final status, state, stage, detail,
+    fault, fault kind and next step [L1]."""
+    if not ending.state.terminal:
+        raise IllegalTransition(f"{ending.state.value} is not an end")
+    tr.state = ending.state.value
+    tr.status = ending.state.reported
+    tr.stage = ending.stage
+    tr.detail = ending.detail
+    tr.fault = ending.fault
+    tr.faultKind = ending.faultKind
+    tr.next = advice(ending, facts, where).document() if facts is not None and where is not None else None
+
+
+def track(tr: TaskEnd, now: State, stage: str | None) -> None:
+    """A task in flight: where it stands (the record shows it ``running``)."""
+    if now.terminal:
+        raise IllegalTransition(f"{now.value} is an end: only end() writes it")
+    tr.state, tr.status = now.value, now.reported
+    if stage is not None:
+        tr.stage = stage
+
+
+def interrupt(tr: TaskEnd, stage: str | None, detail: str) -> None:
+    """A task the runner had to leave in flight: interrupted where it stood."""
+    end(tr, Ending(State.INTERRUPTED, stage, detail, INTERRUPTED_FAULT), None, None)
+
