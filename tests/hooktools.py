@@ -13,9 +13,10 @@ HOOKS = ("reference-transaction", "post-checkout", "pre-auto-gc")
 SHIPPED = Path(__file__).resolve().parent.parent / "hooks"
 
 
-def git_run(repo: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def git_run(repo: Path, *args: str, env: dict[str, str] | None = None,
+            stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     """A plain git command whose failure the test wants to see, not raise."""
-    return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True,
+    return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, input=stdin,
                           env=dict(os.environ, **(env or {})), check=False)
 
 

@@ -368,3 +368,29 @@ def test_a_workspace_branch_belongs_to_the_run_it_is_named_after(repo: Path) -> 
                            "no other; name another branch\n")
     assert git(repo, "for-each-ref") == before
     assert harn(repo, "start", "r1", "--branch", "harnery/ws/r1").code == 0  # its own run may
+
+
+@pytest.mark.parametrize("others", [3, 200])
+def test_a_big_transaction_reaches_the_chained_hook_and_the_guard_whole(repo: Path, tmp_path: Path,
+                                                                       others: int) -> None:
+    """The lines the script keeps (a few in a variable, many in a file) reach
+    a chained hook exactly as git gave them, and git-harn's guard."""
+    log = tmp_path / "chained.log"
+    chained = repo / ".git" / "hooks" / "harn-chained" / "reference-transaction"
+    chained.parent.mkdir(exist_ok=True)
+    chained.write_text(f'#!/bin/sh\n[ "$1" = prepared ] && cat >> "{log}"\nexit 0\n')
+    chained.chmod(0o755)
+    tip = preserved_unmerged_by_hand(repo, "r1")
+    head = git(repo, "rev-parse", "main")
+    made = "".join(f"create refs/heads/side/b{i:03d} {head}\n" for i in range(others))
+    git_run(repo, "update-ref", "--stdin", env={"HARN_INTERNAL": "1"}, stdin=made)
+    log.unlink(missing_ok=True)
+    deletes = "".join(f"delete refs/heads/side/b{i:03d}\n" for i in range(others))
+    done = git_run(repo, "update-ref", "--stdin", stdin=deletes + "delete refs/heads/harnery/ws/r1\n")
+    assert done.returncode != 0 and "git harn reclaim r1" in done.stderr  # refused: nothing deleted
+    assert ref(repo, "refs/heads/harnery/ws/r1") == tip and ref(repo, "refs/heads/side/b000") == head
+    seen = log.read_text().splitlines()
+    assert len(seen) == others + 1
+    assert [line.split()[2] for line in seen] == [f"refs/heads/side/b{i:03d}" for i in range(others)] + [
+        "refs/heads/harnery/ws/r1"]
+    assert all(len(line.split()) == 3 for line in seen)
