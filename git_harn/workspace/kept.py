@@ -34,7 +34,7 @@ def settle_kept_branch(repo: Repo, stored: store.Stored) -> RunRecord | None:
     # No worktree is left: only commits can be at risk, never a working tree.
     snap = Snapshot(stored, None, tip, None, None, history_tips(repo))
     salvaged = save(repo, record, Capture(None, None, None), tip, snap) if at_risk(repo, record, [tip]) else None
-    branch_note = let_go_of_branch(repo, record)
+    branch_note = let_go_of_branch(repo, record, snap.tips)
     if salvaged is not None:
         record.salvage = salvaged.as_record()
         branch_note = (f"its kept branch's {salvaged.pathCount} path(s) salvaged to "
