@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from git_harn.errors import CorruptRecord, GitFailure, HarnError, RaceLost, TooLarge
+from git_harn.failpoints import failpoint
 from git_harn.files import loads_json
 from git_harn.git import ANY, CommitInfo, Oid, Repo, Signature
 from git_harn.git.cas import retry_cas
@@ -329,7 +330,9 @@ def publish(repo: Repo, kind: Kind[Any], record_id: str, new: Oid | None, old: O
     if listed != wanted or new is None:
         try:
             if wanted or new is None or not repo.packed_refs_locked():
+                failpoint("record-index-before")
                 repo.update_refs([(ref, new, old), (entry, new if wanted else None, ANY)])
+                failpoint("record-index-after")
                 return
         except RaceLost:
             if wanted or new is None or repo.ref_oid(ref) != old:

@@ -42,8 +42,10 @@ from collections.abc import Iterator
 from contextlib import suppress
 
 from git_harn.errors import GitFailure, HarnError, RaceLost
-from git_harn.git import Oid, Repo, to_oid
+from git_harn.git import ANY, Oid, Repo, to_oid
 from git_harn.git.identity import machine_signature
+from git_harn.git.repo import Unchecked
+from git_harn.notices import warn
 from git_harn.store import chain
 from git_harn.store.runs import LIVE, RUNS, Stored, Unreadable, list_records, read, run_ref
 
@@ -65,10 +67,11 @@ def live_entries(repo: Repo) -> dict[str, Oid]:
     """run id -> what its index entry points at, the index built first if
     this repository has none yet."""
     listed = _listed(repo)
-    if LIVE.marker not in listed and _build(repo):
-        listed = _listed(repo)
-    return {name[len(LIVE.namespace):]: to_oid(oid) for name, oid in listed.items()
-            if name.startswith(LIVE.namespace)}
+    found = {name[len(LIVE.namespace):]: to_oid(oid) for name, oid in listed.items()
+             if name.startswith(LIVE.namespace)}
+    if LIVE.marker not in listed:
+        found.update(_build(repo))
+    return found
 
 
 def _listed(repo: Repo) -> dict[str, str]:
@@ -103,14 +106,14 @@ def _drop(repo: Repo, run_id: str, tip: Oid | None, entry: Oid) -> None:
         repo.update_refs([(run_ref(run_id), tip, tip), (LIVE.entry(run_id), None, entry)])
 
 
-def _build(repo: Repo) -> bool:
+def _build(repo: Repo) -> dict[str, Oid]:
     """The entries of a repository written before the index, and its marker,
-    in one transaction; another command that built them first wins. False
-    when there is no record at all: nothing to build, nothing written."""
+    in one transaction; another command that built them first wins. Returns
+    the entries (nothing is written where there is no record at all)."""
+    built: dict[str, Oid] = {}
     records = repo.ref_ids([RUNS.namespace])
     if not records:
-        return False
-    edits: list[tuple[str, Oid | None, Oid | None]] = []
+        return built
     for name, oid in sorted(records.items()):
         run_id, tip = name[len(RUNS.namespace):], to_oid(oid)
         try:
@@ -118,12 +121,17 @@ def _build(repo: Repo) -> bool:
         except HarnError:
             live = True  # listed, so status reports it
         if live:
-            edits.append((LIVE.entry(run_id), tip, None))
+            built[run_id] = tip
     marker = repo.commit_files({}, MARKER_MESSAGE, [], machine_signature(repo))
-    edits.append((LIVE.marker, marker, None))
-    with suppress(RaceLost):
+    # ANY: a writer may have made an entry since its record was read here.
+    edits: list[tuple[str, Oid | None, Oid | None | Unchecked]] = [
+        *((LIVE.entry(run_id), tip, ANY) for run_id, tip in built.items()), (LIVE.marker, marker, None)]
+    try:
         repo.update_refs(edits)
-    return True
+    except RaceLost as exc:
+        if repo.ref_oid(LIVE.marker) is None:  # not another build that won: say so, as this listing reads all
+            warn(f"could not write the live index ({exc.message}); every record was read to find the live runs")
+    return built
 
 
 def record_on_branch(repo: Repo, run_id: str, branch_ref: str) -> Stored | None:
