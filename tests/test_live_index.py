@@ -13,6 +13,7 @@ import pytest
 from gitlike_helpers import start
 from helpers import assert_valid, git, harn, make_repo, record, ref
 from runtools import at_failpoint
+from synctools import actions, add_record, change_record, harnery_refs, make_world, sync
 
 from git_harn.git import open_repo
 from git_harn.store import runs as store
@@ -204,3 +205,35 @@ def test_a_cleanup_killed_with_its_git_at_the_index_write_ends_on_rerun(repo: Pa
     assert harn(repo, "cleanup", "r1", "--yes").code == 0
     assert record(repo, "r1")["state"] == "released" and entry(repo, "r1") is None
     assert live_listed(repo) == ([], [])
+
+
+def indexed_as_recorded(clone: Path) -> None:
+    """Each clone's entries are exactly its live records."""
+    out = git(clone, "for-each-ref", "--format=%(refname:strip=3)", "refs/harnery/runs/")
+    live = {run_id for run_id in out.split() if record(clone, run_id)["state"] not in ("released", "already_gone")}
+    assert entries(clone) == live
+
+
+def test_sync_indexes_the_records_it_fetches_and_merges(tmp_path: Path) -> None:
+    world = make_world(tmp_path)
+    add_record(world.a, "r1")
+    add_record(world.a, "r2")
+    add_record(world.a, "d1", state="released")
+    sync(world.a)
+    sync(world.b)  # new to b
+    assert entries(world.b) == {"r1", "r2"}
+    change_record(world.a, "r1", "release", state="released")
+    sync(world.a)
+    change_record(world.a, "r2", "release", state="released")  # diverged: a ends it, b notes it
+    change_record(world.b, "r2", "note")
+    assert actions(sync(world.b))["refs/harnery/runs/r1"] == "fast-forward"
+    assert entries(world.b) == {"r2"}
+    assert actions(sync(world.a))["refs/harnery/runs/r2"] == "merged"
+    sync(world.b)
+    for clone in (world.a, world.b):
+        assert record(clone, "r2")["state"] == "released"  # the owner's side won
+        indexed_as_recorded(clone)
+        assert entries(clone) == set()
+    assert harnery_refs(world.a).keys() == harnery_refs(world.b).keys()
+    assert not [ref for ref in git(world.remote, "for-each-ref", "--format=%(refname)").split()
+                if ref.startswith("refs/harnery/live")]  # the index is never pushed

@@ -70,7 +70,7 @@ def live_entries(repo: Repo) -> dict[str, Oid]:
     found = {name[len(LIVE.namespace):]: to_oid(oid) for name, oid in listed.items()
              if name.startswith(LIVE.namespace)}
     if LIVE.marker not in listed:
-        found.update(_build(repo))
+        found.update(_build(repo, set(found)))
     return found
 
 
@@ -106,10 +106,11 @@ def _drop(repo: Repo, run_id: str, tip: Oid | None, entry: Oid) -> None:
         repo.update_refs([(run_ref(run_id), tip, tip), (LIVE.entry(run_id), None, entry)])
 
 
-def _build(repo: Repo) -> dict[str, Oid]:
-    """The entries of a repository written before the index, and its marker,
-    in one transaction; another command that built them first wins. Returns
-    the entries (nothing is written where there is no record at all)."""
+def _build(repo: Repo, listed: set[str]) -> dict[str, Oid]:
+    """The entries of a repository written before the index (those of
+    ``listed`` runs are there already), and its marker, in one transaction;
+    another command that built them first wins. Returns the entries made
+    (nothing is written where there is no record at all)."""
     built: dict[str, Oid] = {}
     records = repo.ref_ids([RUNS.namespace])
     if not records:
@@ -120,7 +121,7 @@ def _build(repo: Repo) -> dict[str, Oid]:
             live = LIVE.is_live(chain.record_at(repo, RUNS, run_id, tip))
         except HarnError:
             live = True  # listed, so status reports it
-        if live:
+        if live and run_id not in listed:
             built[run_id] = tip
     marker = repo.commit_files({}, MARKER_MESSAGE, [], machine_signature(repo))
     # ANY: a writer may have made an entry since its record was read here.
