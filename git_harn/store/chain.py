@@ -311,8 +311,11 @@ def publish(repo: Repo, kind: Kind[Any], record_id: str, new: Oid | None, old: O
             reflog: str) -> None:
     """Move a record ref of an indexed kind from ``old`` to ``new`` (None:
     delete it), compare-and-swap, and its index entry with it when its
-    liveness changes: both in one ref transaction, so there is no moment,
-    and no crash, with the record written and the index not. Only a write
+    liveness changes: both in one ref transaction, so there is no moment
+    with the record written and the index not. git commits a transaction's
+    updates in the order given and its deletions after them, so with the
+    entry first even a kill inside git's commit leaves at worst an entry
+    for a record that is not live, never a live record without one. Only a write
     that leaves the entry as it is moves the record ref alone (no git
     process); that entry is looked at again afterwards, because a reader
     may have dropped it as stale just before (a run started again under an
@@ -331,7 +334,8 @@ def publish(repo: Repo, kind: Kind[Any], record_id: str, new: Oid | None, old: O
         try:
             if wanted or new is None or not repo.packed_refs_locked():
                 failpoint("record-index-before")
-                repo.update_refs([(ref, new, old), (entry, new if wanted else None, ANY)])
+                # The entry first: git commits updates in order, then deletions.
+                repo.update_refs([(entry, new if wanted else None, ANY), (ref, new, old)])
                 failpoint("record-index-after")
                 return
         except RaceLost:
@@ -340,7 +344,7 @@ def publish(repo: Repo, kind: Kind[Any], record_id: str, new: Oid | None, old: O
     repo.move_ref(ref, new, old, reflog)
     if wanted and repo.ref_oid(entry) is None:
         with suppress(RaceLost):  # the record moved on: its writer keeps the entry right
-            repo.update_refs([(ref, new, new), (entry, new, None)])
+            repo.update_refs([(entry, new, None), (ref, new, new)])
 
 
 def index_edits(repo: Repo, kind: Kind[T], moves: Sequence[tuple[str, Oid]]) -> list[tuple[str, Oid | None, Any]]:

@@ -271,9 +271,8 @@ def _move(repo: Repo, moves: list[tuple[str, str, str | None]], index: Sequence[
     """(name, new, old) in one compare-and-swap transaction [P3], with the
     live index entries the moved records need (``index``); RaceLost on a
     lost race. ``old`` None: the ref must not exist yet. Deletes no record."""
-    if moves:
-        repo.update_refs([*((name, to_oid(new), to_oid(old) if old else None) for name, new, old in moves),
-                          *index])
+    if moves:  # the entries first: git commits updates in order (see chain.publish)
+        repo.update_refs([*index, *((name, to_oid(new), to_oid(old) if old else None) for name, new, old in moves)])
 
 
 def _pause(round_number: int) -> None:
