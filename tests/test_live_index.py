@@ -94,8 +94,8 @@ def test_listing_live_runs_reads_no_ended_record(repo: Path, tmp_path: Path) -> 
     start(repo, "done-1")
     assert harn(repo, "cleanup", "done-1", "--yes").code == 0
     ended = ["done-1", *write_ended(repo, 30)]
-    assert live_listed(repo) == (["live-1", "live-2"], [])  # builds the marker: reads every record once
-    assert ref(repo, MARKER) is not None
+    assert ref(repo, MARKER) is not None  # written with the first record: nothing to build
+    assert live_listed(repo) == (["live-1", "live-2"], [])
     make_unreadable(repo, ended)
     # Reading them fails: status --all, which lists every record, names each one.
     every, errors = live_listed(repo, "--all")
@@ -125,8 +125,10 @@ def test_a_repository_written_before_the_index_is_indexed_once(repo: Path) -> No
     start(repo, "done-1")
     assert harn(repo, "cleanup", "done-1", "--yes").code == 0
     write_ended(repo, 5)
+    assert ref(repo, MARKER) is not None  # written with the first record
     # As an older git-harn left it: records, no index, no marker.
     git(repo, "update-ref", "-d", "refs/harnery/live/live-1")
+    git(repo, "update-ref", "-d", MARKER)
     assert entries(repo) == set() and ref(repo, MARKER) is None
     assert live_listed(repo) == (["live-1"], [])
     assert entries(repo) == {"live-1"} and ref(repo, MARKER) is not None
@@ -222,6 +224,7 @@ def test_sync_indexes_the_records_it_fetches_and_merges(tmp_path: Path) -> None:
     sync(world.a)
     sync(world.b)  # new to b
     assert entries(world.b) == {"r1", "r2"}
+    assert ref(world.b, MARKER) is not None  # its first records: indexed as they came, nothing to build
     change_record(world.a, "r1", "release", state="released")
     sync(world.a)
     change_record(world.a, "r2", "release", state="released")  # diverged: a ends it, b notes it

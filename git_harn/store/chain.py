@@ -330,12 +330,13 @@ def publish(repo: Repo, kind: Kind[Any], record_id: str, new: Oid | None, old: O
     ref, entry = kind.ref(record_id), kind.live.entry(record_id)
     listed = repo.ref_oid(entry) is not None
     wanted = live and new is not None
-    if listed != wanted or new is None:
+    first = _first_record(repo, kind) if old is None and new is not None else []
+    if first or listed != wanted or new is None:
         try:
             if wanted or new is None or not repo.packed_refs_locked():
                 failpoint("record-index-before")
                 # The entry first: git commits updates in order, then deletions.
-                repo.update_refs([(entry, new if wanted else None, ANY), (ref, new, old)])
+                repo.update_refs([*first, (entry, new if wanted else None, ANY), (ref, new, old)])
                 failpoint("record-index-after")
                 return
         except RaceLost:
@@ -345,6 +346,24 @@ def publish(repo: Repo, kind: Kind[Any], record_id: str, new: Oid | None, old: O
     if wanted and repo.ref_oid(entry) is None:
         with suppress(RaceLost):  # the record moved on: its writer keeps the entry right
             repo.update_refs([(entry, new, None), (ref, new, new)])
+
+
+def index_marker(repo: Repo, index: LiveIndex[Any]) -> Oid:
+    """What a live index's marker points at: a commit of the empty tree
+    whose message says what it marks."""
+    text = (f"live index: format 1\n\nEvery live record has a ref {index.namespace}<id>; "
+            "this ref says every one has it.\n")
+    return repo.commit_files({}, text, [], machine_signature(repo))
+
+
+def _first_record(repo: Repo, kind: Kind[Any]) -> list[tuple[str, Oid, Any]]:
+    """The marker, to go with the first record of a kind: a repository
+    whose records were all written with their entries needs no build. ANY:
+    two first records at once both say so."""
+    assert kind.live is not None
+    if repo.ref_oid(kind.live.marker) is not None or repo.ref_ids([kind.namespace]):
+        return []
+    return [(kind.live.marker, index_marker(repo, kind.live), ANY)]
 
 
 def index_edits(repo: Repo, kind: Kind[T], moves: Sequence[tuple[str, Oid]]) -> list[tuple[str, Oid | None, Any]]:
@@ -369,7 +388,7 @@ def index_edits(repo: Repo, kind: Kind[T], moves: Sequence[tuple[str, Oid]]) -> 
         entry = index.entry(record_id)
         if live != (entry in listed):
             edits.append((entry, tip if live else None, ANY))
-    return edits
+    return [*_first_record(repo, kind), *edits] if moves else edits
 
 
 @dataclass

@@ -22,11 +22,12 @@ pointing at a commit of its chain, and an ended run has none:
   entry whose record ended (or is gone) is stale, left by a tool that does
   not keep the index, and is dropped when read, in a transaction that
   checks the record is still at the tip that was read.
-- Built once. A repository written before the index has no entries; its
-  marker ref, ``refs/harnery/live-index/v1``, is missing too. The first
-  command that lists live runs then reads every record once, and writes an
-  entry for each live (or unreadable) one and the marker in one
-  transaction (a repository with no record yet needs neither). A killed
+- Built once. The first record of a repository (or the first a sync
+  brings) is written with the marker ref ``refs/harnery/live-index/v1``,
+  which says every live record has its entry. A repository written before
+  the index has neither entries nor marker: the first command that lists
+  live runs then reads every record once, and writes an entry for each
+  live (or unreadable) one and the marker in one transaction. A killed
   build leaves no marker, so the next command builds again; a build racing
   another, or a writer, errs only towards a stale entry, which the next
   read drops. Deleting the marker builds it again.
@@ -43,14 +44,10 @@ from contextlib import suppress
 
 from git_harn.errors import GitFailure, HarnError, RaceLost
 from git_harn.git import ANY, Oid, Repo, to_oid
-from git_harn.git.identity import machine_signature
 from git_harn.git.repo import Unchecked
 from git_harn.notices import warn
 from git_harn.store import chain
 from git_harn.store.runs import LIVE, RUNS, Stored, Unreadable, list_records, read, run_ref
-
-MARKER_MESSAGE = ("live index: format 1\n\nEvery live run has a ref refs/harnery/live/<run-id>; "
-                  "this ref says the entries of the runs recorded before the index were written.\n")
 
 
 def live_records(repo: Repo) -> Iterator[Stored | Unreadable]:
@@ -123,7 +120,7 @@ def _build(repo: Repo, listed: set[str]) -> dict[str, Oid]:
             live = True  # listed, so status reports it
         if live and run_id not in listed:
             built[run_id] = tip
-    marker = repo.commit_files({}, MARKER_MESSAGE, [], machine_signature(repo))
+    marker = chain.index_marker(repo, LIVE)
     # ANY: a writer may have made an entry since its record was read here.
     edits: list[tuple[str, Oid | None, Oid | None | Unchecked]] = [
         *((LIVE.entry(run_id), tip, ANY) for run_id, tip in built.items()), (LIVE.marker, marker, None)]
