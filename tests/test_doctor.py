@@ -1,0 +1,271 @@
+"""git harn doctor: every finding built for real, reported with its kind,
+size and command; each printed command run exactly as printed fixes its
+finding; --fix fixes exactly the safe ones (issue 26) [L3] [P1] [P6]."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import assert_error_document, assert_valid, git, harn, make_repo, record, ref, wait_for
+from runtools import at_failpoint, start
+from wfrepo import setup
+
+from git_harn.git import open_repo
+from git_harn.workspace.paths import repo_key
+
+
+def _repo(tmp_path: Path, hooks: bool = True) -> Path:
+    repo = make_repo(tmp_path / "repo")
+    git(repo, "config", "harn.worktreeRoot", str(tmp_path / "wt"))
+    if hooks:
+        assert harn(repo, "hooks", "install").code == 0
+    return repo
+
+
+def _home(repo: Path) -> Path:
+    return Path(git(repo, "config", "harn.worktreeRoot")) / repo_key(open_repo(repo))
+
+
+def _doctor(repo: Path, *args: str) -> tuple[int, dict[str, Any]]:
+    done = harn(repo, "doctor", "--json", *args)
+    assert done.code in (0, 1), done.err
+    document = done.json()
+    assert_valid(document, "doctor")
+    return done.code, document
+
+
+def _codes(document: dict[str, Any]) -> list[str]:
+    return [f["code"] for f in document["findings"]]
+
+
+def _one(document: dict[str, Any], code: str) -> dict[str, Any]:
+    found = [f for f in document["findings"] if f["code"] == code]
+    assert len(found) == 1, document["findings"]
+    return found[0]
+
+
+def _run_as_printed(repo: Path, command: str) -> None:
+    """The advised command, word for word as doctor printed it."""
+    argv = shlex.split(command)
+    done = subprocess.run(argv, cwd=repo, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, f"{command}: {done.stderr}"
+
+
+def _start(repo: Path, run_id: str) -> Path:
+    done = harn(repo, "start", run_id)
+    assert done.code == 0, done.err
+    return Path(record(repo, run_id)["path"])
+
+
+def test_a_clean_clone_has_nothing_to_report(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    _start(repo, "busy")  # an active workspace in use is no finding
+    code, document = _doctor(repo)
+    assert (code, document["findings"], document["outcome"]) == (0, [], "doctor-clean")
+    assert document["records"] == {"live": 1, "ended": 0, "unreadable": 0}
+    human = harn(repo, "doctor")
+    assert human.code == 0 and human.out.splitlines()[0].startswith("0 finding(s), 0 fixable")
+
+
+def test_a_folder_removed_by_hand_is_reported_and_its_command_settles_it(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    path = _start(repo, "gone1")
+    subprocess.run(["rm", "-rf", str(path)], check=True)
+    code, document = _doctor(repo)
+    found = _one(document, "workspace-gone")
+    assert code == 1 and found["kind"] == "workspace" and found["fixable"]
+    assert found["fix"] == "git harn cleanup gone1 --yes"
+    _run_as_printed(repo, found["fix"])
+    assert record(repo, "gone1")["state"] == "already_gone"
+    assert _doctor(repo) == (0, _doctor(repo)[1]) and _codes(_doctor(repo)[1]) == []
+
+
+def _preserve(repo: Path, run_id: str, size: int) -> Path:
+    path = _start(repo, run_id)
+    with open(path / "big.bin", "wb") as handle:
+        chunk = b"\1" * (1 << 20)
+        for _ in range(size >> 20):
+            handle.write(chunk)
+    assert harn(repo, "cleanup", run_id, "--yes").code == 3
+    return path
+
+
+def test_preserved_workspaces_come_largest_first_with_their_size_and_reclaim_fixes_them(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    _preserve(repo, "small", 1 << 20)
+    _preserve(repo, "large", 200 << 20)
+    code, document = _doctor(repo)
+    preserved = [f for f in document["findings"] if f["code"] == "workspace-preserved"]
+    assert [f["what"] for f in preserved] == ["run large", "run small"]
+    assert preserved[0]["diskBytes"] >= 200 << 20 and preserved[1]["diskBytes"] < 10 << 20
+    assert document["summary"]["workspaceDiskBytes"] >= 201 << 20 and not preserved[0]["fixable"]
+    human = harn(repo, "doctor")
+    assert human.code == 1 and "MiB" in human.out.splitlines()[0]
+    assert all(len(line) <= 80 or line.lstrip().startswith("fix") for line in human.out.splitlines())
+    assert human.out.index("run large") < human.out.index("run small")
+    _run_as_printed(repo, preserved[0]["fix"])
+    assert ref(repo, "refs/heads/harnery/salvage/large") is not None  # the work is kept
+    assert "run large" not in [f["what"] for f in _doctor(repo)[1]["findings"]]
+
+
+def test_a_locked_worktree_on_an_unplugged_path_is_away_not_gone(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    path = _start(repo, "usb")
+    git(repo, "worktree", "lock", "--reason", "on the usb disk", str(path))
+    os.rename(path, tmp_path / "unplugged")
+    _, document = _doctor(repo)
+    found = _one(document, "workspace-unavailable")
+    assert not found["fixable"] and "usb disk" in found["why"]
+    _run_as_printed(repo, found["fix"])  # unlocked: gone for good, which cleanup settles
+    after = _doctor(repo)[1]
+    assert "workspace-unavailable" not in _codes(after) and "workspace-gone" in _codes(after)
+
+
+def test_a_killed_run_is_found_and_cleanup_releases_its_clean_workspace(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    mark = tmp_path / "started"
+    runner = start(repo, "run", "killed1", "--", sys.executable, "-c",
+                   f"import time, pathlib; pathlib.Path({str(mark)!r}).touch(); time.sleep(120)")
+    wait_for(mark)
+    runner.kill_group()
+    _, document = _doctor(repo)
+    found = _one(document, "workspace-run-killed")
+    assert found["fixable"] and found["fix"] == "git harn cleanup killed1 --yes"
+    assert "lock-dead" not in _codes(document)  # its run lock is its cleanup's
+    _run_as_printed(repo, found["fix"])
+    assert record(repo, "killed1")["state"] == "released"
+    assert _codes(_doctor(repo)[1]) == []
+
+
+LOCK_HOLDER = """
+import sys, time, pathlib
+from git_harn.git import open_repo
+from git_harn.store.locks import hold_merge
+with hold_merge(open_repo(pathlib.Path('.')), "integrate (doctor test)", 0):
+    pathlib.Path(sys.argv[1]).touch()
+    time.sleep(120)
+"""
+
+
+def _dead_merge_lock(repo: Path, tmp_path: Path) -> Path:
+    mark = tmp_path / "holding"
+    holder = subprocess.Popen([sys.executable, "-c", LOCK_HOLDER, str(mark)], cwd=repo, start_new_session=True)
+    wait_for(mark)
+    holder.kill()
+    holder.wait()
+    lock = repo / ".git" / "harnery" / "locks" / "merge.lock"
+    assert lock.exists()
+    return lock
+
+
+def test_a_lock_whose_holder_was_killed_is_reported_and_removed_by_its_command(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    lock = _dead_merge_lock(repo, tmp_path)
+    _, document = _doctor(repo)
+    found = _one(document, "lock-dead")
+    assert found["kind"] == "lock" and found["what"] == str(lock) and found["fixable"]
+    _run_as_printed(repo, found["fix"])
+    assert not lock.exists() and _codes(_doctor(repo)[1]) == []
+
+
+def test_a_live_holders_lock_is_no_finding(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    mark = tmp_path / "holding"
+    holder = subprocess.Popen([sys.executable, "-c", LOCK_HOLDER, str(mark)], cwd=repo, start_new_session=True)
+    try:
+        wait_for(mark)
+        assert _codes(_doctor(repo)[1]) == []
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_an_old_git_lock_file_with_no_git_at_work_is_left_behind(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    lock = repo / ".git" / "index.lock"
+    lock.write_bytes(b"")
+    assert "git-lock-left" not in _codes(_doctor(repo)[1])  # fresh: maybe a live git's
+    old = time.time() - 120
+    os.utime(lock, (old, old))
+    found = _one(_doctor(repo)[1], "git-lock-left")
+    _run_as_printed(repo, found["fix"])
+    assert not lock.exists()
+
+
+def test_registrations_and_folders_no_record_explains(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    home = _home(repo)
+    stray = home / "stray"
+    git(repo, "worktree", "add", "-q", "--detach", str(stray))
+    subprocess.run(["rm", "-rf", str(stray)], check=True)
+    (home / "leftover").mkdir(parents=True)
+    (home / "leftover" / "notes.txt").write_text("x" * 10000)
+    _, document = _doctor(repo)
+    orphan = _one(document, "registration-orphan")
+    folder = _one(document, "folder-unregistered")
+    assert orphan["fixable"] and not folder["fixable"] and folder["diskBytes"] >= 10000
+    _run_as_printed(repo, orphan["fix"])
+    assert "registration-orphan" not in _codes(_doctor(repo)[1])
+    _run_as_printed(repo, folder["fix"])
+    assert _codes(_doctor(repo)[1]) == []
+
+
+def test_missing_hooks_and_old_salvage_are_reported_never_fixed(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, hooks=False)
+    _preserve(repo, "old", 1 << 20)
+    assert harn(repo, "reclaim", "old").code == 0
+    _, document = _doctor(repo)
+    assert _codes(document) == ["hooks-not-current"]  # 30 days by default: the salvage is young
+    _, document = _doctor(repo, "--older-than", "0")
+    salvage = _one(document, "salvage-old")
+    assert salvage["what"] == "harnery/salvage/old" and not salvage["fixable"]
+    fixed = harn(repo, "doctor", "--fix", "--yes", "--older-than", "0", "--json")
+    assert fixed.code == 1 and fixed.json()["fixed"] == []
+    assert ref(repo, "refs/heads/harnery/salvage/old") is not None
+    _run_as_printed(repo, _one(document, "hooks-not-current")["fix"])
+    assert _codes(_doctor(repo)[1]) == []
+
+
+@pytest.mark.parametrize("args", [["--older-than", "soon"], ["--yes"], ["--fix"]])
+def test_bad_input_exits_2_and_changes_nothing(tmp_path: Path, args: list[str]) -> None:
+    repo = _repo(tmp_path)
+    lock = _dead_merge_lock(repo, tmp_path)
+    done = harn(repo, "doctor", "--json", *args)
+    assert done.code == 2 and done.err.startswith("git harn: error: ")
+    assert_error_document(done.out, 2)
+    assert lock.exists()
+
+
+def test_a_dead_runner_is_found_and_settle_closes_it(tmp_path: Path) -> None:
+    wf = setup(tmp_path)
+    assert harn(wf.work, "hooks", "install").code == 0
+    runner = at_failpoint(wf.work, "workflow-stage-implement", "workflow", "run")
+    runner.kill_group()
+    _, document = _doctor(wf.work)
+    found = _one(document, "workflow-runner-gone")
+    assert found["kind"] == "workflow" and found["fix"].startswith("git harn workflow settle wf-")
+    assert "lock-dead" not in _codes(document)  # the dead run's locks are its settling's
+    _run_as_printed(wf.work, found["fix"])
+    after = _doctor(wf.work)[1]
+    assert not [c for c in _codes(after) if c.startswith("workflow") or c == "runner-lease-left"], after
+
+
+def test_a_killed_sync_leaves_staging_refs_which_their_command_drops(tmp_path: Path) -> None:
+    wf = setup(tmp_path)
+    assert harn(wf.work, "hooks", "install").code == 0
+    _start(wf.work, "shared")
+    runner = at_failpoint(wf.work, "sync-push-staged", "sync")
+    runner.kill_group()
+    _, document = _doctor(wf.work)
+    staged = [f for f in document["findings"] if f["code"] == "staging-ref-left"]
+    assert staged and all(f["fixable"] and f["what"].startswith("refs/harnery-push/") for f in staged)
+    for found in staged:
+        _run_as_printed(wf.work, found["fix"])
+    assert "staging-ref-left" not in _codes(_doctor(wf.work)[1])
