@@ -269,3 +269,63 @@ def test_a_killed_sync_leaves_staging_refs_which_their_command_drops(tmp_path: P
     for found in staged:
         _run_as_printed(wf.work, found["fix"])
     assert "staging-ref-left" not in _codes(_doctor(wf.work)[1])
+
+
+def _many_findings(repo: Path, tmp_path: Path) -> None:
+    """Safe ones (a vanished folder, a killed clean run, a dead holder's lock,
+    a registration whose folder is gone) and ones left on purpose (preserved
+    work, a folder nobody registered)."""
+    vanished = _start(repo, "vanished")
+    mark = tmp_path / "started"
+    runner = start(repo, "run", "killed2", "--", sys.executable, "-c",
+                   f"import time, pathlib; pathlib.Path({str(mark)!r}).touch(); time.sleep(120)")
+    wait_for(mark)
+    runner.kill_group()
+    _dead_merge_lock(repo, tmp_path)
+    stray = _home(repo) / "stray"
+    git(repo, "worktree", "add", "-q", "--detach", str(stray))
+    subprocess.run(["rm", "-rf", str(stray)], check=True)
+    _preserve(repo, "kept", 1 << 20)
+    (_home(repo) / "by-hand").mkdir()
+    subprocess.run(["rm", "-rf", str(vanished)], check=True)  # last: a later start would settle it
+
+
+SAFE = {"workspace-gone", "workspace-run-killed", "lock-dead", "registration-orphan"}
+ON_PURPOSE = ["folder-unregistered", "workspace-preserved"]
+
+
+def _timeless(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: v for k, v in f.items() if k != "ageSeconds"} for f in findings]
+
+
+def test_fix_fixes_exactly_the_safe_ones_and_a_second_doctor_shows_what_was_left(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    _many_findings(repo, tmp_path)
+    _, before = _doctor(repo)
+    assert {f["code"] for f in before["findings"] if f["fixable"]} == SAFE
+    fixed = harn(repo, "doctor", "--fix", "--yes", "--json")
+    document = fixed.json()
+    assert_valid(document, "doctor")
+    assert fixed.code == 1 and sorted(a["code"] for a in document["fixed"]) == sorted(SAFE)
+    assert all(a["ok"] for a in document["fixed"]), document["fixed"]
+    assert [a["fix"] for a in document["fixed"]] == [f["fix"] for f in before["findings"] if f["fixable"]]
+    assert sorted(_codes(document)) == ON_PURPOSE
+    assert record(repo, "vanished")["state"] == "already_gone" and record(repo, "killed2")["state"] == "released"
+    assert record(repo, "kept")["state"] == "preserved_dirty"
+    assert (_home(repo) / "by-hand").is_dir()
+    assert sorted(_codes(_doctor(repo)[1])) == ON_PURPOSE
+
+
+def test_fix_killed_midway_leaves_a_state_doctor_reports_correctly(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    _many_findings(repo, tmp_path)
+    _, before = _doctor(repo)
+    runner = at_failpoint(repo, "doctor-fix-applied", "doctor", "--fix", "--yes")
+    runner.kill_group()  # git-harn and every git it ran, just after its first fix
+    _, after = _doctor(repo)
+    first = next(f for f in before["findings"] if f["fixable"])
+    assert _timeless([f for f in before["findings"] if f != first]) == _timeless(after["findings"])
+    assert record(repo, first["subject"]["runId"])["state"] in ("already_gone", "released")
+    again = harn(repo, "doctor", "--fix", "--yes", "--json")
+    assert again.code == 1 and sorted(_codes(again.json())) == ON_PURPOSE
+    assert record(repo, "kept")["state"] == "preserved_dirty"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from git_harn.doctor.findings import DoctorReport, Finding
+from git_harn.doctor.findings import DoctorReport, Finding, grouped
 from git_harn.doctor.leftovers import check_leftovers
 from git_harn.doctor.locks import check_locks
 from git_harn.doctor.setup import check_setup
@@ -56,4 +56,5 @@ def diagnose(repo: Repo, older_than: str = DEFAULT_OLDER_THAN) -> DoctorReport:
                                *check_leftovers(repo, age)]
     setup, notes, version = check_setup(repo)
     findings += setup
-    return DoctorReport(findings, seen.notes + notes, counts, version)
+    in_order = [finding for _, group in grouped(findings) for finding in group]
+    return DoctorReport(in_order, seen.notes + notes, counts, version)
