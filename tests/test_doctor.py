@@ -329,3 +329,22 @@ def test_fix_killed_midway_leaves_a_state_doctor_reports_correctly(tmp_path: Pat
     again = harn(repo, "doctor", "--fix", "--yes", "--json")
     assert again.code == 1 and sorted(_codes(again.json())) == ON_PURPOSE
     assert record(repo, "kept")["state"] == "preserved_dirty"
+
+
+def test_status_ends_with_one_line_pointing_at_doctor_when_it_saw_something(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    _start(repo, "fine")
+    assert "git harn doctor" not in harn(repo, "status").out
+    _preserve(repo, "kept", 1 << 20)
+    lines = harn(repo, "status").out.splitlines()
+    assert lines[-1] == "1 thing(s) to look at: 'git harn doctor' shows all that is left and its cost"
+    status = harn(repo, "status", "--json")
+    assert_valid(status.json(), "status")  # the document is as before
+    assert "workspace-preserved" in _codes(_doctor(repo)[1])
+
+
+def test_completion_offers_doctor_and_its_options(tmp_path: Path) -> None:
+    script = harn(tmp_path, "completion", "bash")
+    assert script.code == 0
+    assert '"doctor") echo "--fix --help --json --older-than --yes"' in script.out
+    assert " doctor " in next(line for line in script.out.splitlines() if line.startswith('\t"")'))
