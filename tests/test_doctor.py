@@ -348,3 +348,21 @@ def test_completion_offers_doctor_and_its_options(tmp_path: Path) -> None:
     assert script.code == 0
     assert '"doctor") echo "--fix --help --json --older-than --yes"' in script.out
     assert " doctor " in next(line for line in script.out.splitlines() if line.startswith('\t"")'))
+
+
+def test_ended_records_are_read_once_then_known_by_their_tip(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    for run_id in ("e1", "e2"):
+        _start(repo, run_id)
+        assert harn(repo, "cleanup", run_id, "--yes").code == 0
+    _start(repo, "live1")
+    cache = repo / ".git" / "harnery" / "cache" / "ended-run-tips"
+    cache.parent.mkdir(parents=True)
+    cache.write_text("not the header\n" + "0" * 40 + "\n")  # garbage: ignored, written afresh
+    assert _doctor(repo)[1]["records"] == {"live": 1, "ended": 2, "unreadable": 0}
+    tips = {ref(repo, f"refs/harnery/runs/{r}") for r in ("e1", "e2")}
+    assert set(cache.read_text().splitlines()[1:]) == tips
+    # A cached tip says nothing of a record that moved on: e2's ref now holds live1's (active) record chain.
+    git(repo, "update-ref", "refs/harnery/runs/e2", str(ref(repo, "refs/harnery/runs/live1")))
+    assert _doctor(repo)[1]["records"] == {"live": 1, "ended": 1, "unreadable": 1}
+    assert set(cache.read_text().splitlines()[1:]) == {ref(repo, "refs/harnery/runs/e1")}

@@ -16,6 +16,7 @@ from git_harn.doctor.workflows import check_workflows
 from git_harn.doctor.workspaces import check_workspaces
 from git_harn.errors import BadInput
 from git_harn.git import Repo
+from git_harn.store import ended as ended_runs
 from git_harn.store import runs
 from git_harn.store.record import RunRecord
 
@@ -33,16 +34,11 @@ def parse_age(text: str) -> float:
 
 
 def live_records(repo: Repo) -> tuple[list[RunRecord], dict[str, int]]:
-    """The records of workspaces that have not ended, and the counts."""
-    live, ended, unreadable = [], 0, 0
-    for entry in runs.list_records(repo):
-        if isinstance(entry, runs.Unreadable):
-            unreadable += 1
-        elif entry.record.terminal:
-            ended += 1
-        else:
-            live.append(entry.record)
-    return live, {"live": len(live), "ended": ended, "unreadable": unreadable}
+    """The records of workspaces that have not ended, and the counts; an
+    ended record is read once, ever (``store.ended``)."""
+    found, ended = ended_runs.live_records(repo)
+    live = [entry.record for entry in found if isinstance(entry, runs.Stored)]
+    return live, {"live": len(live), "ended": ended, "unreadable": len(found) - len(live)}
 
 
 def diagnose(repo: Repo, older_than: str = DEFAULT_OLDER_THAN) -> DoctorReport:

@@ -109,13 +109,18 @@ def update(repo: Repo, run_id: str, mutate: Mutation) -> RunRecord | None:
     return retry_cas(attempt, f"the record of run {run_id}")
 
 
+def read_at(repo: Repo, name: str, tip: Oid) -> Stored | Unreadable:
+    """The record ref ``name`` holds at ``tip``; Unreadable when it holds none."""
+    try:
+        return Stored(_record_at(repo, tip, name), tip)
+    except HarnError as exc:
+        return Unreadable(name, exc.message)
+
+
 def list_records(repo: Repo) -> Iterator[Stored | Unreadable]:
     """Every run record; a bad one is yielded as Unreadable, not raised."""
     for name, tip in sorted(repo.refs_under(RUNS_PREFIX)):
-        try:
-            yield Stored(_record_at(repo, tip, name), tip)
-        except HarnError as exc:
-            yield Unreadable(name, exc.message)
+        yield read_at(repo, name, tip)
 
 
 def history(repo: Repo, run_id: str) -> list[Event]:
