@@ -366,3 +366,19 @@ def test_ended_records_are_read_once_then_known_by_their_tip(tmp_path: Path) -> 
     git(repo, "update-ref", "refs/harnery/runs/e2", str(ref(repo, "refs/harnery/runs/live1")))
     assert _doctor(repo)[1]["records"] == {"live": 1, "ended": 1, "unreadable": 1}
     assert set(cache.read_text().splitlines()[1:]) == {ref(repo, "refs/harnery/runs/e1")}
+
+
+def test_a_surviving_task_branch_is_reported_and_discard_retires_it_keeping_its_commits(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    git(repo, "switch", "-q", "-c", "roadmap-1.2")
+    (repo / "work.txt").write_text("agent's work\n")
+    git(repo, "add", "work.txt")
+    git(repo, "commit", "-q", "-m", "work on 1.2")
+    tip = ref(repo, "roadmap-1.2")
+    git(repo, "switch", "-q", "main")
+    found = _one(_doctor(repo)[1], "task-branch-survivor")
+    assert found["what"] == "roadmap-1.2" and not found["fixable"]
+    assert found["fix"] == "git harn workflow discard 1.2 --yes"
+    _run_as_printed(repo, found["fix"])
+    assert ref(repo, "refs/heads/roadmap-1.2") is None and ref(repo, "refs/heads/harnery/salvage/roadmap-1.2") == tip
+    assert _codes(_doctor(repo)[1]) == []

@@ -12,7 +12,7 @@ from git_harn.doctor.findings import DoctorReport, Finding, grouped
 from git_harn.doctor.leftovers import check_leftovers
 from git_harn.doctor.locks import check_locks
 from git_harn.doctor.setup import check_setup
-from git_harn.doctor.workflows import check_workflows
+from git_harn.doctor.workflows import check_task_branches, check_workflows
 from git_harn.doctor.workspaces import check_workspaces
 from git_harn.errors import BadInput
 from git_harn.git import Repo
@@ -49,7 +49,7 @@ def diagnose(repo: Repo, older_than: str = DEFAULT_OLDER_THAN) -> DoctorReport:
     killed = {f"run-{f.subject['runId']}.lock" for f in seen.findings if f.code == "workspace-run-killed"}
     killed |= {f"run-{run_id}.lock" for run_id in dead.dead_runs}
     findings: list[Finding] = [*seen.findings, *check_locks(repo, killed), *dead.findings,
-                               *check_leftovers(repo, age)]
+                               *check_task_branches(repo, live, dead.dead_runs), *check_leftovers(repo, age)]
     setup, notes, version = check_setup(repo)
     findings += setup
     in_order = [finding for _, group in grouped(findings) for finding in group]

@@ -10,6 +10,7 @@ runner left running are the process groups its lease names.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,7 +19,9 @@ from git_harn.doctor.findings import WORKFLOW, Finding
 from git_harn.doctor.locks import remove_command
 from git_harn.git import Repo
 from git_harn.store import lease
-from git_harn.store.locks import settle_command
+from git_harn.store.locks import run_busy, settle_command
+from git_harn.store.record import RunRecord
+from git_harn.tasks.roadmap import parse_task_branch
 from git_harn.workflow import record
 from git_harn.workflow.result import IN_PROGRESS
 
@@ -85,3 +88,26 @@ def _lease_left(repo: Repo, left: lease.Left) -> Finding:
     return Finding(WORKFLOW, "runner-lease-left", str(left.path),
                    "the lease of a dead runner that never wrote a record: nothing was made, nothing to settle",
                    remove_command(left.path), fixable=True, subject=subject)
+
+
+def check_task_branches(repo: Repo, live: list[RunRecord], dead_runs: set[str]) -> list[Finding]:
+    """``roadmap-*`` branches a run left: survivors the next ``workflow run
+    --resume-partial-branches`` assesses first. A branch a live run works on
+    is none; one a dead run left is its settling's."""
+    busy = {r.branch_ref for r in live if r.runId in dead_runs or run_busy(repo, r.runId)}
+    found = []
+    for name, tip in sorted(repo.refs_under("refs/heads/roadmap-")):
+        parsed = parse_task_branch(name)
+        if parsed is None or name in busy:
+            continue
+        task_id, addendum = parsed
+        branch = name.removeprefix("refs/heads/")
+        found.append(Finding(
+            WORKFLOW, "task-branch-survivor", branch,
+            f"a task branch a run left (at {str(tip)[:12]}); 'git harn assess {branch}' says what recovery "
+            "would do with it, 'git harn workflow run --resume-partial-branches' resumes it, and discard retires "
+            "it, its commits kept under harnery/salvage/",
+            f"git harn workflow discard {task_id} --yes" if addendum is None else None,
+            ageSeconds=max(0, int(time.time() - repo.commit_info(tip).time)),
+            subject={"branch": branch, "taskId": task_id}))
+    return found
