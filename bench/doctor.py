@@ -14,6 +14,7 @@ from __future__ import annotations
 import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -74,9 +75,13 @@ def main() -> None:
     root = sandbox()
     try:
         repo = build(root)
+        begin = time.perf_counter()
+        doctor(repo)  # the first one reads every ended record once, and caches their tips
+        first = time.perf_counter() - begin
         ours, theirs = paired_samples(lambda: doctor(repo), lambda: plain_way(repo), runs=5)
         report(f"doctor, {ENDED:,} ended records and {WORKSPACES} workspaces", ours, theirs, "doctor < 2 s")
-        print(f"  doctor      {'under' if statistics.median(ours) < 2 else 'OVER'} 2 s")
+        print(f"  doctor      {'under' if statistics.median(ours) < 2 else 'OVER'} 2 s; the first run, which "
+              f"reads every ended record once: {first:.1f} s")
     finally:
         cleanup(root)
 
