@@ -382,3 +382,27 @@ def test_a_surviving_task_branch_is_reported_and_discard_retires_it_keeping_its_
     _run_as_printed(repo, found["fix"])
     assert ref(repo, "refs/heads/roadmap-1.2") is None and ref(repo, "refs/heads/harnery/salvage/roadmap-1.2") == tip
     assert _codes(_doctor(repo)[1]) == []
+
+
+def test_a_dead_runners_live_orphan_agent_is_named_and_settle_ends_it(tmp_path: Path) -> None:
+    import json
+
+    from runtools import alive, wait_for_log
+
+    wf = setup(tmp_path, roadmap="# R\n\n- [ ] 1.1 First\n")
+    assert harn(wf.work, "hooks", "install").code == 0
+    wf.script({"1.1:implement": "family-hang"})
+    runner = start(wf.work, "workflow", "run", env={"HARN_WATCHDOG": "off"})  # as if the watchdog died too
+    wait_for_log(wf.log, lambda log: any(e["event"] == "hanging" for e in log))
+    family = json.loads((wf.agents / "family-1.1-implement").read_text())
+    runner.kill_group()
+    assert alive(family["agent"]) and alive(family["child"])
+    found = _one(_doctor(wf.work)[1], "workflow-runner-gone")
+    assert found["subject"]["groupsAlive"] == [family["agent"]]
+    assert f"process group(s) {family['agent']} still run" in found["why"]
+    _run_as_printed(wf.work, found["fix"])
+    deadline = time.monotonic() + 10
+    while (alive(family["agent"]) or alive(family["child"])) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(family["agent"]) and not alive(family["child"])
+    assert "workflow-runner-gone" not in _codes(_doctor(wf.work)[1])
