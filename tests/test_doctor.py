@@ -406,3 +406,19 @@ def test_a_dead_runners_live_orphan_agent_is_named_and_settle_ends_it(tmp_path: 
         time.sleep(0.05)
     assert not alive(family["agent"]) and not alive(family["child"])
     assert "workflow-runner-gone" not in _codes(_doctor(wf.work)[1])
+
+
+def test_a_killed_reclaims_lock_is_fixed_and_the_reclaim_it_advises_finishes_the_job(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    _preserve(repo, "half", 1 << 20)
+    at_failpoint(repo, "reclaim-after-salvage-record", "reclaim", "half").kill_group()
+    lock = repo / ".git" / "harnery" / "locks" / "run-half.lock"
+    _, document = _doctor(repo)
+    assert _one(document, "lock-dead")["what"] == str(lock)
+    preserved = _one(document, "workspace-preserved")
+    fixed = harn(repo, "doctor", "--fix", "--yes", "--json").json()
+    assert [a["code"] for a in fixed["fixed"]] == ["lock-dead"] and not lock.exists()
+    assert _codes(fixed) == ["workspace-preserved"]  # left on purpose: reclaim is the operator's
+    _run_as_printed(repo, preserved["fix"])
+    assert record(repo, "half")["state"] == "released" and ref(repo, "refs/heads/harnery/salvage/half")
+    assert _codes(_doctor(repo)[1]) == []
