@@ -422,3 +422,40 @@ def test_a_killed_reclaims_lock_is_fixed_and_the_reclaim_it_advises_finishes_the
     _run_as_printed(repo, preserved["fix"])
     assert record(repo, "half")["state"] == "released" and ref(repo, "refs/heads/harnery/salvage/half")
     assert _codes(_doctor(repo)[1]) == []
+
+
+def test_an_integration_worktree_left_mid_operation_is_reported_and_its_command_clears_it(tmp_path: Path) -> None:
+    import signal
+
+    from trust_helpers import integration_setup, make_task
+
+    roadmap = "# R\n\n- [ ] 1.1 One\n- [ ] 1.2 Two\n"
+    _, work = integration_setup(tmp_path, {"README.md": "hi\n", "docs/roadmap.md": roadmap})
+    assert harn(work, "hooks", "install").code == 0
+    make_task(work, "1.1", {"one.txt": "1\n"})
+    assert harn(work, "integrate", "roadmap-1.1").code == 0
+    integration = _home(work) / ".integrate"
+    landed = _one(_doctor(work)[1], "task-branch-landed")  # integrate keeps the branch; a run deletes it
+    assert landed["fixable"] and landed["what"] == "roadmap-1.1"
+    _run_as_printed(work, landed["fix"])
+    assert ref(work, "refs/harnery/integrated/1.1") is not None
+    assert _codes(_doctor(work)[1]) == []  # the integration worktree is kept between integrations
+    (integration / "scratch.txt").write_text("x\n")
+    git(integration, "add", "scratch.txt")
+    hooks = tmp_path / "slow-hooks"
+    hooks.mkdir()
+    (hooks / "pre-commit").write_text("#!/bin/sh\nexec sleep 120\n")  # commit -a holds index.lock meanwhile
+    (hooks / "pre-commit").chmod(0o755)
+    hung = subprocess.Popen(["git", "-c", f"core.hooksPath={hooks}", "commit", "-a", "-q", "-m", "x"],
+                            cwd=integration,
+                            start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    admin = Path(git(integration, "rev-parse", "--absolute-git-dir"))
+    wait_for(admin / "index.lock")
+    os.killpg(hung.pid, signal.SIGKILL)  # git and its editor, as a kill of integrate's group would
+    hung.wait()
+    found = _one(_doctor(work)[1], "integration-worktree-left")
+    assert "index.lock" in found["why"] and found["diskBytes"] > 0 and not found["fixable"]
+    _run_as_printed(work, found["fix"])
+    assert _codes(_doctor(work)[1]) == []
+    make_task(work, "1.2", {"two.txt": "2\n"})  # and the next integration makes it afresh
+    assert harn(work, "integrate", "roadmap-1.2").code == 0

@@ -22,6 +22,7 @@ from git_harn.errors import HarnError
 from git_harn.failpoints import failpoint
 from git_harn.git import Repo
 from git_harn.git.refsync import STAGING_ROOT
+from git_harn.git.worktrees import checked_out_branches
 from git_harn.store import lease
 from git_harn.store.locks import break_dead, git_processes_in, locks_dir, owner_alive, read_owner
 from git_harn.store.procs import dead_ran_out
@@ -116,6 +117,18 @@ def _staging(repo: Repo, subject: dict[str, object]) -> tuple[bool, str]:
     owner = read_owner(locks_dir(repo) / "sync.lock")
     if not name.startswith(STAGING_ROOT) or (owner and owner_alive(owner)):
         return False, "left: a sync runs now"
+    return _delete_ref(repo, name, subject)
+
+
+def _landed_branch(repo: Repo, subject: dict[str, object]) -> tuple[bool, str]:
+    name = str(subject["ref"])
+    if name in {ref for _, ref in checked_out_branches(repo)}:
+        return False, "left: a worktree has it checked out now"
+    return _delete_ref(repo, name, subject)
+
+
+def _delete_ref(repo: Repo, name: str, subject: dict[str, object]) -> tuple[bool, str]:
+    """Delete ``name`` only while it is where doctor saw it (compare-and-swap)."""
     tip = repo.ref_oid(name)
     if tip is None:
         return True, "already gone"
@@ -134,4 +147,5 @@ FIXES: dict[str, Callable[[Repo, dict[str, object]], tuple[bool, str]]] = {
     "workflow-runner-gone": _settle,
     "runner-lease-left": _lease,
     "staging-ref-left": _staging,
+    "task-branch-landed": _landed_branch,
 }

@@ -15,8 +15,8 @@ from git_harn.git import Repo
 from git_harn.git.checkout import leftovers
 from git_harn.git.refsync import STAGING_ROOT, refs_under
 from git_harn.git.worktrees import registered_here
+from git_harn.integrate.worktree import integration_worktree
 from git_harn.store.locks import locks_dir, owner_alive, read_owner
-from git_harn.workspace.paths import repo_key, worktree_root
 from git_harn.workspace.salvage import SALVAGE_PREFIX
 
 
@@ -32,7 +32,7 @@ def _held(repo: Repo, name: str) -> bool:
 def _integration(repo: Repo) -> list[Finding]:
     """The integration worktree is kept between integrations; it is a
     leftover when a killed one left it mid-operation, or unregistered."""
-    path = worktree_root(repo) / repo_key(repo) / ".integrate"
+    path = integration_worktree(repo)
     if not os.path.lexists(path) or _held(repo, "merge.lock"):
         return []
     if registered_here(repo, path):

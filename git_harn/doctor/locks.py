@@ -19,6 +19,7 @@ from pathlib import Path
 from git_harn.doctor.findings import LOCK, Finding, command
 from git_harn.git import Repo
 from git_harn.git.worktrees import ADMIN_LOCKS, registered_worktrees
+from git_harn.integrate.worktree import integration_worktree
 from git_harn.store import lease
 from git_harn.store.locks import git_processes_in, locks_dir, read_owner
 from git_harn.store.procs import dead_ran_out
@@ -72,13 +73,17 @@ def _git_locks(repo: Repo) -> list[Finding]:
     folders = {repo.common_dir: [repo.common_dir, *([repo.workdir] if repo.workdir else [])]}
     admin_root = repo.common_dir / "worktrees"
     worktree_of = {os.path.realpath(p): p for p in registered_worktrees(repo)}
+    integration = os.path.realpath(integration_worktree(repo))
     try:
         admins = sorted(p for p in admin_root.iterdir() if p.is_dir())
     except OSError:
         admins = []
     for admin in admins:
+        folder = _worktree_of(admin, worktree_of)
+        if any(os.path.realpath(f) == integration for f in folder):
+            continue  # the integration worktree left mid-operation is a leftover's, made afresh whole
         candidates += [admin / name for name in ADMIN_LOCKS]
-        folders[admin] = [admin, *_worktree_of(admin, worktree_of)]
+        folders[admin] = [admin, *folder]
     found = []
     for path in candidates:
         age = _age(path)

@@ -10,14 +10,18 @@ runner left running are the process groups its lease names.
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from git_harn.doctor.disk import age_of
-from git_harn.doctor.findings import WORKFLOW, Finding
+from git_harn.doctor.findings import WORKFLOW, Finding, command
 from git_harn.doctor.locks import remove_command
-from git_harn.git import Repo
+from git_harn.git import Oid, Repo
+from git_harn.git.workflow_refs import descends
+from git_harn.git.worktrees import checked_out_branches
+from git_harn.integrate.land import INTEGRATED_PREFIX
 from git_harn.store import lease
 from git_harn.store.locks import run_busy, settle_command
 from git_harn.store.record import RunRecord
@@ -96,12 +100,18 @@ def check_task_branches(repo: Repo, live: list[RunRecord], dead_runs: set[str]) 
     is none; one a dead run left is its settling's."""
     busy = {r.branch_ref for r in live if r.runId in dead_runs or run_busy(repo, r.runId)}
     found = []
+    integrated = dict(repo.refs_under(INTEGRATED_PREFIX))
+    checked_out = {ref for _, ref in checked_out_branches(repo)}
     for name, tip in sorted(repo.refs_under("refs/heads/roadmap-")):
         parsed = parse_task_branch(name)
         if parsed is None or name in busy:
             continue
         task_id, addendum = parsed
         branch = name.removeprefix("refs/heads/")
+        if _landed(repo, integrated, task_id, addendum, tip):
+            if name not in checked_out:
+                found.append(_landed_branch(branch, tip))
+            continue
         found.append(Finding(
             WORKFLOW, "task-branch-survivor", branch,
             f"a task branch a run left (at {str(tip)[:12]}); 'git harn assess {branch}' says what recovery "
@@ -111,3 +121,19 @@ def check_task_branches(repo: Repo, live: list[RunRecord], dead_runs: set[str]) 
             ageSeconds=max(0, int(time.time() - repo.commit_info(tip).time)),
             subject={"branch": branch, "taskId": task_id}))
     return found
+
+
+def _landed(repo: Repo, integrated: dict[str, Oid], task_id: str, addendum: int | None, tip: Oid) -> bool:
+    """The branch's tip is kept under ``refs/harnery/integrated/<key>[-<n>]``:
+    the task landed, and the branch holds nothing that is not kept."""
+    key = task_id if addendum is None else f"{task_id}-addendum-{addendum}"
+    return any(descends(repo, oid, tip) for name, oid in integrated.items()
+               if name == INTEGRATED_PREFIX + key or re.fullmatch(re.escape(INTEGRATED_PREFIX + key) + r"-\d+", name))
+
+
+def _landed_branch(branch: str, tip: Oid) -> Finding:
+    return Finding(WORKFLOW, "task-branch-landed", branch,
+                   "the branch of a task that landed: its tip is kept under refs/harnery/integrated/, so deleting "
+                   "it loses nothing (a run would have; a clean-up that failed after the push leaves it)",
+                   command("git update-ref -d", f"refs/heads/{branch}", str(tip)), fixable=True,
+                   subject={"ref": f"refs/heads/{branch}", "oid": str(tip)})

@@ -20,14 +20,13 @@ from git_harn.doctor.findings import WORKSPACE, Finding, command
 from git_harn.git import Repo
 from git_harn.git.workdir import dirty_paths_many
 from git_harn.git.worktrees import admin_dir, is_locked, registered_worktrees
+from git_harn.integrate.worktree import integration_worktree
 from git_harn.store.locks import read_owner, run_lock_path
 from git_harn.store.procs import dead_ran_out
 from git_harn.store.record import ACTIVE, PRESERVED, RunRecord
 from git_harn.workspace.paths import FOREIGN, GONE, HERE, MISSING, REMOTE, UNAVAILABLE, repo_key, worktree_root
 from git_harn.workspace.reconcile import presence, whereabouts
 from git_harn.workspace.status import next_steps
-
-INTEGRATION_FOLDER = ".integrate"  # integrate/worktree.py's name; doctor's leftovers look at it
 
 
 @dataclass
@@ -119,10 +118,11 @@ def _unrecorded(repo: Repo, live_paths: set[str]) -> list[Finding]:
     """Registrations and folders under this repository's worktree root that
     no live record explains (the integration worktree is a leftover's)."""
     home = worktree_root(repo) / repo_key(repo)
+    integration = os.path.realpath(integration_worktree(repo))  # a leftover's, not a workspace's
     registered = {os.path.realpath(p): p for p in registered_worktrees(repo)}
     found = []
     for real, path in sorted(registered.items()):
-        if real in live_paths or not _under(real, home) or Path(real).name == INTEGRATION_FOLDER:
+        if real in live_paths or not _under(real, home) or real == integration:
             continue
         found.append(_registration(repo, path))
     try:
@@ -131,7 +131,7 @@ def _unrecorded(repo: Repo, live_paths: set[str]) -> list[Finding]:
         folders = []
     for folder in folders:
         real = os.path.realpath(folder)
-        if folder.name == INTEGRATION_FOLDER or real in live_paths or real in registered or not folder.is_dir():
+        if real == integration or real in live_paths or real in registered or not folder.is_dir():
             continue
         found.append(Finding(WORKSPACE, "folder-unregistered", str(folder),
                              "a folder under the worktree root that is no worktree of this repository and "
