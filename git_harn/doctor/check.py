@@ -16,8 +16,8 @@ from git_harn.doctor.workflows import check_task_branches, check_workflows
 from git_harn.doctor.workspaces import check_workspaces
 from git_harn.errors import BadInput
 from git_harn.git import Repo
-from git_harn.store import ended as ended_runs
 from git_harn.store import runs
+from git_harn.store.live import live_records_by_tip
 from git_harn.store.record import RunRecord
 
 DEFAULT_OLDER_THAN = "30d"
@@ -35,8 +35,8 @@ def parse_age(text: str) -> float:
 
 def live_records(repo: Repo) -> tuple[list[RunRecord], dict[str, int]]:
     """The records of workspaces that have not ended, and the counts; an
-    ended record is read once, ever (``store.ended``)."""
-    found, ended = ended_runs.live_records(repo)
+    ended record is read once, ever (``store.live``)."""
+    found, ended = live_records_by_tip(repo)
     live = [entry.record for entry in found if isinstance(entry, runs.Stored)]
     return live, {"live": len(live), "ended": ended, "unreadable": len(found) - len(live)}
 
