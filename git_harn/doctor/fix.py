@@ -21,11 +21,11 @@ from git_harn.doctor.locks import GIT_LOCK_AGE
 from git_harn.errors import HarnError
 from git_harn.failpoints import failpoint
 from git_harn.git import Repo
-from git_harn.git.refsync import STAGING_ROOT
 from git_harn.git.worktrees import checked_out_branches
 from git_harn.store import lease
 from git_harn.store.locks import break_dead, git_processes_in, locks_dir, owner_alive, read_owner
 from git_harn.store.procs import dead_ran_out
+from git_harn.sync.push import STAGING_ROOT
 from git_harn.workflow.settle import settle
 from git_harn.workspace.cleanup import cleanup
 from git_harn.workspace.reconcile import prune_registration

@@ -13,10 +13,10 @@ from git_harn.doctor.disk import disk_use
 from git_harn.doctor.findings import LEFTOVER, Finding, command
 from git_harn.git import Repo
 from git_harn.git.checkout import leftovers
-from git_harn.git.refsync import STAGING_ROOT, refs_under
 from git_harn.git.worktrees import registered_here
 from git_harn.integrate.worktree import integration_worktree
 from git_harn.store.locks import locks_dir, owner_alive, read_owner
+from git_harn.sync.push import STAGING_ROOT
 from git_harn.workspace.salvage import SALVAGE_PREFIX
 
 
@@ -51,7 +51,7 @@ def _integration(repo: Repo) -> list[Finding]:
 
 def _staging(repo: Repo) -> list[Finding]:
     """Staging refs while no sync holds the sync lock: a killed sync's."""
-    found = refs_under(repo, [STAGING_ROOT])
+    found = {name: str(oid) for name, oid in repo.refs_under(STAGING_ROOT)}
     if not found or _held(repo, "sync.lock"):
         return []
     return [Finding(LEFTOVER, "staging-ref-left", name,
@@ -63,9 +63,8 @@ def _staging(repo: Repo) -> list[Finding]:
 def _salvage(repo: Repo, older_than: float) -> list[Finding]:
     found = []
     now = time.time()
-    for name, oid in sorted(refs_under(repo, [SALVAGE_PREFIX]).items()):
-        tip = repo.ref_oid(name)
-        age = int(now - repo.commit_info(tip).time) if tip is not None else 0
+    for name, tip in sorted(repo.refs_under(SALVAGE_PREFIX)):
+        age = int(now - repo.commit_info(tip).time)
         if age < older_than:
             continue
         branch = name.removeprefix("refs/heads/")
@@ -73,6 +72,6 @@ def _salvage(repo: Repo, older_than: float) -> list[Finding]:
                              f"salvaged work, last changed {age // 86400} day(s) ago; doctor never deletes it "
                              "(it is the work): merge what is wanted, then delete the branch",
                              command("git branch -D", branch), ageSeconds=age,
-                             subject={"ref": name, "oid": oid}))
+                             subject={"ref": name, "oid": str(tip)}))
     return found
 
