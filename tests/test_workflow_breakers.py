@@ -7,9 +7,11 @@ from __future__ import annotations
 import json
 import shlex
 import subprocess
+import time
 from pathlib import Path
 
 from helpers import all_refs, assert_valid, harn
+from runtools import start
 from wfrepo import WF, setup
 
 THREE = "# R\n\n- [ ] 1.1 First\n- [ ] 1.3 Second\n- [ ] 1.4 Third\n"
@@ -117,3 +119,22 @@ def test_the_provider_halt_advises_a_relaunch_that_waits_for_the_reset(tmp_path:
     _run_as_printed(wf, command)
     roadmap = wf.remote_file("docs/roadmap.md")
     assert all(f"- [x] {task}" in roadmap for task in ("1.1", "1.3", "1.4")), roadmap
+
+
+def test_a_signal_ends_the_wait_for_the_provider_and_starts_nothing(tmp_path: Path) -> None:
+    wf = setup(tmp_path, roadmap=THREE)
+    wf.script({"1.1:plan": "provider-reset:900"})
+    with start(wf.work, "workflow", "run", "--wait-for-provider=1h") as runner:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not [e for e in wf.log() if e["task"] == "1.1"]:
+            time.sleep(0.1)
+        time.sleep(2)  # past the task's end: the runner holds its starts for the reset time
+        began = time.monotonic()
+        _, err = runner.stop()
+        assert time.monotonic() - began < 30, err  # not the 15 minutes to the reset
+    assert runner.proc.returncode != 0
+    assert "waiting for the provider of" in err
+    doc = harn(wf.work, "workflow", "show", "--json").json()
+    assert_valid(doc, "workflow-result")
+    assert doc["outcome"] == "workflow-interrupted" and doc["runnerState"] is None
+    assert not [e for e in wf.log() if e["task"] in ("1.3", "1.4")]  # nothing started after the signal
