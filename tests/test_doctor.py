@@ -261,7 +261,7 @@ def test_a_killed_sync_leaves_staging_refs_which_their_command_drops(tmp_path: P
     wf = setup(tmp_path)
     assert harn(wf.work, "hooks", "install").code == 0
     _start(wf.work, "shared")
-    runner = at_failpoint(wf.work, "sync-push-staged", "sync")
+    runner = at_failpoint(wf.work, "push-staged", "sync")
     runner.kill_group()
     _, document = _doctor(wf.work)
     staged = [f for f in document["findings"] if f["code"] == "staging-ref-left"]
