@@ -29,7 +29,7 @@ LAYERS = {
     "workspace": 3, "tasks": 3,
     "hooks": 4, "assess": 4, "integrate": 4,
     "workflow": 5, "sync": 5,
-    "demo": 6,
+    "demo": 6, "doctor": 6,
     "commands": 7,
     "cli": 8, "__main__": 9,
 }

@@ -390,3 +390,9 @@ def git_processes_in(folder: Path) -> list[int]:
         if name.startswith("git") and (cwd == top or cwd.startswith(top + os.sep)):
             found.append(pid)
     return found
+
+
+def break_dead(path: Path) -> bool:
+    """Remove the git-harn lock at ``path`` if its holder is dead (as the next
+    command to take it would, with the same warning); True if it is gone now."""
+    return _break_if_dead(path, path.name.removesuffix(".lock"))
