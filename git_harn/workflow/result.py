@@ -89,6 +89,8 @@ class TaskResult:
     addendum: int | None = None  # addendum <n> of the task, on roadmap-<id>-addendum-<n>
     state: str = "pending"  # the lifecycle state (workflow/state.py); ``status`` is what it reports
     next: dict[str, Any] | None = None  # the one next step: {"command", "why"} (state.advice)
+    # every stage attempt, review round and wait, with its start, end and outcome (pipeline.Attempts)
+    timeline: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def finished(self) -> bool:
@@ -131,6 +133,8 @@ class WorkflowResult(Result):
     blocked: str | None = None  # "auth-preflight-failed": the run started nothing
     preflight: dict[str, Any] | None = None  # what [agents.preflight] said
     next: dict[str, Any] | None = None  # the run's own next step when it halted before any task (state.Next)
+    waits: list[dict[str, Any]] = field(default_factory=list)  # the run's own waits (e.g. for a provider's reset)
+    baseOidAfter: str | None = None  # the base's tip on the remote when the run finished
 
     @property
     def outcome(self) -> str:
