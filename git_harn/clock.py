@@ -24,6 +24,22 @@ def now_iso() -> str:
     return time.strftime(_ISO, time.gmtime())
 
 
+def iso_of(epoch: float) -> str:
+    return time.strftime(_ISO, time.gmtime(epoch))
+
+
+def epoch_of(stamp: object) -> float | None:
+    """Seconds since the epoch of a UTC time as git-harn writes it
+    (``2026-12-01T15:00:00Z``; fractions of a second are dropped); None for
+    anything else."""
+    if not isinstance(stamp, str) or len(stamp) < 19:
+        return None
+    try:
+        return float(calendar.timegm(time.strptime(stamp[:19], "%Y-%m-%dT%H:%M:%S")))
+    except ValueError:
+        return None
+
+
 def precise_iso(seconds: float | None = None) -> str:
     """UTC with milliseconds (``2026-11-01T10:00:00.123Z``): a stage of a
     fraction of a second still has a length on a timeline."""
@@ -52,7 +68,7 @@ def parse_iso(text: object) -> float | None:
 class Wait:
     """A span of time some work spent waiting, and why."""
 
-    reason: str  # requirements, merge-lock, worktree-lock, claim, provider-reset
+    reason: str  # requirements, merge-lock, worktrees-lock, claim, provider-reset
     detail: str
     startedAt: str
     finishedAt: str

@@ -47,6 +47,8 @@ EXIT_FOR_OUTCOME: dict[str, int] = {
     "workflow-interrupted": EXIT_NEEDS_OPERATOR,
     "workflow-running": EXIT_NEEDS_OPERATOR,
     "workflow-blocked": EXIT_NEEDS_OPERATOR,
+    # settling what a dead run left [L3]
+    "settled": EXIT_OK,
 }
 
 

@@ -6,6 +6,7 @@ group so that a time-out ends it and everything it started.
 
 from __future__ import annotations
 
+import errno
 import os
 import shlex
 import signal
@@ -22,6 +23,8 @@ from typing import IO
 from git_harn.errors import BadInput
 
 OUTPUT_TAIL = 4000  # characters of output a gate note keeps
+# a start that failed like this fails the same way every time: no such executable, not executable
+NEVER_STARTS = (errno.ENOENT, errno.EACCES, errno.ENOTDIR, errno.ENOEXEC)
 
 
 @dataclass
@@ -33,6 +36,7 @@ class Finished:
     timed_out: bool = False
     start_error: str | None = None
     truncated: bool = False  # output beyond MAX_CAPTURE was dropped
+    start_errno: int | None = None  # why it could not start (ENOENT: no such executable)
 
 
 MAX_CAPTURE = 16 * 1024 * 1024  # bytes of output kept per stream; the rest only counted
@@ -92,7 +96,8 @@ def run_bounded(
             start_new_session=True,
         )
     except OSError as exc:
-        return Finished(None, b"", b"", 0.0, start_error=f"cannot run {argv[0]!r}: {exc.strerror or exc}")
+        return Finished(None, b"", b"", 0.0, start_error=f"cannot run {argv[0]!r}: {exc.strerror or exc}",
+                        start_errno=exc.errno)
     assert child.stdout is not None and child.stderr is not None
     if on_start is not None:
         on_start(child.pid)

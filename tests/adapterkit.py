@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import git, make_repo
+from helpers import all_refs, git, make_repo
 
 from git_harn.git import open_repo
 from git_harn.tasks.config import AgentSettings
@@ -44,6 +44,13 @@ class Kit:
         stem = stage_file_stem(self.ctx.task_id, outcome.stage, outcome.attempt, outcome.reviewer)
         path = self.ctx.scratch / f"{stem}.report.json"
         return json.loads(path.read_text()) if path.exists() else None
+
+
+def created(work: Path) -> tuple[dict[str, str], str, list[str]]:
+    """Refs, worktrees and git-harn's files of a clone: what a run may create."""
+    harnery = work / ".git" / "harnery"
+    files = sorted(str(p.relative_to(harnery)) for p in harnery.rglob("*")) if harnery.exists() else []
+    return all_refs(work), git(work, "worktree", "list", "--porcelain"), files
 
 
 def fake_cli_env(tmp: Path) -> tuple[dict[str, str], Path]:
@@ -112,6 +119,64 @@ def claude_ok(report: Any = None) -> list[dict[str, Any]]:
     return [claude_init(), claude_assistant("working"), claude_result(report or PLAN_OK)]
 
 
+# What Claude Code 2.1.197 printed with no network (`unshare -n`) and no credentials, trimmed to the
+# members the adapter reads (tests/test_adapters_real.py runs the real one):
+
+def claude_synthetic(error: str, text: str) -> dict[str, Any]:
+    """The CLI's own assistant message about a failed request: a top-level
+    ``error`` and ``model: "<synthetic>"``."""
+    return {"event": {"type": "assistant", "session_id": "$SESSION", "error": error, "parent_tool_use_id": None,
+                      "message": {"model": "<synthetic>", "role": "assistant", "stop_reason": "stop_sequence",
+                                  "content": [{"type": "text", "text": text}],
+                                  "usage": {"input_tokens": 0, "output_tokens": 0}}}}
+
+
+def claude_failed_result(text: str) -> dict[str, Any]:
+    """``subtype: "success"`` with ``is_error: true``, no status, an integer cost."""
+    return {"event": {"type": "result", "subtype": "success", "is_error": True, "api_error_status": None,
+                      "duration_ms": 172, "num_turns": 1, "result": text, "session_id": "$SESSION",
+                      "total_cost_usd": 0, "terminal_reason": "completed",
+                      "usage": {"input_tokens": 0, "output_tokens": 0, "cache_read_input_tokens": 0,
+                                "cache_creation_input_tokens": 0}}}
+
+
+CLAUDE_NOT_LOGGED_IN = "Not logged in · Please run /login"
+CLAUDE_NO_NETWORK = "API Error: Unable to connect to API (ConnectionRefused)"
+CLAUDE_ROOT_REFUSAL = "--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons"
+
+
+def claude_not_logged_in() -> list[dict[str, Any]]:
+    """No key: exit 1 in 1–3 s."""
+    return [claude_init(), claude_synthetic("authentication_failed", CLAUDE_NOT_LOGGED_IN),
+            claude_failed_result(CLAUDE_NOT_LOGGED_IN), {"exit": 1}]
+
+
+def claude_api_retry(attempt: int, delay_ms: float) -> dict[str, Any]:
+    return {"event": {"type": "system", "subtype": "api_retry", "attempt": attempt, "max_retries": 10,
+                      "retry_delay_ms": delay_ms, "error_status": None, "error": "unknown", "session_id": "$SESSION"}}
+
+
+def claude_no_network(retries: int = 3) -> list[dict[str, Any]]:
+    """A key but no network: its own retries (10 by default, about 180 s), then a connection error."""
+    return [claude_init(), *[claude_api_retry(n, 567.752964734929 * n) for n in range(1, retries + 1)],
+            claude_synthetic("server_error", CLAUDE_NO_NETWORK), claude_failed_result(CLAUDE_NO_NETWORK),
+            {"exit": 1}]
+
+
+def claude_no_session(session: str) -> list[dict[str, Any]]:
+    """``--resume`` of a session it does not have: one result with ``errors[]``, no result text."""
+    text = f"No conversation found with session ID: {session}"
+    return [{"event": {"type": "result", "subtype": "error_during_execution", "duration_ms": 0, "is_error": True,
+                       "num_turns": 0, "stop_reason": None, "session_id": session, "total_cost_usd": 0,
+                       "usage": {"input_tokens": 0, "output_tokens": 0}, "errors": [text]}},
+            {"stderr": text}, {"exit": 1}]
+
+
+def claude_refused(line: str = CLAUDE_ROOT_REFUSAL) -> list[dict[str, Any]]:
+    """As root with a bypass and without IS_SANDBOX=1, or an unknown option: one stderr line, exit 1."""
+    return [{"stderr": line}, {"exit": 1}]
+
+
 # --- recorded streams: Codex CLI, `codex exec --json` ---------------------------------------------
 
 def codex_started() -> dict[str, Any]:
@@ -133,6 +198,28 @@ def codex_failed(message: str) -> dict[str, Any]:
 
 def codex_error(message: str) -> dict[str, Any]:
     return {"event": {"type": "error", "message": message}}
+
+
+# What codex-cli 0.171.0 printed with no network, logged in or not (it also creates the -o file
+# empty at once, as the fake does): reconnects, an error *item*, then "waiting for network" for ever.
+
+CODEX_RECONNECT = ("Reconnecting... {n}/5 (stream disconnected before completion: failed to lookup address "
+                   "information: Try again)")
+CODEX_FALLBACK = ("Falling back from WebSockets to HTTPS transport. stream disconnected before completion: failed to "
+                  "lookup address information: Try again")
+CODEX_WAITING = "Reconnecting... waiting for network (Connection failed: error sending request)"
+CODEX_STDERR = "2026-12-02T01:00:34.796413Z ERROR codex_api::endpoint::responses_websocket: failed to connect to " \
+               "Responses WebSocket stage=Unknown"
+
+
+def codex_error_item(message: str) -> dict[str, Any]:
+    return {"event": {"type": "item.completed", "item": {"id": "item_0", "type": "error", "message": message}}}
+
+
+def codex_no_network(waiting: bool = True) -> list[dict[str, Any]]:
+    steps = [codex_started(), {"event": {"type": "turn.started"}}, {"stderr": CODEX_STDERR},
+             *[codex_error(CODEX_RECONNECT.format(n=n)) for n in range(2, 6)], codex_error_item(CODEX_FALLBACK)]
+    return [*steps, codex_error(CODEX_WAITING), {"sleep": 60}] if waiting else [*steps, {"sleep": 60}]
 
 
 def codex_ok(report: Any = None) -> list[dict[str, Any]]:

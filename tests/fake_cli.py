@@ -8,12 +8,18 @@ call plays runs[n], the last one again after that) or {"stage:<stage>":
 {"event": {...}} prints one JSONL line ("$SESSION" is replaced by the
 session id); {"raw": "text"} prints a line as is; {"stderr": "text"};
 {"sleep": seconds}; {"answer": {...}} writes codex's -o file;
-{"work": "plan"|"implement"} commits like a real agent; {"exit": code};
-{"write": {"path", "text", "mode"}} writes a file in the worktree (committed
-by the next "work"); {"link": {"at", "to", "hard"}} plants a symlink (or a
-hard link) at "at", where "$HARN_REPORT" and "$RUN" (the run folder) are
-replaced, as a hostile agent would for the host to write through ("fresh":
-only where nothing is yet).
+{"work": "plan"|"implement"} commits like a real agent; {"kill": signal number};
+{"exit": code}; {"write": {"path", "text", "mode"}} writes a file in the
+worktree (committed by the next "work"); {"link": {"at", "to", "hard"}}
+plants a symlink (or a hard link) at "at", where "$HARN_REPORT" and "$RUN"
+(the run folder) are replaced, as a hostile agent would for the host to
+write through ("fresh": only where nothing is yet).
+
+``claude auth status --text`` and ``codex login status`` answer as the real
+ones do (Claude Code 2.1.197, codex-cli 0.171.0): logged in, exit 0, unless
+FAKE_CLI_DIR holds a file ``logged-out``: then the real CLI's words on the
+real stream (claude: stdout, codex: stderr after its WARNING line), exit 1.
+Each is logged in ``logins.log``, not as a call.
 """
 
 from __future__ import annotations
@@ -31,6 +37,19 @@ args = sys.argv[1:]
 if args[:1] == ["--version"]:
     print(f"{name} 9.9.9 (fake)")
     sys.exit(0)
+if args[:2] in (["auth", "status"], ["login", "status"]):
+    with open(here / "logins.log", "a") as log:
+        log.write(" ".join([name, *args]) + "\n")
+    if not (here / "logged-out").exists():
+        print("Login method: Claude API key" if name == "claude" else "Logged in using an API key")
+        sys.exit(0)
+    if name == "claude":
+        print("Not logged in. Run claude auth login to authenticate.")
+    else:
+        print('WARNING: proceeding, even though we could not create PATH aliases: Refusing to create helper '
+              'binaries under temporary dir "/tmp"', file=sys.stderr)
+        print("Not logged in", file=sys.stderr)
+    sys.exit(1)
 stdin = sys.stdin.read()  # to EOF: codex exec waits for it too
 calls = here / "calls"
 calls.mkdir(exist_ok=True)
@@ -49,6 +68,8 @@ if name == "claude":
 else:
     session = args[args.index("resume") + 1] if "resume" in args else f"thread-{os.getpid()}"
 
+if name == "codex" and option("-o") is not None and not os.path.lexists(str(option("-o"))):
+    Path(str(option("-o"))).write_text("")  # the real one creates it empty at once (a planted link is the test's)
 scenario = json.loads((here / "scenario.json").read_text())
 if "runs" in scenario:
     runs = scenario["runs"]
@@ -122,6 +143,8 @@ for step in steps:
         Path(out).write_text(json.dumps(step["answer"]))
     elif "work" in step:
         work(step["work"])
+    elif "kill" in step:  # dies of a signal
+        os.kill(os.getpid(), step["kill"])
     elif "link" in step:
         plant(step["link"])
     elif "write" in step:

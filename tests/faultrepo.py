@@ -58,9 +58,22 @@ if what == "exit75":
     sys.exit(75)
 if what == "exit77":
     sys.exit(77)
+if what == "exit78":  # a refusal of its own command line, as a CLI prints it
+    print("error: unknown option '--no-such-flag'", file=sys.stderr)
+    sys.exit(78)
 if what == "fault-provider":
     fault("provider", 529, "overloaded")
 elif what == "fault-auth":
+    fault("auth", 401, "token expired")
+elif what == "fault-config":
+    fault("config", None, "--dangerously-skip-permissions cannot be used with root/sudo privileges")
+elif what == "overwrite-record":  # once the other task's agent runs, move this run's record ref
+    deadline = time.time() + 20
+    while time.time() < deadline and not any(json.loads(line)["task"] != task for line in
+                                             open(os.path.join(here, "faults.log"))):
+        time.sleep(0.1)
+    subprocess.run(["git", "update-ref", "refs/harnery/workflows/" + os.environ["HARN_WORKFLOW_ID"], "HEAD"],
+                   check=True)
     fault("auth", 401, "token expired")
 elif what == "fault-infra":
     fault("infra", None, "disk full")

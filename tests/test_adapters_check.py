@@ -96,10 +96,38 @@ def test_live_check_sends_a_noop_prompt_outside_the_repository_and_classifies(tm
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the refusal applies to root only")
-def test_check_warns_that_claude_refuses_to_skip_permissions_as_root(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("args", "shown"), [
+    ('["--dangerously-skip-permissions"]', "--dangerously-skip-permissions"),
+    ('["--permission-mode", "bypassPermissions"]', "--permission-mode bypassPermissions"),
+    ('["--permission-mode=bypassPermissions"]', "--permission-mode bypassPermissions"),
+    ('["--allow-dangerously-skip-permissions"]', "--allow-dangerously-skip-permissions"),
+])
+def test_check_warns_that_claude_refuses_every_bypass_as_root(tmp_path: Path, args: str, shown: str) -> None:
     env = _fake_bin(tmp_path)
-    config = CONFIG.replace('args = ["--permission-mode", "acceptEdits"]', 'args = ["--dangerously-skip-permissions"]')
+    config = CONFIG.replace('args = ["--permission-mode", "acceptEdits"]', f"args = {args}")
     wf = setup(tmp_path, config=config)
-    done = harn(wf.work, "workflow", "check", env={**env, "IS_SANDBOX": ""})
-    assert done.code == 3 and "plan: claude refuses --dangerously-skip-permissions as root" in done.out
+    for sandbox in ("", "yes", "true"):  # Claude Code accepts only IS_SANDBOX=1
+        done = harn(wf.work, "workflow", "check", env={**env, "IS_SANDBOX": sandbox})
+        assert done.code == 3 and f"plan: config fault: claude refuses {shown} as root" in done.out, done.out
     assert harn(wf.work, "workflow", "check", env={**env, "IS_SANDBOX": "1"}).code == 0
+
+
+def test_check_runs_each_clis_own_login_check(tmp_path: Path) -> None:
+    env = _fake_bin(tmp_path)
+    calls = Path(env["FAKE_CLI_DIR"])
+    (calls / "logged-out").write_text("")
+    wf = setup(tmp_path, config=CONFIG)
+    done = harn(wf.work, "workflow", "check", "--live", "--json", env=env)
+    assert done.code == 3, done.err
+    doc = done.json()
+    assert_valid(doc, "workflow-check")
+    by_stage = {a["stage"]: a for a in doc["agents"]}
+    assert by_stage["plan"]["problems"] == [
+        "auth fault: claude is not logged in (auth status --text: exited with 1: Not logged in. Run claude auth "
+        "login to authenticate.)"]
+    assert by_stage["review"]["problems"] == [
+        "auth fault: codex is not logged in (login status: exited with 1: Not logged in)"]
+    assert by_stage["review"]["live"]["fault"] == "auth" and by_stage["review"]["live"]["signal"] == "login check"
+    assert not (calls / "calls").exists()  # no prompt was sent to a CLI that is not logged in
+    human = harn(wf.work, "workflow", "check", env={**env, "CODEX_API_KEY": "sk-test"})
+    assert "review: auth fault" not in human.out and "plan: auth fault: claude is not logged in" in human.out

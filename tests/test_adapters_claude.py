@@ -10,12 +10,21 @@ from pathlib import Path
 
 import pytest
 from adapterkit import (
+    CLAUDE_NO_NETWORK,
+    CLAUDE_NOT_LOGGED_IN,
+    CLAUDE_ROOT_REFUSAL,
     PLAN_OK,
     agent,
     claude_assistant,
+    claude_failed_result,
     claude_init,
+    claude_no_network,
+    claude_no_session,
+    claude_not_logged_in,
     claude_ok,
+    claude_refused,
     claude_result,
+    claude_synthetic,
     install,
 )
 
@@ -211,12 +220,13 @@ def test_a_retry_after_a_fault_resumes_the_session(tmp_path: Path, monkeypatch: 
     assert third.agentRun["resumed"] is False
 
 
-def test_a_missing_executable_is_an_infra_fault(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_missing_executable_is_a_config_fault(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     kit = install(tmp_path, monkeypatch)
     kit.scenario([claude_ok()])
     missing = agent("claude")
     outcome = kit.run(type(missing)(**{**missing.__dict__, "command": [str(tmp_path / "no-such-claude")]}))
-    assert outcome.fault == "infra" and "could not start" in outcome.detail
+    assert (outcome.fault, outcome.faultKind) == ("config", "claude-could-not-start")
+    assert "could not start" in outcome.detail and "No such file or directory" in outcome.detail
 
 
 def test_a_session_that_cannot_be_resumed_is_started_afresh_next_time(tmp_path: Path,
@@ -230,3 +240,75 @@ def test_a_session_that_cannot_be_resumed_is_started_afresh_next_time(tmp_path: 
     assert resumed.fault == "infra" and "--resume" in kit.calls()[1]["argv"]
     fresh = kit.run(agent("claude"), attempt=3)
     assert fresh.ok and "--resume" not in kit.calls()[2]["argv"] and "--session-id" in kit.calls()[2]["argv"]
+
+
+# --- the real CLI's shapes (Claude Code 2.1.197, no network, no credentials) -------------------------
+
+def test_no_key_is_an_auth_fault_from_the_top_level_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    kit = install(tmp_path, monkeypatch)
+    kit.scenario([claude_not_logged_in()])
+    outcome = kit.run(agent("claude"))
+    assert (outcome.fault, outcome.exitCode, outcome.faultKind) == ("auth", 77, "claude-authentication_failed")
+    assert CLAUDE_NOT_LOGGED_IN in outcome.detail
+    assert outcome.agentRun is not None and outcome.agentRun["usage"]["costUsd"] == 0.0  # an integer cost
+
+
+def test_connection_refused_after_null_status_retries_is_infra_network_unreachable(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    kit = install(tmp_path, monkeypatch)
+    kit.scenario([claude_no_network(retries=3)])
+    outcome = kit.run(agent("claude"))
+    assert (outcome.fault, outcome.faultKind) == ("infra", "claude-network-unreachable"), outcome.detail
+    assert "network unreachable" in outcome.detail and CLAUDE_NO_NETWORK in outcome.detail
+    report = kit.report(outcome)
+    assert report["fault"]["class"] == "infra" and CLAUDE_NO_NETWORK in report["fault"]["message"]
+
+
+@pytest.mark.parametrize("error", ["rate_limit", "overloaded", "server_error", "billing_error"])
+def test_a_provider_error_on_the_assistant_event_is_a_provider_fault(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                    error: str) -> None:
+    kit = install(tmp_path, monkeypatch)
+    text = "API Error: the request was refused"
+    kit.scenario([[claude_init(), claude_synthetic(error, text), claude_failed_result(text), {"exit": 1}]])
+    outcome = kit.run(agent("claude"))
+    assert (outcome.fault, outcome.exitCode) == ("provider", 75), outcome.detail
+    assert text in outcome.detail
+
+
+def test_resuming_a_missing_session_reads_errors_and_starts_afresh_next(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The session id holds "a401": no auth fault is read out of it."""
+    kit = install(tmp_path, monkeypatch)
+    session = "0b3f5c2e-1111-4222-a401-444455556666"
+    kit.scenario([[claude_init(), {"exit": 1}], claude_no_session(session), claude_ok()])
+    kit.ctx.sessions.clear()
+    first = kit.run(agent("claude"), attempt=1)
+    assert first.fault == "infra"
+    kit.ctx.sessions["plan"].id = session
+    resumed = kit.run(agent("claude"), attempt=2)
+    assert kit.calls()[1]["argv"][kit.calls()[1]["argv"].index("--resume") + 1] == session
+    assert (resumed.fault, resumed.faultKind) == ("infra", "claude-session-not-found"), resumed.detail
+    assert f"No conversation found with session ID: {session}" in resumed.detail
+    assert "plan" not in kit.ctx.sessions  # dropped: the next attempt starts afresh
+    fresh = kit.run(agent("claude"), attempt=3)
+    assert fresh.ok and "--session-id" in kit.calls()[2]["argv"]
+
+
+@pytest.mark.parametrize("line", [CLAUDE_ROOT_REFUSAL, "error: unknown option '--no-such-flag'"])
+def test_a_refusal_that_will_repeat_is_a_config_fault_with_the_clis_words(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch,
+                                                                          line: str) -> None:
+    kit = install(tmp_path, monkeypatch)
+    kit.scenario([claude_refused(line)])
+    outcome = kit.run(agent("claude"))
+    assert (outcome.fault, outcome.exitCode) == ("config", 78), outcome.detail
+    assert line in outcome.detail and kit.report(outcome)["fault"]["class"] == "config"
+
+
+def test_statuses_are_never_read_out_of_a_session_id(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    kit = install(tmp_path, monkeypatch)
+    kit.scenario([[claude_init(), {"stderr": "resuming 0b3f5c2e-1111-4222-a401-444455556666 (a429, 0529)"},
+                   {"exit": 1}]])
+    outcome = kit.run(agent("claude"))
+    assert (outcome.fault, outcome.faultKind) == ("infra", "claude-no-final-event"), outcome.detail
+    assert "exited with 1 without a final event | resuming 0b3f5c2e" in outcome.detail

@@ -10,12 +10,15 @@ from pathlib import Path
 
 import pytest
 from adapterkit import (
+    CODEX_FALLBACK,
+    CODEX_WAITING,
     PLAN_OK,
     agent,
     codex_completed,
     codex_error,
     codex_failed,
     codex_item,
+    codex_no_network,
     codex_ok,
     codex_started,
     install,
@@ -152,7 +155,8 @@ def test_a_death_without_a_final_event_is_an_infra_fault(tmp_path: Path,
     outcome = kit.run(agent("codex"))
     assert (outcome.fault, outcome.exitCode) == ("infra", 101)
     assert kit.report(outcome)["fault"] == {"class": "infra", "httpStatus": None, "resetAt": None,
-                                            "message": "codex exited with 101 without a final event"}
+                                            "message": "codex exited with 101 without a final event | "
+                                                       "thread 'main' panicked"}
 
 
 def test_a_retry_after_a_fault_resumes_the_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -172,3 +176,81 @@ def test_a_retry_after_a_fault_resumes_the_thread(tmp_path: Path, monkeypatch: p
     assert kit.run(agent("codex", stage="review"), attempt=1, reviewer=1).fault == "infra"
     assert kit.run(agent("codex", stage="review"), attempt=2, reviewer=2).fault is None
     assert "resume" not in kit.calls()[3]["argv"]
+
+
+# --- the real CLI's shapes (codex-cli 0.171.0, no network) ------------------------------------------
+
+def test_an_error_item_is_an_error_never_progress(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reconnects, then an error item, then silence: before, the item cleared the errors, so the idle
+    time-out said only "idle"; now the detail says the network could not be reached."""
+    kit = install(tmp_path, monkeypatch)
+    kit.scenario([codex_no_network(waiting=False)])
+    started = time.monotonic()
+    outcome = kit.run(agent("codex", idleTimeout=1.5))
+    assert time.monotonic() - started < 15
+    assert (outcome.fault, outcome.faultKind) == ("infra", "codex-network-unreachable"), outcome.detail
+    assert CODEX_FALLBACK in outcome.detail or "failed to lookup address" in outcome.detail
+
+
+def test_errors_do_not_keep_the_idle_clock_alive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    kit = install(tmp_path, monkeypatch)
+    retry = codex_error("Reconnecting... 2/5 (stream disconnected before completion: 503 Service Unavailable)")
+    kit.scenario([[codex_started(), {"event": {"type": "turn.started"}},
+                   *[step for _ in range(40) for step in (retry, {"sleep": 0.25})]]])
+    started = time.monotonic()
+    outcome = kit.run(agent("codex", idleTimeout=2.0))
+    assert time.monotonic() - started < 8  # an error every 0.25 s is not progress: idle after 2 s
+    assert (outcome.fault, outcome.exitCode) == ("provider", 75) and "retried" in outcome.detail
+
+
+def test_waiting_for_network_ends_the_run_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    kit = install(tmp_path, monkeypatch)
+    kit.scenario([codex_no_network(waiting=True)])
+    started = time.monotonic()
+    outcome = kit.run(agent("codex", idleTimeout=30.0))
+    assert time.monotonic() - started < 10  # not the idle clock: codex said it would wait for ever
+    assert (outcome.fault, outcome.faultKind, outcome.exitCode) == ("infra", "codex-network-unreachable", 70)
+    assert CODEX_WAITING in outcome.detail
+    answer = kit.ctx.scratch / "8.1-plan-1.answer.json"
+    assert answer.exists() and answer.read_text() == ""  # created empty at once, as the real one does
+    assert kit.report(outcome)["fault"]["class"] == "infra"
+
+
+def test_an_empty_o_file_after_turn_completed_is_no_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    kit = install(tmp_path, monkeypatch)
+    kit.scenario([[codex_started(), codex_item("done"), codex_completed()]])
+    outcome = kit.run(agent("codex"))
+    assert (kit.ctx.scratch / "8.1-plan-1.answer.json").read_text() == ""
+    assert (outcome.fault, outcome.faultKind) == ("infra", "invalid-report") and kit.report(outcome) is None
+
+
+def test_a_thread_id_with_429_in_it_is_no_provider_fault(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    kit = install(tmp_path, monkeypatch)
+    thread = "0199aaaa-bbbb-7ccc-a429-eeeeeeeeeeee"
+    kit.scenario([[codex_started(), {"exit": 1}],
+                  [{"stderr": f"Error: thread/resume: thread/resume failed: no rollout found for thread id {thread} "
+                              "(code -32600)"}, {"exit": 1}], codex_ok()])
+    assert kit.run(agent("codex"), attempt=1).fault == "infra"
+    kit.ctx.sessions["plan"].id = thread
+    resumed = kit.run(agent("codex"), attempt=2)
+    assert kit.calls()[1]["argv"][-3:] == ["resume", thread, "-"]
+    assert (resumed.fault, resumed.faultKind) == ("infra", "codex-session-not-found"), resumed.detail
+    assert "no rollout found" in resumed.detail and "plan" not in kit.ctx.sessions
+
+
+@pytest.mark.parametrize("line", ["error: unexpected argument '--bogus' found",
+                                  "error: invalid value 'bogus' for '--sandbox <SANDBOX_MODE>'"])
+def test_a_refused_command_line_is_a_config_fault(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, line: str) -> None:
+    kit = install(tmp_path, monkeypatch)
+    kit.scenario([[{"stderr": line}, {"stderr": "For more information, try '--help'."}, {"exit": 2}]])
+    outcome = kit.run(agent("codex"))
+    assert (outcome.fault, outcome.exitCode) == ("config", 78) and line in outcome.detail
+
+
+def test_a_cli_killed_by_a_signal_is_described_by_the_signals_name(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    kit = install(tmp_path, monkeypatch)
+    kit.scenario([[codex_started(), codex_item("working"), {"kill": 15}]])
+    outcome = kit.run(agent("codex"))
+    assert outcome.fault == "infra" and "codex was killed by SIGTERM without a final event" in outcome.detail
+    assert "-15" not in outcome.detail  # it said "codex exited with -15"

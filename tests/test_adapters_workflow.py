@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from adapterkit import PLAN_OK, claude_init, claude_result, codex_ok, fake_cli_env
+from adapterkit import PLAN_OK, claude_init, claude_result, codex_ok, created, fake_cli_env
 from helpers import assert_valid
 from wfrepo import setup
 
@@ -122,6 +122,59 @@ def test_a_provider_fault_in_a_run_ends_the_task_provider_fault_and_keeps_its_lo
     assert (task["status"], task["stage"], task["fault"]) == ("provider-fault", "plan", "provider"), task
     assert "HTTP 429" in task["detail"]
     assert task["assessment"] is None and doc["remediationSuppressed"] is True  # never judged, no roadmap work
-    assert doc["faultMetrics"] == {"infraRetries": 0, "infraFaults": 0, "providerFaults": 1, "authFaults": 0}
+    assert doc["faultMetrics"] == {"infraRetries": 0, "infraFaults": 0, "providerFaults": 1, "authFaults": 0,
+                                   "configFaults": 0}
     assert Path(task["stages"]["plan"]["agentRun"]["log"]).read_text().count("\n") == 2
     assert doc["settings"]["idleTimeout"] == 5
+
+
+@pytest.mark.parametrize("cli", ["claude", "codex"])
+def test_a_run_without_a_login_stops_after_one_auth_line_with_nothing_created(tmp_path: Path, cli: str) -> None:
+    env = _fake_bin(tmp_path)
+    calls = Path(env["FAKE_CLI_DIR"])
+    (calls / "logged-out").write_text("")
+    config = CONFIG if cli == "claude" else CONFIG.replace('adapter = "claude"', 'adapter = "codex"').replace(
+        "maxTurns = 50\n", "")
+    wf = setup(tmp_path, roadmap="# R\n\n- [ ] 9.3 Needs a login\n", config=config)
+    before = created(wf.work)
+    human = wf.run(env=env)
+    assert human.code == 3, human.err
+    said = [line for line in (human.out + human.err).splitlines() if line.strip()]
+    check = "claude auth status --text" if cli == "claude" else "codex login status"
+    words = "Not logged in. Run claude auth login to authenticate." if cli == "claude" else "Not logged in"
+    # the run's header, the one auth line with the CLI's own words, its next step (issue 21), the summary
+    assert len(said) == 5 and said[0].startswith("workflow wf-"), said
+    assert said[1] == f"halted: auth preflight {check} exited with 1: {words}; nothing was started"
+    assert said[2] == "next: git harn workflow run" and "credential" in said[3]
+    assert said[4] == "0 tasks: blocked: auth-preflight-failed"
+    assert created(wf.work) == before  # no record, branch, worktree or scratch file
+    assert not (calls / "calls").exists()  # no agent ran
+    done = wf.run("--json", env=env)
+    doc = done.json()
+    assert_valid(doc, "workflow-result")
+    assert (done.code, doc["blocked"], doc["tasks"]) == (3, "auth-preflight-failed", [])
+    assert [(c["adapter"], c["ok"]) for c in doc["preflight"]["commands"]] == [(cli, False)]
+    assert "WARNING" not in doc["halted"]
+    assert created(wf.work) == before
+    logins = (calls / "logins.log").read_text().splitlines()
+    assert logins == [check] * 2  # one check per run, however many stages use the CLI
+
+
+def test_a_logged_in_cli_passes_its_own_check_and_codex_api_key_needs_none(tmp_path: Path) -> None:
+    env = _fake_bin(tmp_path)
+    calls = Path(env["FAKE_CLI_DIR"])
+    done_roadmap = "# R\n\n- [x] 9.4 Logged in\n"  # nothing to start: only the preflight runs
+    wf = setup(tmp_path, roadmap=done_roadmap, config=CONFIG)
+    doc = wf.run("--json", "--dry-run", env=env).json()
+    assert doc["preflight"] is None and not (calls / "logins.log").exists()  # a dry run checks nothing
+    doc = wf.run("--json", env=env).json()
+    assert [(c["argv"][1:], c["adapter"], c["ok"]) for c in doc["preflight"]["commands"]] == [
+        (["auth", "status", "--text"], "claude", True), (["login", "status"], "codex", True)]
+    (calls / "logged-out").write_text("")
+    doc = wf.run("--json", env={**env, "CODEX_API_KEY": "sk-test"}).json()
+    assert doc["blocked"] == "auth-preflight-failed"  # claude still says not logged in
+    assert [c["adapter"] for c in doc["preflight"]["commands"]] == ["claude"]
+    off = CONFIG + "\n[agents.preflight]\nadapterChecks = false\n"
+    wf2 = setup(tmp_path / "off", roadmap=done_roadmap, config=off)
+    doc = wf2.run("--json", env=env).json()
+    assert doc["preflight"] is None and doc["blocked"] is None

@@ -200,7 +200,9 @@ def test_a_killed_run_stays_busy_while_its_command_runs(tmp_path: Path) -> None:
     for pid in harn_pids:  # git-harn and the git that started it; the agent lives on
         os.kill(pid, signal.SIGKILL)
     busy = harn(repo, "reclaim", "r2")
-    assert busy.code == 1 and "busy" in busy.err and "may still run" in busy.err
+    assert busy.code == 1 and "busy" in busy.err and "still runs" in busy.err
+    # the refusal names the command that stops what the dead run left [L3]
+    assert any(f"stop it with 'kill -TERM {pid}'" in busy.err for pid in agents), busy.err
     for pid in agents:
         os.kill(pid, signal.SIGKILL)
     proc.wait(timeout=30)

@@ -317,6 +317,42 @@ def test_workflow_chains_sync_like_run_records(world: World) -> None:
     assert merged["stage"] == "review" and merged["seen"] == "beta"
 
 
+def _event(repo: Path, content: dict[str, object], parent: str, host: str) -> str:
+    """A workflow record event as git-harn writes it: its host in a trailer."""
+    blob = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=repo, input=json.dumps(content),
+                          capture_output=True, text=True, check=True).stdout.strip()
+    tree = subprocess.run(["git", "mktree"], cwd=repo, input=f"100644 blob {blob}\tworkflow.json\n",
+                          capture_output=True, text=True, check=True).stdout.strip()
+    return git(repo, "commit-tree", tree, "-p", parent, "-m", f"event\n\nHarnery-Host: {host}",
+               env={"GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z", "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z"})
+
+
+def test_a_closed_workflow_record_merges_with_its_runners_host_as_owner(world: World) -> None:
+    """Issue 21: a workflow record's owner is its runner's host; the side where
+    the owner closed it wins the fields both sides changed."""
+    ref = "refs/harnery/workflows/w2"
+    running = {"workflowId": "w2", "runner": {"host": "alpha", "pid": 1}, "outcome": "workflow-running"}
+    root = _workflow_commit(world.a, running, None)
+    git(world.a, "update-ref", ref, root)
+    sync(world.a)
+    sync(world.b)
+    closed = _event(world.a, {**running, "outcome": "workflow-interrupted", "closed": {"by": "wf-next"}}, root,
+                    "alpha")
+    # beta's side wins by the later-update rule (no updatedAt: the greater commit id) unless the owner counts
+    for n in range(50):
+        other = _event(world.b, {**running, "outcome": "workflow-done", "seen": n}, root, "beta")
+        if other > closed:
+            break
+    git(world.a, "update-ref", ref, closed, root)
+    git(world.b, "update-ref", ref, other, root)
+    sync(world.a)
+    assert actions(sync(world.b))[ref] == "merged"
+    merged = json.loads(git(world.b, "show", f"{ref}:workflow.json"))
+    assert merged["outcome"] == "workflow-interrupted"  # today: beta's, decided by the later commit id
+    assert merged["diverged"]["owner"] == "alpha" and merged["diverged"]["decidedBy"] == "owner"
+    assert merged["closed"] == {"by": "wf-next"} and merged["seen"] == n  # both histories kept [P1]
+
+
 def test_sync_remote_comes_from_config(world: World) -> None:
     git(world.a, "config", "harn.syncRemote", "elsewhere")
     result = harn(world.a, "sync")

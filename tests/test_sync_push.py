@@ -222,3 +222,28 @@ def test_the_push_staging_namespace_never_leaves_the_clone(world: World) -> None
     remote_refs = git(world.remote, "for-each-ref", "--format=%(refname) %(objectname)").splitlines()
     assert sorted(line for line in remote_refs if "harnery" in line) == sorted(
         f"refs/harnery/runs/{run_id} {oid}" for run_id, oid in oids.items())
+
+
+def test_a_killed_sync_leaves_no_staging_namespace_for_ever(world: World) -> None:
+    """Issue 21, defect 9: a sync killed with its git leaves its staging
+    namespace; the next sync sweeps it whatever it has to push."""
+    from runtools import at_failpoint
+
+    add_record(world.a, "one")
+    at_failpoint(world.a, "sync-push-staged", "sync").kill_group()
+    left = git(world.a, "for-each-ref", "--format=%(refname)", "refs/harnery-push/").splitlines()
+    assert left and all(name.endswith("/harnery/runs/one") for name in left)
+    git(world.a, "push", "-q", "origin", "refs/harnery/runs/one:refs/harnery/runs/one")  # nothing ahead now
+    document = sync(world.a)
+    assert document["pushedCount"] == 0
+    assert git(world.a, "for-each-ref", "refs/harnery-push/") == ""  # today: left while nothing is pushed
+    assert "refs/harnery-push" not in git(world.remote, "for-each-ref")
+
+
+def test_a_staging_namespace_is_swept_when_nothing_is_to_be_pushed(world: World) -> None:
+    """The sweep does not wait for something to push (issue 21, defect 9)."""
+    head = git(world.a, "rev-parse", "HEAD")
+    git(world.a, "update-ref", "refs/harnery-push/0123456789ab/harnery/runs/left", head)
+    document = sync(world.a)
+    assert document["pushedCount"] == 0
+    assert git(world.a, "for-each-ref", "refs/harnery-push/") == ""  # today: left for ever

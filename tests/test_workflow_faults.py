@@ -3,13 +3,28 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from faultrepo import fault_setup, faults, runs
 from helpers import alive, assert_valid, ref
+from wfrepo import WF
 
 ONE = "# R\n\n- [ ] 21.1 Faulty\n"
 TWO = "# R\n\n- [ ] 21.1 Faulty\n- [ ] 21.2 Fine\n"
+
+
+def _one_faulty(tmp: Path, stage: str, what: str, workflow: str = "stageTimeout = 30\n"
+                ) -> tuple[WF, dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """A run of 21.1, whose ``stage`` agent does ``what``, beside 21.2: (wf, result, 21.1, 21.2)."""
+    wf = fault_setup(tmp, TWO, workflow=workflow)
+    faults(wf, {f"21.1:{stage}": what})
+    done = wf.run("--json")
+    assert done.code == 3, done.err
+    doc = done.json()
+    assert_valid(doc, "workflow-result")
+    bad, good = doc["tasks"]
+    return wf, doc, bad, good
 
 
 @pytest.mark.parametrize(("stage", "what", "status", "klass", "kind", "words"), [
@@ -26,18 +41,48 @@ def test_provider_and_auth_faults_end_the_task_unretried(tmp_path: Path, stage: 
     assert done.code == 3, done.err
     doc = done.json()
     assert_valid(doc, "workflow-result")
-    bad, good = doc["tasks"]
+    bad = doc["tasks"][0]
     assert (bad["status"], bad["stage"], bad["fault"], bad["faultKind"]) == (status, stage, klass, kind)
     assert words in bad["detail"] and "not assessed" in bad["detail"]
     assert bad["assessment"] is None and bad["salvage"] is None and doc["assessments"] == []
     assert doc["remediationSuppressed"] is True  # the final remediation flush writes nothing after it
-    assert good["status"] == "done"
+    if klass == "auth":  # the circuit breaker: no task starts after an auth fault (issue 21)
+        assert len(doc["tasks"]) == 1 and doc["skipped"] == [
+            {"taskId": "21.2", "reason": "auth-fault-halt", "addendum": None,
+             "detail": "not started: the run stopped starting tasks (see halted)"}]
+    else:  # a provider fault that names no reset time stops nothing
+        assert doc["tasks"][1]["status"] == "done"
     tried = [r for r in runs(wf) if r["task"] == "21.1" and r["stage"] == stage]
     assert len(tried) == (2 if stage == "review" else 1)  # never retried (two reviewers ran once each)
-    metrics = {"infraRetries": 0, "infraFaults": 0, "providerFaults": 0, "authFaults": 0}
+    metrics = {"infraRetries": 0, "infraFaults": 0, "providerFaults": 0, "authFaults": 0, "configFaults": 0}
     metrics["providerFaults" if klass == "provider" else "authFaults"] = 1
     assert doc["faultMetrics"] == metrics
-    assert doc["summary"] == f"2 tasks: 1 done, 1 {status}"
+    assert doc["summary"] == (f"1 task: 1 {status}" if klass == "auth" else f"2 tasks: 1 done, 1 {status}")
+    assert "- [ ] 21.1" in wf.remote_file("docs/roadmap.md")
+
+
+@pytest.mark.parametrize(("stage", "what", "kind", "words"), [
+    ("plan", "exit78", "exit-78", "exited with 78 (config fault): error: unknown option '--no-such-flag'"),
+    ("implement", "fault-config", "fault-report", "cannot be used with root/sudo privileges"),
+    ("review", "exit78", "exit-78", "unknown option"),
+])
+def test_a_config_fault_ends_the_task_at_once_after_one_attempt(tmp_path: Path, stage: str, what: str, kind: str,
+                                                                words: str) -> None:
+    wf, doc, bad, good = _one_faulty(tmp_path, stage, what, workflow="stageTimeout = 30\nstageAttempts = 3\n")
+    assert (bad["status"], bad["stage"], bad["fault"], bad["faultKind"]) == ("config-fault", stage, "config", kind)
+    assert words in bad["detail"] and "not retried" in bad["detail"]
+    # the next step (issue 21) says to fix the command line first, and how to see it
+    assert "git harn workflow check" in bad["next"]["why"] and bad["next"]["command"].startswith("git harn workflow")
+    assert bad["infraRetries"] == 0
+    if stage != "review":
+        assert bad["attempts"][stage] == 1 and bad["stages"][stage]["tries"] == 1
+    assert bad["assessment"] is None and doc["assessments"] == []
+    tried = [r for r in runs(wf) if r["task"] == "21.1" and r["stage"] == stage]
+    assert len(tried) == (2 if stage == "review" else 1)  # one attempt (each reviewer once)
+    assert good["status"] == "done"
+    assert doc["faultMetrics"] == {"infraRetries": 0, "infraFaults": 0, "providerFaults": 0, "authFaults": 0,
+                                   "configFaults": 1}
+    assert doc["summary"] == "2 tasks: 1 done, 1 config-fault"
     assert "- [ ] 21.1" in wf.remote_file("docs/roadmap.md")
 
 
@@ -75,7 +120,8 @@ def test_a_valid_report_of_failure_is_a_product_failure_not_a_fault(tmp_path: Pa
     task = doc["tasks"][0]
     assert (task["status"], task["stage"], task["fault"], task["faultKind"]) == ("failed", "implement", None, None)
     assert doc["remediationSuppressed"] is False
-    assert doc["faultMetrics"] == {"infraRetries": 0, "infraFaults": 0, "providerFaults": 0, "authFaults": 0}
+    assert doc["faultMetrics"] == {"infraRetries": 0, "infraFaults": 0, "providerFaults": 0, "authFaults": 0,
+                                   "configFaults": 0}
     assert ref(wf.work, "refs/heads/roadmap-21.1")
 
 
@@ -90,7 +136,8 @@ def test_a_stage_that_times_out_once_is_retried_in_place_and_lands(tmp_path: Pat
     assert task["status"] == "done" and task["fault"] is None
     assert task["attempts"]["plan"] == 2 and task["infraRetries"] == 1
     assert task["stages"]["plan"]["tries"] == 2
-    assert doc["faultMetrics"] == {"infraRetries": 1, "infraFaults": 0, "providerFaults": 0, "authFaults": 0}
+    assert doc["faultMetrics"] == {"infraRetries": 1, "infraFaults": 0, "providerFaults": 0, "authFaults": 0,
+                                   "configFaults": 0}
     plans = [r for r in runs(wf) if r["stage"] == "plan"]
     assert [(r["run"], r["attempt"]) for r in plans] == [(1, 1), (2, 2)]  # HARN_ATTEMPT counts the retry
     assert "- [x] 21.1" in wf.remote_file("docs/roadmap.md")
@@ -135,7 +182,8 @@ def test_a_report_that_stays_invalid_is_an_infra_fault_after_its_retries(tmp_pat
     assert task["detail"].endswith("the branch carries no verdict") and "resumePartialBranches" not in task["detail"]
     assert ref(wf.work, "refs/heads/roadmap-21.1") is None
     assert task["next"]["command"] == "git harn workflow run"
-    assert doc["faultMetrics"] == {"infraRetries": 1, "infraFaults": 1, "providerFaults": 0, "authFaults": 0}
+    assert doc["faultMetrics"] == {"infraRetries": 1, "infraFaults": 1, "providerFaults": 0, "authFaults": 0,
+                                   "configFaults": 0}
     assert doc["settings"]["stageAttempts"] == 2 and doc["settings"]["schemaRetries"] == 1
 
 
@@ -156,7 +204,8 @@ def test_an_integration_agent_that_crashes_is_not_retried(tmp_path: Path) -> Non
     assert len([r for r in runs(wf) if r["stage"] == "integrate"]) == 1
     assert task["detail"].startswith("the integrate agent exited with 9 and no valid report")
     assert task["detail"].endswith("; inspect origin/main and the roadmap there before relaunching")
-    assert doc["faultMetrics"] == {"infraRetries": 0, "infraFaults": 1, "providerFaults": 0, "authFaults": 0}
+    assert doc["faultMetrics"] == {"infraRetries": 0, "infraFaults": 1, "providerFaults": 0, "authFaults": 0,
+                                   "configFaults": 0}
     assert len(wf.remote_log()) == 1
 
 
@@ -188,7 +237,8 @@ def test_a_stage_that_always_hangs_ends_infra_fault_with_its_plan_salvaged(tmp_p
     assert "half of it, not yet committed" in git(wf.work, "show", f"{tip}:docs/execplans/21.1.md")
     assert git(wf.work, "log", "-1", "--format=%an", tip) == "git-harn machine"
     assert doc["salvages"] == [{"taskId": "21.1", "branch": "roadmap-21.1", **salvage}]
-    assert doc["faultMetrics"] == {"infraRetries": 1, "infraFaults": 1, "providerFaults": 0, "authFaults": 0}
+    assert doc["faultMetrics"] == {"infraRetries": 1, "infraFaults": 1, "providerFaults": 0, "authFaults": 0,
+                                   "configFaults": 0}
     assert doc["summary"] == "2 tasks: 1 done, 1 infra-fault | salvaged artefacts on 1 branch(es)"
     assert bad["workspace"]["state"] == "preserved_unmerged"  # nothing lost [P1]
 
@@ -271,7 +321,8 @@ def test_a_reviewer_that_crashes_once_is_retried_alone_and_the_round_stands(tmp_
     assert sorted(reviews) == [("1", 1, 1), ("2", 1, 1), ("2", 2, 1)]  # reviewers keep the round's number
     assert [(r["run"], r["attempt"]) for r in runs(wf) if r["stage"] == "plan"] == [(1, 1), (2, 2)]
     assert task["infraRetries"] == 2  # an infra fault report is retried like any infra fault
-    assert doc["faultMetrics"] == {"infraRetries": 2, "infraFaults": 0, "providerFaults": 0, "authFaults": 0}
+    assert doc["faultMetrics"] == {"infraRetries": 2, "infraFaults": 0, "providerFaults": 0, "authFaults": 0,
+                                   "configFaults": 0}
 
 
 def test_a_task_whose_worktree_could_not_be_made_is_not_assessed(tmp_path: Path) -> None:

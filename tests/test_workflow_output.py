@@ -103,7 +103,8 @@ def test_a_fault_report_of_class_auth_reads_an_auth_fault(tmp_path: Path) -> Non
     # failed before: "the plan agent reported a auth fault"
     wf = fault_setup(tmp_path, TWO, workflow="stageTimeout = 30\nreviewRounds = 1\n")
     faults(wf, {"21.1:plan": "fault-auth", "21.2:plan": "fault-infra"})
-    doc = wf.run("--json", "--stage-attempts", "1").json()
+    # both at once: after an auth fault the circuit breaker starts no further task (issue 21)
+    doc = wf.run("--json", "--stage-attempts", "1", "--parallel", "2").json()
     details = {t["taskId"]: t["detail"] for t in doc["tasks"]}
     assert "the plan agent reported an auth fault: HTTP 401: token expired" in details["21.1"]
     assert "the plan agent reported an infra fault" in details["21.2"]

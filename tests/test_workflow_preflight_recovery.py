@@ -85,7 +85,8 @@ def test_a_failing_preflight_blocks_recovery_and_changes_nothing(tmp_path: Path,
     assert doc["preflight"]["ok"] is False and [c["ok"] for c in doc["preflight"]["commands"]] == [False]
     assert "exited with 1: credentials refused" in doc["halted"]
     assert doc["tasks"] == [] and doc["selected"] == []
-    assert doc["faultMetrics"] == {"infraRetries": 0, "infraFaults": 0, "providerFaults": 0, "authFaults": 0}
+    assert doc["faultMetrics"] == {"infraRetries": 0, "infraFaults": 0, "providerFaults": 0, "authFaults": 0,
+                                   "configFaults": 0}
     assert doc["assessments"] == [] and doc["salvages"] == []
     assert (tmp_path / "preflight-ran").read_text() == "preflight\n" * 2
 

@@ -4,9 +4,14 @@ recorded, every workspace left to cleanup, nothing lost [P1] [P6]."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import time
 from pathlib import Path
 
-from helpers import alive, git, harn, ref
+from faultrepo import fault_setup, faults, runs
+from helpers import alive, descendants, git, harn, is_python_of_git_harn, ref
 from wfrepo import setup, sigterm_when_hanging
 
 
@@ -35,3 +40,48 @@ def test_sigterm_mid_run_stops_agents_and_loses_nothing(tmp_path: Path) -> None:
     assert "- [ ] 12.1" in wf.remote_file("docs/roadmap.md")
     status = harn(wf.work, "status", "--json").json()
     assert status is not None
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0]
+    except OSError:
+        return "gone"
+
+
+def test_sigterm_while_shutdown_waits_for_a_running_task_stops_its_agent(tmp_path: Path) -> None:
+    """An error leaves the loop (another writer moved the run's record ref)
+    while 21.2's agent still runs; git-harn stops itself at the shutdown
+    failpoint and gets SIGTERM there. The agent is stopped at once and its
+    stage never starts again (before, the signal left the process waiting on
+    a task that went on, timed out and started its next attempt)."""
+    wf = fault_setup(tmp_path, "# R\n\n- [ ] 21.1 Overwrites\n- [ ] 21.2 Hangs\n",
+                     workflow="stageTimeout = 20\nstageAttempts = 3\n")
+    faults(wf, {"21.1:plan": "overwrite-record", "21.2:plan": "hang"})
+    env = {**os.environ, "HARN_FAILPOINT": "workflow-shutdown", "HARN_FAILPOINT_MODE": "stop"}
+    proc = subprocess.Popen(["git", "harn", "workflow", "run", "--parallel", "2", "--json"], cwd=wf.work, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 60
+        harn_pid = None
+        while time.time() < deadline and harn_pid is None:
+            harn_pid = next((p for p in descendants(proc.pid) if is_python_of_git_harn(p) and _state(p) == "T"), None)
+            time.sleep(0.1)
+        assert harn_pid is not None, "git-harn never reached the shutdown failpoint"
+        hanging = [r for r in runs(wf) if r["task"] == "21.2"]
+        assert len(hanging) == 1 and alive(hanging[0]["pid"])  # the agent still runs while git-harn waits
+        signalled = time.monotonic()
+        os.kill(harn_pid, signal.SIGTERM)
+        os.kill(harn_pid, signal.SIGCONT)
+        out, err = proc.communicate(timeout=45)
+        took = time.monotonic() - signalled
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert took < 15, (took, err)  # not the stage's 20 s time-out, nor a retry after it
+    assert not alive(hanging[0]["pid"])
+    children = (wf.agents / "children.log").read_text().split()
+    assert children and not any(alive(int(pid)) for pid in children)
+    assert [r["run"] for r in runs(wf) if r["task"] == "21.2"] == [1]  # its stage never started again
+    assert "changed by someone else" in err  # the error that left the loop is still reported

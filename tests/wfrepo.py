@@ -79,9 +79,21 @@ if what == "mark":
     what = "ok"
 if what == "crash":
     sys.exit(7)
+if what == "auth":
+    sys.exit(77)
+if what.startswith("provider-reset:"):
+    reset = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + float(what.split(":", 1)[1])))
+    report({"fault": {"class": "provider", "httpStatus": 429, "message": "usage limit", "resetAt": reset}})
+    sys.exit(75)
 if what == "hang":
     note("hanging")
     time.sleep(60)
+if what == "family-hang":  # a child in the agent's process group, as a CLI's tool call is
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    with open(os.path.join(here, f"family-{task}-{stage}"), "w") as f:
+        json.dump({"agent": os.getpid(), "child": child.pid}, f)
+    note("hanging")
+    time.sleep(120)
 if what == "invalid-report":
     report({"ok": "yes", "summary": 3})
 elif stage == "plan":

@@ -28,6 +28,7 @@ from git_harn.workflow.page.write import ReportWritten, write_report
 from git_harn.workflow.result import InitResult, StoredWorkflow, WorkflowList, WorkflowResult
 from git_harn.workflow.runner import run_workflow
 from git_harn.workflow.scaffold import init as init_workflow
+from git_harn.workflow.settle import SettleResult, settle
 from git_harn.workflow.state import State
 
 DETAIL_LIMIT = 2000  # a detail is one line of at most this many characters, whole in the table
@@ -65,12 +66,16 @@ def workflow() -> None:
               "with the error (default: workflow.schemaRetries, 2).")
 @click.option("--assess-partial-branches/--no-assess-partial-branches", default=None,
               help="Assess the surviving branch of a failed task and salvage its ExecPlans (default: on).")
+@click.option("--wait-for-provider", "wait_for_provider", is_flag=False, flag_value="", default=None,
+              metavar="[=MAX]", help="When a provider fault names a reset time, wait for it (at most MAX: "
+              "seconds, or 30m, 5h; default 6h), then go on, instead of skipping the tasks left.")
 @json_option
 def run(base: str | None, remote: str | None, max_tasks: int | None, parallel: int | None,
         dry_run: bool, claims: bool | None, claim_heartbeat: float | None, claim_stale_after: float | None,
         resume_partial_branches: bool | None, resume_mode: str | None,
         max_recovery_candidates: int | None, idle_timeout: float | None, stage_attempts: int | None,
-        schema_retries: int | None, assess_partial_branches: bool | None, as_json: bool) -> int:
+        schema_retries: int | None, assess_partial_branches: bool | None, wait_for_provider: str | None,
+        as_json: bool) -> int:
     """Select unblocked roadmap tasks on REMOTE/BASE and drive each to integration."""
     result = run_workflow(repository(), Options(base, remote, max_tasks, parallel, dry_run, as_json,
                                                 claims=claims, claim_heartbeat=claim_heartbeat,
@@ -80,7 +85,8 @@ def run(base: str | None, remote: str | None, max_tasks: int | None, parallel: i
                                                 max_recovery_candidates=max_recovery_candidates,
                                                 idle_timeout=idle_timeout,
                                                 stage_attempts=stage_attempts, schema_retries=schema_retries,
-                                                assess_partial_branches=assess_partial_branches))
+                                                assess_partial_branches=assess_partial_branches,
+                                                wait_for_provider=wait_for_provider))
     return show(result, as_json, _view)
 
 
@@ -127,6 +133,7 @@ def _common(doc: dict[str, Any]) -> list[str]:
                      + (f", {len(claims['kept'])} kept" if claims["kept"] else ""))
         lines += [f"claim kept on {k['taskId']}: {k['reason']}" for k in claims["kept"]]
     lines += _recovery_lines(doc.get("recovery"))
+    lines += [f"settled {dead['summary']}" for dead in doc.get("settled") or []]
     if doc.get("halted"):
         lines.append(f"halted: {doc['halted']}")
     if (doc.get("next") or {}).get("command"):
@@ -185,22 +192,47 @@ def _view(result: WorkflowResult) -> Iterable[str]:
     return _common(result.document())
 
 
+_STALE_AFTER = click.option("--stale-after", type=float, metavar="SECONDS",
+                            help="Another host's running record without a heartbeat for this long is stale "
+                            "(default: harn.workflowStaleAfter, 1800).")
+
+
 @workflow.command(name="show")
 @click.argument("workflow_id", required=False)
+@_STALE_AFTER
 @json_option
-def show_cmd(workflow_id: str | None, as_json: bool) -> int:
+def show_cmd(workflow_id: str | None, stale_after: float | None, as_json: bool) -> int:
     """Show a workflow's result (default: the newest)."""
-    repo = repository()
-    stored = record.read(repo, workflow_id) if workflow_id else record.latest(repo)
-    found = StoredWorkflow(stored.body, record.events(repo, stored.workflowId))
+    found = record.shown(repository(), workflow_id, stale_after)
 
     def view(item: StoredWorkflow) -> Iterable[str]:
-        lines = _common(item.body)
+        body = item.body
+        lines = _common(body)
+        runner = body.get("runner") or {}
+        if body.get("runnerState") is not None:
+            state = record.outcome_text(body.get("outcome"), body["runnerState"], runner.get("heartbeatAt"))
+            lines.append(f"state: {state}" + (f" (runner pid {runner.get('pid')} on {runner.get('host')})"
+                                              if runner else ""))
+            step = record.next_step(body)
+            if step is not None:
+                lines.append(f"next: {step}")
+        lines += _settled_lines(body)
         lines.append("events (newest first):")
         lines += [f"  {e['subject']}" for e in item.events]
         return lines
 
     return show(found, as_json, view)
+
+
+def _settled_lines(body: dict[str, Any]) -> list[str]:
+    lines = []
+    closed = body.get("closed")
+    if closed:
+        lines.append(f"closed by {closed['by']} at {closed['at']}: {len(closed.get('tasksLeft') or [])} task(s) "
+                     "left by a dead runner")
+    for dead in body.get("settled") or []:
+        lines.append(f"settled {dead['summary']}")
+    return lines
 
 
 @workflow.command(name="report")
@@ -230,24 +262,15 @@ def shown_path(path: Path) -> str:
 
 
 @workflow.command(name="list")
+@_STALE_AFTER
 @json_option
-def list_cmd(as_json: bool) -> int:
+def list_cmd(stale_after: float | None, as_json: bool) -> int:
     """List the workflow records in this repository (fetched ones too)."""
-    result = WorkflowList()
-    for item in record.list_all(repository()):
-        if isinstance(item, record.Stored):
-            body = item.body
-            result.workflows.append({
-                "workflowId": item.workflowId, "startedAt": str(body.get("startedAt", "")),
-                "finishedAt": body.get("finishedAt"), "base": str(body.get("base", "")),
-                "remote": str(body.get("remote", "")), "outcome": str(body.get("outcome", "")),
-                "summary": str(body.get("summary", ""))})
-        else:
-            result.unreadable.append({"ref": item[0], "error": item[1]})
-    result.workflows.sort(key=lambda w: (w["startedAt"], w["workflowId"]))
+    result = record.listing(repository(), stale_after)
 
     def view(item: WorkflowList) -> Iterable[str]:
-        rows = [[w["workflowId"], w["startedAt"], w["outcome"], w["summary"]] for w in item.workflows]
+        rows = [[w["workflowId"], w["startedAt"], record.outcome_text(w["outcome"], w["runnerState"], w["heartbeatAt"]),
+                 w["summary"]] for w in item.workflows]
         lines = table(["WORKFLOW", "STARTED", "OUTCOME", "SUMMARY"], rows).splitlines() if rows else [
             "no workflow records"]
         lines += [f"unreadable {u['ref']}: {u['error']}" for u in item.unreadable]
@@ -384,3 +407,24 @@ def discard_cmd(task_id: str, yes: bool, as_json: bool) -> int:
         yield f"discard {item.outcome}: {item.reason}"
 
     return show(discard(repo, task_id), as_json, view)
+
+
+@workflow.command(name="settle")
+@click.argument("workflow_id")
+@json_option
+def settle_cmd(workflow_id: str, as_json: bool) -> int:
+    """Settle what a dead run left: close its record, settle its workspaces, end its agents."""
+    result = settle(repository(), workflow_id)
+
+    def view(item: SettleResult) -> Iterable[str]:
+        for ws in item.workspaces:
+            landed = f", landed as {str(ws['landed'])[:12]}" if ws.get("landed") else ""
+            yield f"task {ws['taskId']} (run {ws['runId']}): {ws['action']}{landed}; {ws['state'] or '-'}" + (
+                f": {one_line(ws['reason'], 200)}" if ws.get("reason") else "")
+        for group in item.groupsEnded:
+            yield f"ended process group {group['pgid']}"
+        for lock in item.locksRemoved:
+            yield f"removed {lock}"
+        yield item.summary
+
+    return show(result, as_json, view)

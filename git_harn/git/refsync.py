@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import pygit2
 
 from git_harn.errors import GitFailure
+from git_harn.failpoints import failpoint
 from git_harn.git.identity import DEFAULT_MACHINE_EMAIL, DEFAULT_MACHINE_NAME
 from git_harn.git.repo import Repo
 from git_harn.git.run import error_line, run_git
@@ -103,6 +104,7 @@ def push(repo: Repo, remote: str, updates: Sequence[tuple[str, str]], atomic: bo
         args.append("--atomic")
     staging = _stage(repo, updates)
     try:
+        failpoint("sync-push-staged")
         done = run_git([*args, remote, f"{staging}*:refs/*"], repo.cli_cwd, check=False)
     finally:
         _unstage(repo, staging, [ref for _, ref in updates])
@@ -155,6 +157,16 @@ def _stage(repo: Repo, updates: Sequence[tuple[str, str]]) -> str:
     lines += [f"create {staging}{ref.removeprefix('refs/')} {oid}" for oid, ref in updates]
     run_git(["update-ref", "--stdin"], repo.cli_cwd, input_bytes=("\n".join(lines) + "\n").encode())
     return staging
+
+
+def sweep_staging(repo: Repo) -> int:
+    """Delete every staging namespace (the caller holds the sync lock, so no
+    live sync holds one: what is there a killed sync left). How many refs went."""
+    left = refs_under(repo, [STAGING_ROOT])
+    if left:
+        lines = "".join(f"delete {name} {oid}\n" for name, oid in left.items())
+        run_git(["update-ref", "--stdin"], repo.cli_cwd, check=False, input_bytes=lines.encode())
+    return len(left)
 
 
 def _unstage(repo: Repo, staging: str, refs: Sequence[str]) -> None:

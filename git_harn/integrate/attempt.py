@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from git_harn.errors import BadInput, Refused
+from git_harn.errors import BadInput, HarnError, Refused
 from git_harn.failpoints import failpoint
 from git_harn.git import Oid, Repo
 from git_harn.git import checkout as wt
@@ -27,6 +27,7 @@ from git_harn.integrate.report import (
     new_report,
 )
 from git_harn.integrate.target import Target
+from git_harn.notices import warn
 from git_harn.store.notes import merge_note
 from git_harn.tasks.roadmap import Task, tick_item
 
@@ -168,10 +169,19 @@ def _landed(repo: Repo, target: Target, worktree: Path, commit: Oid, base: Oid, 
                         roadmapMarkedDone=True, commit=str(commit), outcome=LANDED, summary=(
                             f"{target.branch} landed on {target.upstream} as {str(commit)[:12]} "
                             f"({_what(target)} marked done) after {number} attempt(s)"))
-    if repo.ref_oid(target.tracking_ref) == base:  # the remote has no fetch refspec that push could follow
-        repo.move_ref(target.tracking_ref, commit, base, "git-harn: integrate: pushed")
-    merge_note(repo, commit, "integration", report.document())
-    _drop_work_branch(repo, target, worktree, commit)
+    # Landed is landed: the local bookkeeping after the push may fail (a lock
+    # file a killed git left), and is then reported and done next time, never
+    # turned into a failure of what the remote already holds [P6].
+    try:
+        if repo.ref_oid(target.tracking_ref) == base:  # the remote has no fetch refspec that push could follow
+            repo.move_ref(target.tracking_ref, commit, base, "git-harn: integrate: pushed")
+        merge_note(repo, commit, "integration", report.document())
+        _drop_work_branch(repo, target, worktree, commit)
+    except HarnError as exc:
+        left = (f"after the push, the clean-up of {target.work_branch} failed ({exc.message}); "
+                f"it is left behind and the next integration of the task resets it")
+        warn(left)
+        report.summary += f"; {left}"
     return report
 
 

@@ -139,11 +139,15 @@ def _landed_before(repo: Repo, target: Target, base: Oid, task: Task, number: in
 
 
 def squash_on(repo: Repo, target: Target, base: Oid) -> str | None:
+    return squash_of(repo, base, target.task_id, target.addendum)
+
+
+def squash_of(repo: Repo, base: Oid, task_id: str, addendum: int | None) -> str | None:
     """The newest commit on the base that is this task's squash: its
     ``Harnery-Task:`` trailer, and this addendum's (or, for the task itself,
     no) ``Harnery-Addendum:`` trailer."""
-    for commit, message in repo.grep_log(base, f"^Harnery-Task: {re.escape(target.task_id)}$"):
+    for commit, message in repo.grep_log(base, f"^Harnery-Task: {re.escape(task_id)}$"):
         addenda = re.findall(r"^Harnery-Addendum: ([0-9]+)$", message, re.MULTILINE)
-        if addenda == ([str(target.addendum)] if target.addendum is not None else []):
+        if addenda == ([str(addendum)] if addendum is not None else []):
             return commit
     return None

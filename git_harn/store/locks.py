@@ -43,11 +43,19 @@ def _process_start(pid: int) -> str | None:
     return fields[19]
 
 
+def agents_of(owner: dict[str, object]) -> list[dict[str, object]]:
+    """The commands a lock's holder started and named in it (``agents``; one
+    ``agent`` in locks written before there could be several)."""
+    found = owner.get("agents")
+    agents = [a for a in found if isinstance(a, dict)] if isinstance(found, list) else []
+    legacy = owner.get("agent")
+    return agents + ([legacy] if isinstance(legacy, dict) else [])
+
+
 def owner_alive(owner: dict[str, object]) -> bool:
-    """The holder is alive, or the command it started still runs (a killed
-    ``git harn run`` leaves its agent writing to the workspace)."""
-    agent = owner.get("agent")
-    if isinstance(agent, dict) and _pid_alive({**owner, **agent}):
+    """The holder is alive, or a command it started still runs (a killed
+    ``git harn run`` or workflow leaves its agent writing to the workspace)."""
+    if any(_pid_alive({**owner, **agent}) for agent in agents_of(owner)):
         return True
     return _pid_alive(owner)
 
@@ -80,18 +88,28 @@ def _read_owner(path: Path) -> dict[str, object] | None:
     return data if isinstance(data, dict) else {}
 
 
+def read_owner(path: Path) -> dict[str, object] | None:
+    """The owner a lock file names (None: no such lock; {}: unreadable)."""
+    return _read_owner(path)
+
+
 def process_owner() -> dict[str, object]:
     """This process, as a lock (or any file it leaves behind) names its owner."""
     return {
         "pid": os.getpid(),
         "start": _process_start(os.getpid()),
         "host": socket.gethostname(),
+        "group": os.getpgrp(),
         "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
 
 
 def _try_create(path: Path, purpose: str) -> bool:
-    owner = {**process_owner(), "purpose": purpose}
+    return create_exclusive(path, {**process_owner(), "purpose": purpose})
+
+
+def create_exclusive(path: Path, owner: dict[str, object]) -> bool:
+    """Create the lock file at ``path`` naming ``owner``; False if it exists."""
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     except FileExistsError:
@@ -106,6 +124,17 @@ def _try_create(path: Path, purpose: str) -> bool:
     with os.fdopen(fd, "w") as handle:
         json.dump(owner, handle)
     return True
+
+
+# Owners of dead locks this process broke, by lock path: what tells a later
+# step (reclaim judging a git lock file in the workspace) that a dead run
+# was at work there, after its own lock file is gone.
+BROKEN: dict[str, dict[str, object]] = {}
+
+
+def broken_owner(path: Path) -> dict[str, object] | None:
+    """The dead owner of the lock at ``path`` this process broke, if it did."""
+    return BROKEN.get(str(path))
 
 
 def _break_if_dead(path: Path, label: str) -> bool:
@@ -134,18 +163,48 @@ def _break_if_dead(path: Path, label: str) -> bool:
         os.unlink(aside)
         return False
     os.unlink(aside)
+    if owner:
+        BROKEN[str(path)] = owner
     warn(f"broke the {label} lock left by dead process {owner.get('pid', '?')}")
     return True
 
 
 def _busy_message(path: Path, label: str) -> str:
     owner = _read_owner(path) or {}
-    agent = owner.get("agent")
-    running = f"; its command, pid {agent.get('pid')}, may still run" if isinstance(agent, dict) else ""
     return (
         f"the {label} lock is held by pid {owner.get('pid', '?')} on {owner.get('host', '?')} "
-        f"since {owner.get('since', '?')} ({owner.get('purpose', '?')}){running}"
+        f"since {owner.get('since', '?')} ({owner.get('purpose', '?')}){_still_running(path, owner)}"
     )
+
+
+def _still_running(path: Path, owner: dict[str, object]) -> str:
+    """The command a dead holder left running, and the command that stops it."""
+    alive = [a for a in agents_of(owner) if _pid_alive({**owner, **a})]
+    if not alive or _pid_alive(owner):
+        return ""
+    agent = alive[0]
+    group = agent.get("group", agent.get("pid"))
+    workflow = _runner_workflow(path.parent, owner)
+    kill = f"kill -TERM -- -{group}" if group == agent.get("pid") else f"kill -TERM {agent.get('pid')}"
+    stop = (f"'{settle_command(workflow)}' ends what its dead run left" if workflow is not None else
+            f"stop it with '{kill}'")
+    return f"; its command, pid {agent.get('pid')} (process group {group}), still runs: {stop}"
+
+
+def settle_command(workflow_id: str) -> str:
+    """The one command that settles what a dead workflow run left [L3]."""
+    return f"git harn workflow settle {workflow_id}"
+
+
+def _runner_workflow(folder: Path, owner: dict[str, object]) -> str | None:
+    """The workflow whose runner held a lock: the runner lease (``runner-*``)
+    naming the same process."""
+    for lease in folder.glob("runner-*.lock"):
+        found = _read_owner(lease) or {}
+        if found.get("pid") == owner.get("pid") and found.get("start") == owner.get("start"):
+            workflow = found.get("workflowId")
+            return workflow if isinstance(workflow, str) else None
+    return None
 
 
 def run_busy(repo: Repo, run_id: str) -> str | None:
@@ -156,13 +215,43 @@ def run_busy(repo: Repo, run_id: str) -> str | None:
     return str(owner.get("purpose") or "busy")
 
 
-def note_agent(path: Path, pid: int) -> None:
-    """Add the command a run started to its lock, so the lock outlives a
-    killed git-harn for as long as that command runs."""
+def live_run_locks(repo: Repo) -> dict[str, dict[str, object]]:
+    """Run id -> owner of every run lock a live process holds (or whose
+    command still runs): the runs at work in this clone now. Only lock files
+    are read, never the records."""
+    found: dict[str, dict[str, object]] = {}
+    with suppress(FileNotFoundError):
+        for path in locks_dir(repo).glob("run-*.lock"):
+            owner = _read_owner(path)
+            if owner and owner_alive(owner):
+                found[path.name[len("run-"):-len(".lock")]] = owner
+    return found
+
+
+def note_stage(path: Path, stage: str) -> None:
+    """Say in the holder's lock what it is at (a workflow task's stage), so
+    that whoever settles a killed run knows where each task stood."""
     owner = _read_owner(path)
     if not owner or owner.get("pid") != os.getpid():
         return
-    owner["agent"] = {"pid": pid, "start": _process_start(pid)}
+    owner["stage"] = stage
+    atomic_write(path, json.dumps(owner).encode())
+
+
+def note_agent(path: Path, pid: int) -> None:
+    """Add a command the holder started (pid, start time, process group) to
+    its lock, so the lock outlives a killed git-harn for as long as that
+    command runs; the ones that ended meanwhile are dropped."""
+    owner = _read_owner(path)
+    if not owner or owner.get("pid") != os.getpid():
+        return
+    try:
+        group = os.getpgid(pid)
+    except OSError:
+        group = pid
+    alive = [a for a in agents_of(owner) if _pid_alive({**owner, **a})]
+    owner.pop("agent", None)
+    owner["agents"] = [*alive, {"pid": pid, "start": _process_start(pid), "group": group}]
     atomic_write(path, json.dumps(owner).encode())
 
 

@@ -278,6 +278,9 @@ def sync(repo: Repo, remote: str | None = None, salvage: bool = False,
     name = choose_remote(repo, remote)
     rounds = max(1, repo.config_int("harn.syncRounds", DEFAULT_ROUNDS))
     with hold(locks_dir(repo) / "sync.lock", "sync", f"sync with {name}", LOCK_WAIT_SECONDS):
+        swept = rs.sweep_staging(repo)  # whatever this sync has to push [P6]
+        if swept:
+            info(f"removed {swept} staging ref(s) a killed sync left under {rs.STAGING_ROOT}")
         return _sync_locked(repo, name, salvage, dry_run, rounds)
 
 

@@ -165,6 +165,17 @@ def _trailers(message: str) -> dict[str, str]:
     return found
 
 
+def owner_of(data: dict[str, Any]) -> str | None:
+    """The host that owns a record: a run record's ``host`` (where its
+    workspace was made), a workflow record's ``runner.host`` (where it ran)."""
+    host = data.get("host")
+    if isinstance(host, str):
+        return host
+    runner = data.get("runner")
+    found = runner.get("host") if isinstance(runner, dict) else None
+    return found if isinstance(found, str) else None
+
+
 def _side_hosts(repo: Repo, kind: Kind, ref: str, tip: str, base: str) -> set[str]:
     """The hosts that wrote the events on one side since the base. A commit
     without a Harnery-Host trailer (written before it existed) counts as the
@@ -175,8 +186,7 @@ def _side_hosts(repo: Repo, kind: Kind, ref: str, tip: str, base: str) -> set[st
             continue
         host = _trailers(info.message).get(HOST_TRAILER)
         if host is None:
-            data = _file(repo, kind, ref, info.oid)[1]
-            host = data.get("host") if isinstance(data.get("host"), str) else None
+            host = owner_of(_file(repo, kind, ref, info.oid)[1])
         if host:
             hosts.add(host)
     return hosts
@@ -188,7 +198,7 @@ def merge(repo: Repo, kind: Kind, ref: str, local: str, remote: str, base: str) 
     sides = sorted([local, remote])
     files = {oid: _file(repo, kind, ref, oid) for oid in (*sides, base)}
     base_data = files[base][1]
-    owner = base_data.get("host") if isinstance(base_data.get("host"), str) else None
+    owner = owner_of(base_data)
     hosts = {oid: _side_hosts(repo, kind, ref, oid, base) for oid in sides}
     touched = {oid: owner is not None and owner in hosts[oid] for oid in sides}
     first, second = sides

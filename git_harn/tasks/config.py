@@ -108,7 +108,8 @@ _WORKFLOW_KEYS = ("base", "remote", "maxTasks", "parallel", "stageTimeout", "rev
                   "resumePartialBranches", "resumeMode", "maxRecoveryCandidates", "idleTimeout",
                   "stageAttempts", "schemaRetries", "assessPartialBranches")
 _AGENT_KEYS = ("command", "timeout", "stdin", "commands", "adapter", "args", "model", "maxTurns", "maxBudgetUsd",
-               "idleTimeout", "env")
+               "idleTimeout", "env", "adapterChecks")
+_PREFLIGHT_ONLY = ("commands", "adapterChecks")
 # [agents.<stage>] adapter: "command" is the stage agent protocol itself; the
 # others turn a coding agent CLI into a stage agent (workflow/adapters/)
 COMMAND_ADAPTER = "command"
@@ -138,6 +139,7 @@ class AgentSettings:
     idleTimeout: float | None = None
     commands: tuple[tuple[str, ...], ...] = ()  # [agents.preflight]: every command, in order
     env: tuple[str, ...] = ()  # secret-looking variables it may have (git/env.py)
+    adapterChecks: bool = True  # [agents.preflight]: also the adapters' own login checks
 
     @property
     def builtin(self) -> bool:
@@ -154,8 +156,8 @@ class AgentSettings:
         if self.adapter != COMMAND_ADAPTER:
             shown.update(adapter=self.adapter, args=list(self.args), model=self.model, maxTurns=self.maxTurns,
                          maxBudgetUsd=self.maxBudgetUsd, idleTimeout=self.idleTimeout)
-        if self.commands:
-            shown["commands"] = [list(argv) for argv in self.commands]
+        if self.stage == "preflight":
+            shown.update(commands=[list(argv) for argv in self.commands], adapterChecks=self.adapterChecks)
         if self.env:
             shown["env"] = list(self.env)
         return shown
@@ -221,7 +223,7 @@ def _agent(stage: str, table: object, where: str) -> AgentSettings:
     if not isinstance(table, dict):
         raise _bad(where, prefix, "must be a table")
     for key in table:
-        if key not in _AGENT_KEYS or (key == "commands" and stage != "preflight"):
+        if key not in _AGENT_KEYS or (key in _PREFLIGHT_ONLY and stage != "preflight"):
             raise BadInput(f"{where}: unknown setting {prefix}.{key}")
     adapter = table.get("adapter", COMMAND_ADAPTER)
     if adapter not in ADAPTERS:
@@ -303,7 +305,9 @@ def _claim_settings(table: dict[str, Any], where: str) -> dict[str, Any]:
 
 def _preflight(table: dict[str, Any], where: str) -> AgentSettings:
     """``[agents.preflight]``: ``command`` (an argv list), ``commands`` (a list
-    of them), or both; each must exit 0 before the run creates anything."""
+    of them), or both; each must exit 0 before the run creates anything.
+    ``adapterChecks = false`` turns off the adapters' own login checks
+    (``claude auth status``, ``codex login status``), which run otherwise."""
     commands: list[tuple[str, ...]] = []
     if "command" in table:
         if not _is_argv(table["command"]):
@@ -314,13 +318,17 @@ def _preflight(table: dict[str, Any], where: str) -> AgentSettings:
         if not isinstance(raw, list) or not raw or not all(_is_argv(argv) for argv in raw):
             raise _bad(where, "agents.preflight.commands", 'must be a list of argv lists such as [["agent", "auth"]]')
         commands += [tuple(argv) for argv in raw]
-    if not commands:
+    checks = table.get("adapterChecks", True)
+    if not isinstance(checks, bool):
+        raise _bad(where, "agents.preflight.adapterChecks", "must be true or false")
+    if not commands and "adapterChecks" not in table:
         raise BadInput(f"{where}: missing setting agents.preflight.command (an argv list)")
     if "stdin" in table:
         raise BadInput(f"{where}: unknown setting agents.preflight.stdin (a preflight gets no input)")
     timeout = _seconds(table["timeout"], where, "agents.preflight.timeout") if "timeout" in table else None
-    return AgentSettings("preflight", list(commands[0]), timeout, "json", commands=tuple(commands),
-                         env=env_names(table, where, "agents.preflight.env"))
+    return AgentSettings("preflight", list(commands[0]) if commands else [], timeout, "json",
+                         commands=tuple(commands), env=env_names(table, where, "agents.preflight.env"),
+                         adapterChecks=checks)
 
 
 def workflow_settings(config: dict[str, Any], where: str) -> WorkflowSettings:

@@ -23,7 +23,7 @@ from git_harn.git.workflow_refs import Oid
 from git_harn.tasks import roadmap as _roadmap
 from git_harn.workflow import host
 from git_harn.workflow.config import Effective
-from git_harn.workflow.result import SURVIVING_BRANCH, Skipped
+from git_harn.workflow.result import LIVE_RUN, SURVIVING_BRANCH, Skipped
 from git_harn.workflow.stages import StageOutcome
 from git_harn.workflow.state import Outcome
 
@@ -70,16 +70,20 @@ def selectable(tasks: list[host.Task], taken: set[str], held: set[str]) -> list[
     return found
 
 
-def held(repo: Repo, eff: Effective, tasks: list[host.Task]) -> list[Skipped]:
-    """Unticked addenda that this run does not take: their branch survives from
-    an earlier run (as for tasks), or no ``[agents.addendum]`` is configured."""
+def held(repo: Repo, eff: Effective, tasks: list[host.Task], live: dict[str, str] | None = None) -> list[Skipped]:
+    """Unticked addenda that this run does not take: a live run works on their
+    branch, their branch survives from an earlier run (as for tasks), or no
+    ``[agents.addendum]`` is configured."""
     out = []
     for task in tasks:
         for item in task.addenda:
             if item.done:
                 continue
             branch = _roadmap.task_branch(task.id, item.number)
-            if repo.ref_oid(f"refs/heads/{branch}") is not None:
+            if live and branch in live:
+                out.append(Skipped(task.id, LIVE_RUN, f"{branch} is in use: {live[branch]}; it is not a survivor",
+                                   item.number))
+            elif repo.ref_oid(f"refs/heads/{branch}") is not None:
                 out.append(Skipped(task.id, SURVIVING_BRANCH, f"{branch} exists (left by an earlier run); "
                                    "assess, integrate or remove it before this addendum is selected again",
                                    item.number))

@@ -26,7 +26,6 @@ Addenda are claimed by their own id (``<task-id>-addendum-<n>``).
 
 from __future__ import annotations
 
-import calendar
 import json
 import os
 import re
@@ -36,7 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from git_harn.clock import now_iso
+from git_harn.clock import epoch_of, now_iso
 from git_harn.errors import BadInput, GitFailure, HarnError, Refused
 from git_harn.files import loads_json
 from git_harn.git import Repo
@@ -64,15 +63,6 @@ def valid_claim_id(claim_id: str) -> str:
     return claim_id
 
 
-def _epoch(stamp: object) -> float | None:
-    if not isinstance(stamp, str):
-        return None
-    try:
-        return float(calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ")))
-    except ValueError:
-        return None
-
-
 # --- a claim as the remote holds it ------------------------------------------------
 
 
@@ -89,7 +79,7 @@ class Claim:
         return one_line(value, 200) if isinstance(value, str) else ""
 
     def age(self, now: float | None = None) -> float | None:
-        beat = _epoch(self.body.get("heartbeatAt"))
+        beat = epoch_of(self.body.get("heartbeatAt"))
         return None if beat is None else max(0.0, (now or time.time()) - beat)
 
     def stale(self, after: float, now: float | None = None) -> bool:
@@ -352,6 +342,23 @@ class Claims:
                     "made": list(self.made), "lost": [dict(x) for x in self.lost],
                     "released": list(self.released), "refreshed": dict(self.refreshed),
                     "kept": [dict(x) for x in self.kept]}
+
+
+def release_dead_run(repo: Repo, remote: str, workflow_id: str) -> list[str]:
+    """Delete the claims a dead run of this clone left on ``remote`` (settling
+    it, workflow/settle.py), each with a lease on its value: they are this
+    clone's and no process works under them, so no take-over is needed. A
+    claim that moved since it was read, or another's, stays."""
+    mine = clone_id(repo)
+    released = []
+    for claim in read_remote(repo, remote):
+        if claim.error is not None or not mine or claim.text("clone") != mine \
+                or claim.text("workflowId") != workflow_id:
+            continue
+        gone = refs.push_claim(repo, remote, claim.ref, None, claim.oid)
+        if gone.landed:
+            released.append(claim.claimId)
+    return released
 
 
 def claimed_elsewhere(repo: Repo, remote: str, task_ids: list[str]) -> list[Skipped]:

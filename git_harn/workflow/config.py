@@ -60,6 +60,7 @@ class Options:
     stage_attempts: int | None = None
     schema_retries: int | None = None
     assess_partial_branches: bool | None = None
+    wait_for_provider: str | None = None  # --wait-for-provider[=<max>]: "" for the default bound
 
 
 @dataclass

@@ -3,13 +3,19 @@
 The host decides the class from what it sees (``stages.judge``): *infra*
 when the agent's process timed out, died, or never wrote a valid report;
 *provider* for exit 75 or a fault report of class provider; *auth* for
-exit 77 or class auth. A valid report that says the work failed is a
-product failure, not a fault.
+exit 77 or class auth; *config* for exit 78, class config, or an
+executable that cannot be started. A valid report that says the work
+failed is a product failure, not a fault.
 
 - infra: the stage is retried in place (``retries``); a fault that persists
   ends the task ``infra-fault``.
 - provider, auth: the task ends ``provider-fault`` / ``auth-fault`` at
   once; such a run suppresses the final remediation flush.
+- config: the agent refused its own command line or setup (an unknown
+  flag, root without ``IS_SANDBOX=1``, no such executable), which it would
+  do again: the task ends ``config-fault`` at once, after one attempt, with
+  the agent's own message; it is not assessed. It does not suppress the
+  remediation flush: the other tasks' findings are still theirs.
 - integration: a fault there is never retried, whatever its class [I4];
   the detail says to inspect ``<remote>/<base>`` and the roadmap first.
 
@@ -25,9 +31,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from git_harn.workflow.result import TaskResult, zero_fault_metrics
-from git_harn.workflow.stages import AUTH, INFRA, INTERRUPTED, PROVIDER
+from git_harn.workflow.stages import AUTH, CONFIG, INFRA, INTERRUPTED, PROVIDER
 
-__all__ = ["AUTH", "INFRA", "INTERRUPTED", "PROVIDER"]
+__all__ = ["AUTH", "CONFIG", "INFRA", "INTERRUPTED", "PROVIDER"]
+
+METRIC_FOR = {INFRA: "infraFaults", PROVIDER: "providerFaults", AUTH: "authFaults", CONFIG: "configFaults"}
 
 
 def halt_detail(stage: str, fault: str, detail: str, attempts: int) -> str:
@@ -37,6 +45,8 @@ def halt_detail(stage: str, fault: str, detail: str, attempts: int) -> str:
         return f"infra fault at {stage} after {attempts} attempt(s): {detail}; the branch carries no verdict"
     if fault in (PROVIDER, AUTH):
         return f"{fault} fault at {stage}: {detail}; not assessed; relaunch when the {fault} is back"
+    if fault == CONFIG:
+        return f"config fault at {stage}: {detail}; not retried (the agent would refuse again), not assessed"
     return detail
 
 
@@ -50,7 +60,7 @@ def metrics(tasks: Iterable[TaskResult]) -> dict[str, int]:
     counted = zero_fault_metrics()
     for task in tasks:
         counted["infraRetries"] += task.infraRetries
-        key = {INFRA: "infraFaults", PROVIDER: "providerFaults", AUTH: "authFaults"}.get(task.fault or "")
+        key = METRIC_FOR.get(task.fault or "")
         if key is not None:
             counted[key] += 1
     return counted

@@ -15,16 +15,18 @@ from typing import Any
 
 from git_harn.assess import gates as _gates
 from git_harn.clock import waiting
-from git_harn.errors import BadInput
+from git_harn.errors import BadInput, HarnError
 from git_harn.git import Repo, open_repo
 from git_harn.git import workflow_refs as refs
+from git_harn.git import worktrees as _worktrees
 from git_harn.git.workdir import dirty_paths
 from git_harn.git.workflow_refs import Oid
 from git_harn.integrate import crash as _crash
 from git_harn.integrate import land as _land
 from git_harn.integrate import report as _report
 from git_harn.integrate import target as _target
-from git_harn.proc import Finished, exit_status, exit_words, kill_group, run_bounded, tail
+from git_harn.integrate.worktree import integration_worktree
+from git_harn.proc import NEVER_STARTS, Finished, exit_status, exit_words, kill_group, run_bounded, tail
 from git_harn.results import CheckResult
 from git_harn.store import locks as _locks
 from git_harn.store import runs as _runs
@@ -53,6 +55,7 @@ from git_harn.tasks.config import (
 from git_harn.text import jsonable
 from git_harn.workspace import here as _here
 from git_harn.workspace.cleanup import CleanupResult, cleanup_locked
+from git_harn.workspace.reconcile import pin_detached_head, refuse_out_of_reach
 from git_harn.workspace.resume import resume_locked
 from git_harn.workspace.start import start_locked
 
@@ -65,8 +68,11 @@ __all__ = [
     "DEFAULT_SCHEMA_RETRIES", "DEFAULT_STAGE_ATTEMPTS", "MAX_RETRIES",
     "AgentSettings", "WorkflowSettings", "WORKFLOW_FILE", "Base", "Branch", "CheckResult", "CleanupResult",
     "Finished", "Roadmap", "Task",
-    "exit_status", "exit_words", "kill_group", "merge_note", "read_note", "refs", "run_bounded", "tail",
+    "NEVER_STARTS", "exit_status", "exit_words", "kill_group", "merge_note", "read_note", "refs", "run_bounded", "tail",
+    "ADMIN_LOCKS", "integration_worktree", "pin_detached_head", "refuse_out_of_reach",
 ]
+
+ADMIN_LOCKS = _worktrees.ADMIN_LOCKS
 
 
 def refuse_in_workspace(repo: Repo, command: str) -> None:
@@ -162,6 +168,18 @@ def run_lock_path(repo: Repo, run_id: str) -> Path:
     return _locks.run_lock_path(repo, run_id)
 
 
+def live_workspace_branches(repo: Repo) -> dict[str, str]:
+    """Branch -> who holds it, for every workspace whose run lock a live
+    process (or a command it started) holds: a live run works there [L2]."""
+    found = {}
+    for run_id, owner in _locks.live_run_locks(repo).items():
+        stored = _runs.read(repo, run_id)
+        if stored is not None and not stored.record.terminal:
+            found[stored.record.branch] = (f"run {run_id} ({owner.get('purpose') or 'busy'}, pid "
+                                           f"{owner.get('pid', '?')} on {owner.get('host', '?')})")
+    return found
+
+
 _NOTE_LOCK = threading.Lock()
 
 
@@ -170,6 +188,12 @@ def note_agent(repo: Repo, run_id: str, pid: int) -> None:
     while the agent runs (best effort; one writer at a time in this process)."""
     with _NOTE_LOCK, suppress(OSError):
         _locks.note_agent(_locks.run_lock_path(repo, run_id), pid)
+
+
+def note_stage(repo: Repo, run_id: str, stage: str) -> None:
+    """Name the task's stage in its run lock (read back when a killed run is settled)."""
+    with _NOTE_LOCK, suppress(OSError):
+        _locks.note_stage(_locks.run_lock_path(repo, run_id), stage)
 
 
 def start_workspace(repo: Repo, run_id: str, base: Oid, branch: str) -> Any:
@@ -266,3 +290,55 @@ def ticked_at(repo: Repo, base_oid: Oid, task_id: str) -> bool:
     task = _roadmap.find_task(tasks, task_id)
     return task is not None and task.done
 
+
+
+# --- what a dead run left (workflow/settle.py) ----------------------------------------
+
+
+def slug(task_id: str, addendum: int | None) -> str:
+    return _target.slug(task_id, addendum)
+
+
+def squash_of(repo: Repo, base: Oid, task_id: str, addendum: int | None) -> str | None:
+    """The task's own squash commit on ``base`` (its ``Harnery-Task:`` trailer), if any."""
+    return _land.squash_of(repo, base, task_id, addendum)
+
+
+def drop_crash_marker(repo: Repo, task_id: str, addendum: int | None) -> None:
+    """Forget an interrupted builtin integration of the task: git-harn has read
+    the remote itself and knows whether it landed [I4]."""
+    _crash.marker_for(repo, task_id, addendum).unlink(missing_ok=True)
+
+
+def admin_dir(repo: Repo, path: Path) -> Path | None:
+    return _worktrees.admin_dir(repo, path)
+
+
+def admin_locks(admin: Path) -> list[Path]:
+    return _worktrees.admin_locks(admin)
+
+
+def head_of(path: Path) -> Oid | None:
+    return _worktrees.head_of(path)
+
+
+def reattach(worktree: Path, branch: str) -> bool:
+    """Put a worktree left on a detached HEAD (mid-integration) back on its
+    branch, as the runner would have; only a clean one, so no file changes
+    under uncommitted work. True when it is on the branch now."""
+    if refs.worktree_branch(worktree) == f"refs/heads/{branch}":
+        return True
+    if dirty(worktree):
+        return False
+    with suppress(HarnError):
+        refs.attach(worktree, branch)
+    return refs.worktree_branch(worktree) == f"refs/heads/{branch}"
+
+
+def task_branch_of(task_id: str, addendum: int | None) -> str:
+    return _roadmap.task_branch(task_id, addendum)
+
+
+def checked_out_refs(repo: Repo) -> set[str]:
+    """The branches some worktree of the repository has checked out."""
+    return {branch for _, branch in _worktrees.checked_out_branches(repo)}

@@ -1,12 +1,16 @@
-"""Auth preflight: ``[agents.preflight]`` commands run before a run creates
-anything (seed 002).
+"""Auth preflight: before a run creates anything (seed 002).
 
-Each command is an argv list (never a shell), run in the repository's top
-folder with the operator's environment plus ``HARN_STAGE=preflight`` and
-``HARN_WORKFLOW_ID``, for at most its timeout, stdin empty. All must exit
-0. A failure is fatal: no record, branch, worktree or agent is started, and
-the result says ``blocked: "auth-preflight-failed"`` (exit 3). Dry runs run
-no preflight: they run nothing.
+Two kinds of check, in this order: the ``[agents.preflight]`` commands,
+and the adapters' own login checks (``claude auth status --text``, ``codex
+login status``) for every claude or codex stage agent, unless
+``[agents.preflight] adapterChecks = false``. Each command is an argv list
+(never a shell), run in the repository's top folder with the operator's
+environment plus ``HARN_STAGE=preflight`` and ``HARN_WORKFLOW_ID``, stdin
+empty, for at most its timeout (an adapter's check: ``LOGIN_TIMEOUT``; the
+CLIs answer in under a second, offline too). All must exit 0. A failure is
+fatal: no record, branch, worktree or agent is started, and the result says
+``blocked: "auth-preflight-failed"`` (exit 3) with the CLI's own words. Dry
+runs run no preflight: they run nothing.
 """
 
 from __future__ import annotations
@@ -15,25 +19,32 @@ from typing import Any
 
 from git_harn.git import Repo
 from git_harn.text import one_line
-from git_harn.workflow import host
+from git_harn.workflow import adapters, host
+from git_harn.workflow.adapters.classify import said
 from git_harn.workflow.config import Effective
 
 AUTH_PREFLIGHT_FAILED = "auth-preflight-failed"
+LOGIN_TIMEOUT = 30.0
 
 
 def run_preflight(repo: Repo, eff: Effective, workflow_id: str) -> dict[str, Any] | None:
-    """The preflight's report ``{ok, commands: [...], detail}``; None when none is configured."""
+    """The preflight's report ``{ok, commands: [...], detail}``; None when there is nothing to check."""
     agent = eff.agents.get("preflight")
-    if agent is None:
-        return None
-    timeout = eff.timeout_of("preflight")
     env = host.refs.agent_env({"HARN_STAGE": "preflight", "HARN_WORKFLOW_ID": workflow_id}, _secrets(eff))
+    planned: list[tuple[list[str], float, str | None]] = [
+        (list(argv), eff.timeout_of("preflight"), None) for argv in (agent.commands if agent else ())]
+    if agent is None or agent.adapterChecks:
+        stages = [eff.agents[stage] for stage in host.STAGES if stage in eff.agents]
+        planned += [(check.argv, LOGIN_TIMEOUT, check.adapter) for check in adapters.login_checks(stages, env)
+                    if check.skipped is None]
+    if not planned:
+        return None
     ran: list[dict[str, Any]] = []
-    for argv in agent.commands or (tuple(agent.command or ()),):
-        done = host.run_bounded(list(argv), repo.workdir or repo.common_dir, timeout=timeout, env=env)
-        problem = _problem(done, timeout)
-        ran.append({"argv": list(argv), "exitCode": done.exit_code, "seconds": round(done.seconds, 3),
-                    "ok": problem is None, "detail": problem or ""})
+    for argv, timeout, adapter in planned:
+        done = host.run_bounded(argv, repo.workdir or repo.common_dir, timeout=timeout, env=env)
+        problem = failure(done, timeout)
+        ran.append({"argv": argv, "exitCode": done.exit_code, "seconds": round(done.seconds, 3),
+                    "ok": problem is None, "detail": problem or "", "adapter": adapter})
         if problem is not None:
             return {"ok": False, "commands": ran,
                     "detail": f"auth preflight {' '.join(argv)} {problem}; nothing was started"}
@@ -47,12 +58,13 @@ def _secrets(eff: Effective) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
-def _problem(done: host.Finished, timeout: float) -> str | None:
+def failure(done: host.Finished, timeout: float) -> str | None:
+    """Why a check failed, in the command's own words (stdout and stderr), or None."""
     if done.start_error is not None:
         return f"could not start: {done.start_error}"
     if done.timed_out:
         return f"timed out after {timeout:g}s"
     if done.exit_code != 0:
-        tail = one_line(host.tail(done.stderr, 300), 300)
-        return host.exit_words(done.exit_code) + (f": {tail}" if tail else "")
+        words = " | ".join(said(host.tail(done.stdout, 300) + "\n" + host.tail(done.stderr, 300)))
+        return host.exit_words(done.exit_code) + (f": {one_line(words, 300)}" if words else "")
     return None

@@ -2,14 +2,24 @@
 
 Each event is a commit whose tree holds ``workflow.json`` (the result so
 far) and whose message is ``<event>: <summary>`` with ``Harnery-Workflow:``,
-``Harnery-Event:`` and ``Harnery-State:`` trailers, written with CAS against
-the tip that was read [P3]. Like run records they travel with fetch and push
-(``git harn sync``), so the stored result names the operator's home folder
-as ``~``: a path under it says where, not whose.
+``Harnery-Event:``, ``Harnery-State:`` and ``Harnery-Host:`` trailers,
+written with CAS against the tip that was read [P3]. Like run records they
+travel with fetch and push (``git harn sync``, which merges them with the
+runner's host as the record's owner), so the stored result names the
+operator's home folder as ``~``: a path under it says where, not whose.
+
+The record names its runner (``runner``: host, clone, pid, process start
+time, process group) and carries a heartbeat, renewed by every event and,
+when nothing else happened, every ``HEARTBEAT_SECONDS``. A record still
+``workflow-running`` whose runner is provably dead on this host (pid gone,
+or reused: another start time) is shown ``interrupted (runner gone)``;
+another host's whose heartbeat is older than ``harn.workflowStaleAfter``
+seconds is shown ``stale`` [L3].
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -20,16 +30,27 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from git_harn.clock import epoch_of, now_iso
 from git_harn.errors import BadInput, CorruptRecord, RaceLost
 from git_harn.files import loads_json
 from git_harn.git import Repo
+from git_harn.git.identity import host_name
 from git_harn.git.workflow_refs import Oid
+from git_harn.store import lease as leases
+from git_harn.store.clone import this_clone
+from git_harn.store.locks import settle_command
+from git_harn.store.procs import judgeable, pid_dead
 from git_harn.text import home_as_tilde, one_line
 from git_harn.workflow import host
-from git_harn.workflow.result import WorkflowResult
+from git_harn.workflow.result import IN_PROGRESS, Skipped, StoredWorkflow, TaskResult, WorkflowList, WorkflowResult
 
 PREFIX = "refs/harnery/workflows/"
 FILE = "workflow.json"
+HEARTBEAT_SECONDS = 300.0  # a record event at least this often while the runner lives
+DEFAULT_STALE_AFTER = 1800.0  # harn.workflowStaleAfter: another host's runner silent this long is stale
+STALE_AFTER_KEY = "harn.workflowStaleAfter"
+# what list and show say of a record still marked running
+LIVE, GONE, STALE, UNKNOWN = "live", "gone", "stale", "unknown"
 
 
 def new_workflow_id() -> str:
@@ -42,27 +63,47 @@ def workflow_ref(workflow_id: str) -> str:
     return PREFIX + workflow_id
 
 
+def runner_fields(repo: Repo, owner: dict[str, Any]) -> dict[str, Any]:
+    """The runner as its record names it: what proves it dead or alive later."""
+    clone = this_clone(repo)
+    now = now_iso()
+    return {"host": host_name(repo), "clone": clone["id"], "commonDir": clone["commonDir"],
+            "pid": owner["pid"], "start": owner["start"], "group": owner["group"],
+            "startedAt": now, "heartbeatAt": now}
+
+
 class Writer:
     """Appends events for one run; thread-safe, CAS against its own last tip."""
 
-    def __init__(self, repo: Repo, workflow_id: str) -> None:
+    def __init__(self, repo: Repo, workflow_id: str, tip: Oid | None = None) -> None:
         self.repo = repo
         self.ref = workflow_ref(workflow_id)
-        self.tip: Oid | None = None
+        self.tip: Oid | None = tip
+        self.written = time.monotonic()
         self._lock = threading.Lock()
 
     def write(self, result: WorkflowResult, event: str, summary: str) -> None:
         with self._lock:
-            document = home_as_tilde(result.document(), os.path.expanduser("~"))
-            content = (json.dumps(document, indent=2, sort_keys=True, ensure_ascii=True) + "\n").encode()
-            message = (f"{event}: {one_line(summary)}\n\n"
-                       f"Harnery-Workflow: {result.workflowId}\n"
-                       f"Harnery-Event: {event}\n"
-                       f"Harnery-State: {document['outcome']}\n")
-            try:
-                self.tip = host.refs.chain_write(self.repo, self.ref, FILE, content, message, self.tip)
-            except RaceLost as exc:  # nobody else writes this run's ref: report, never overwrite
-                raise RaceLost(f"{self.ref} was changed by someone else during the run") from exc
+            if result.runner is not None and result.closed is None:
+                result.runner["heartbeatAt"] = now_iso()
+            self._append(result.document(), event, summary, host_name(self.repo))
+
+    def heartbeat_due(self) -> bool:
+        return time.monotonic() - self.written >= HEARTBEAT_SECONDS
+
+    def _append(self, document: dict[str, Any], event: str, summary: str, writer_host: str) -> None:
+        document = home_as_tilde(document, os.path.expanduser("~"))
+        content = (json.dumps(document, indent=2, sort_keys=True, ensure_ascii=True) + "\n").encode()
+        message = (f"{event}: {one_line(summary)}\n\n"
+                   f"Harnery-Workflow: {document['workflowId']}\n"
+                   f"Harnery-Event: {event}\n"
+                   f"Harnery-State: {document['outcome']}\n"
+                   f"Harnery-Host: {writer_host}\n")
+        try:
+            self.tip = host.refs.chain_write(self.repo, self.ref, FILE, content, message, self.tip)
+        except RaceLost as exc:  # nobody else writes this run's ref: report, never overwrite
+            raise RaceLost(f"{self.ref} was changed by someone else during the run") from exc
+        self.written = time.monotonic()
 
 
 @dataclass
@@ -118,3 +159,113 @@ def latest(repo: Repo) -> Stored:
 def events(repo: Repo, workflow_id: str) -> list[dict[str, Any]]:
     return [{"commit": str(e.oid), "time": e.time, "event": e.trailers.get("Harnery-Event", ""),
              "subject": e.subject} for e in host.refs.chain_history(repo, workflow_ref(workflow_id))]
+
+
+# --- a stored record as a result again (to close it) ----------------------------
+
+
+def _known(cls: type, data: dict[str, Any]) -> dict[str, Any]:
+    names = {f.name for f in dataclasses.fields(cls)}
+    return {k: v for k, v in data.items() if k in names}
+
+
+def load_result(body: dict[str, Any]) -> WorkflowResult:
+    """The stored document as a result, so that a closing event is written by
+    the same code as every other (members this version does not know stay out)."""
+    fields = _known(WorkflowResult, body)
+    fields["tasks"] = [TaskResult(**_known(TaskResult, t)) for t in body.get("tasks") or []
+                       if isinstance(t, dict)]
+    fields["skipped"] = [Skipped(**_known(Skipped, s)) for s in body.get("skipped") or [] if isinstance(s, dict)]
+    return WorkflowResult(**fields)
+
+
+# --- is its runner alive? ----------------------------------------------------------
+
+
+def stale_after(repo: Repo, given: float | None) -> float:
+    if given is not None:
+        if given <= 0:
+            raise BadInput("--stale-after must be a positive number of seconds")
+        return given
+    return float(repo.config_int(STALE_AFTER_KEY, int(DEFAULT_STALE_AFTER)))
+
+
+class Liveness:
+    """Whether the runners of records still marked running are alive, read once
+    for a listing: this clone's runner leases, this host's processes, and
+    other hosts' heartbeats."""
+
+    def __init__(self, repo: Repo, stale_after: float) -> None:
+        self.here = host_name(repo)
+        self.stale_after = stale_after
+        self.leases = {left.workflow_id: left for left in leases.leases(repo)}
+
+    def of(self, body: dict[str, Any]) -> str | None:
+        """None for a record that ended; else live, gone, stale or unknown."""
+        if body.get("outcome") != IN_PROGRESS:
+            return None
+        runner = body.get("runner")
+        if not isinstance(runner, dict):
+            return UNKNOWN  # written before records named their runner
+        held = self.leases.get(str(body.get("workflowId")))
+        if held is not None:
+            return GONE if held.dead() else LIVE
+        if pid_dead(runner.get("pid"), runner.get("start"), runner.get("host"), self.here):
+            return GONE
+        if judgeable(runner.get("host"), self.here):
+            return LIVE
+        beat = epoch_of(runner.get("heartbeatAt"))
+        return STALE if beat is None or time.time() - beat > self.stale_after else LIVE
+
+
+
+def next_step(body: dict[str, Any]) -> str | None:
+    """What to run for a record whose runner is gone: the command that settles it."""
+    if body.get("runnerState") != GONE:
+        return None
+    return settle_command(str(body["workflowId"]))
+
+
+def outcome_text(outcome: object, state: object, heartbeat: object) -> str:
+    """The OUTCOME a person reads: the stored one, or what became of its runner."""
+    if state == GONE:
+        return "interrupted (runner gone)"
+    if state == STALE:
+        beat = epoch_of(heartbeat)
+        age = "ever" if beat is None else f"{(time.time() - beat) / 60:.0f} min"
+        return f"stale (no heartbeat for {age})"
+    return str(outcome or "")
+
+
+# --- what list and show read ----------------------------------------------------------
+
+
+def listing(repo: Repo, stale: float | None) -> WorkflowList:
+    """``workflow list``: every record, and for one still marked running,
+    whether its runner is alive (``runnerState``)."""
+    result = WorkflowList()
+    alive = Liveness(repo, stale_after(repo, stale))
+    for item in list_all(repo):
+        if not isinstance(item, Stored):
+            result.unreadable.append({"ref": item[0], "error": item[1]})
+            continue
+        body = item.body
+        state = alive.of(body)
+        result.workflows.append({
+            "workflowId": item.workflowId, "startedAt": str(body.get("startedAt", "")),
+            "finishedAt": body.get("finishedAt"), "base": str(body.get("base", "")),
+            "remote": str(body.get("remote", "")), "outcome": str(body.get("outcome", "")),
+            "runnerState": state, "heartbeatAt": (body.get("runner") or {}).get("heartbeatAt"),
+            "summary": str(body.get("summary", ""))})
+    result.workflows.sort(key=lambda w: (w["startedAt"], w["workflowId"]))
+    return result
+
+
+def shown(repo: Repo, workflow_id: str | None, stale: float | None) -> StoredWorkflow:
+    """``workflow show``: the record (default: the newest) and its events,
+    with ``runnerState`` as ``list`` gives it."""
+    stored = read(repo, workflow_id) if workflow_id else latest(repo)
+    alive = Liveness(repo, stale_after(repo, stale))
+    body = dict(stored.body)
+    body["runnerState"] = alive.of(body)
+    return StoredWorkflow(body, events(repo, stored.workflowId))

@@ -122,13 +122,16 @@ def _skip(rec: Recovery, branch: str, task_id: str | None, reason: str, detail: 
 # --- discovery ------------------------------------------------------------------
 
 
-def discover(repo: Repo, eff: Effective, tasks: list[host.Task]) -> Recovery:
-    """Map surviving branches to roadmap ids; read-only."""
+def discover(repo: Repo, eff: Effective, tasks: list[host.Task], live: set[str] | None = None) -> Recovery:
+    """Map surviving branches to roadmap ids; read-only. A branch a live run
+    works on (``live``) is no survivor, in any mode [L2]."""
     rec = Recovery(eff.resumeMode)
     order = {t.id: n for n, t in enumerate(tasks)}
     found: list[Candidate] = []
     for ref, _ in sorted(repo.refs_under(BRANCH_PREFIX)):
         branch = ref.removeprefix("refs/heads/")
+        if live and branch in live:
+            continue  # held out of normal selection as live-run (select.survivors)
         parsed = parse_task_branch(branch)
         task = next((t for t in tasks if parsed and t.id == parsed[0]), None)
         if parsed is None or task is None:

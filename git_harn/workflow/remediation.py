@@ -26,6 +26,7 @@ import re
 from typing import Any
 
 from git_harn.errors import HarnError
+from git_harn.failpoints import failpoint
 from git_harn.git import Repo
 from git_harn.git.identity import machine_signature
 from git_harn.git.remote import push_with_lease
@@ -62,6 +63,14 @@ def _empty(state: str, reason: str | None, detail: str) -> dict[str, Any]:
 
 def dry_run() -> dict[str, Any]:
     return _empty(DRY_RUN, DRY_RUN, "a dry run never writes remediation")
+
+
+def interrupted_end(repo: Repo, base: Oid | None, workflow_id: str) -> dict[str, Any]:
+    """What a run whose runner died left of the flush: landed (the base has a
+    commit with its trailer), else suppressed, as after any interruption."""
+    if base is not None and repo.grep_log(base, f"^{TRAILER}: {re.escape(workflow_id)}$"):
+        return _empty(ALREADY, "interrupted", "the runner died after its remediation commit landed")
+    return _empty(SUPPRESSED, "interrupted", "the runner died before the final flush: no remediation is written")
 
 
 # --- triage -----------------------------------------------------------------------
@@ -215,8 +224,10 @@ def _flush(repo: Repo, eff: Effective, workflow_id: str, items: list[dict[str, A
             commit = repo.commit_files({path: (text.encode("utf-8", "surrogateescape"), entry[1])},
                                        commit_message(workflow_id, added), [base], machine_signature(repo),
                                        base=base)
+            failpoint("remediation-before-push")
             pushed = push_with_lease(repo.cli_cwd, eff.remote, str(commit), eff.base, base)
             if pushed.landed:
+                failpoint("remediation-after-push")
                 _follow(repo, eff, commit, base)
                 rem.update(state=FLUSHED, reason=None, commit=str(commit), detail=(
                     f"{len(added)} addendum item(s) written to {path} on {eff.upstream} as {str(commit)[:12]} "

@@ -26,12 +26,14 @@ PLANNED = "planned"
 INFRA_FAULT = "infra-fault"
 PROVIDER_FAULT = "provider-fault"
 AUTH_FAULT = "auth-fault"
+CONFIG_FAULT = "config-fault"  # the agent refused its own command line or setup: fix it, then relaunch
 MANUAL_MERGE_READY = "manual-merge-ready"  # an addendum whose agent did all but say ok (seed 002)
 
 # skip reasons
 SURVIVING_BRANCH = "surviving-branch"
 MAX_TASKS = "max-tasks"
 WAITING = "waiting-for-requirements"
+LIVE_RUN = "live-run"  # the branch's workspace is held by a live run: never a survivor [L2]
 UNKNOWN_REQUIREMENT = "unknown-requirement"  # a Requires: id that names no task: it can never run
 
 # workflow outcomes (exit codes in errors.EXIT_FOR_OUTCOME)
@@ -44,7 +46,7 @@ BLOCKED_RUN = "workflow-blocked"  # e.g. the auth preflight failed: nothing star
 
 
 def zero_fault_metrics() -> dict[str, int]:
-    return {"infraRetries": 0, "infraFaults": 0, "providerFaults": 0, "authFaults": 0}
+    return {"infraRetries": 0, "infraFaults": 0, "providerFaults": 0, "authFaults": 0, "configFaults": 0}
 
 
 @dataclass
@@ -132,8 +134,13 @@ class WorkflowResult(Result):
     usage: dict[str, Any] | None = None  # the tasks' usage summed
     blocked: str | None = None  # "auth-preflight-failed": the run started nothing
     preflight: dict[str, Any] | None = None  # what [agents.preflight] said
+    # the runner's lease and liveness (workflow/record.py, workflow/settle.py) [L2] [L3]
+    runner: dict[str, Any] | None = None  # host, clone, pid, process start, group, heartbeatAt
+    settled: list[dict[str, Any]] = field(default_factory=list)  # dead runs settled before selection
+    closed: dict[str, Any] | None = None  # set when another process closed a dead runner's record
+    breakers: dict[str, Any] | None = None  # circuit breakers: the auth halt, provider limits and waits
     next: dict[str, Any] | None = None  # the run's own next step when it halted before any task (state.Next)
-    waits: list[dict[str, Any]] = field(default_factory=list)  # the run's own waits (e.g. for a provider's reset)
+    waits: list[dict[str, Any]] = field(default_factory=list)  # the run's own waits (its final flush's merge lock)
     baseOidAfter: str | None = None  # the base's tip on the remote when the run finished
 
     @property
@@ -167,8 +174,8 @@ class WorkflowResult(Result):
         noun = "task" if count == 1 else "tasks"
         if not count:
             return "0 tasks: nothing selectable"
-        order = [DONE, FAILED, BLOCKED, HALTED, INFRA_FAULT, PROVIDER_FAULT, AUTH_FAULT, MANUAL_MERGE_READY, PLANNED,
-                 RUNNING, PENDING]
+        order = [DONE, FAILED, BLOCKED, HALTED, INFRA_FAULT, PROVIDER_FAULT, AUTH_FAULT, CONFIG_FAULT,
+                 MANUAL_MERGE_READY, PLANNED, RUNNING, PENDING]
         shown = [t.status for t in self.tasks]  # the reported status, as the schema names it
         parts = [f"{shown.count(s)} {s}" for s in order if s in shown]
         salvaged = sum(1 for t in self.tasks if t.salvage is not None and t.salvage.get("committed"))

@@ -8,6 +8,12 @@ on the merge lock. The result is recorded under
 ``refs/harnery/workflows/<id>`` as it changes. An interruption (SIGTERM,
 Ctrl-C) stops the agents' process groups, lets every task leave its
 workspace to cleanup, and records where each stood [P1] [P6].
+
+Before it selects anything a run takes the runner lease of its clone,
+remote and base (a second live run there is refused) and settles what dead
+runs of the clone left [L2] [L3]; while it runs, a watchdog ends its agents'
+groups should it die, and circuit breakers stop new starts after an auth
+fault or while a provider is limited.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from __future__ import annotations
 import copy
 import signal
 import threading
+import time
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import suppress
@@ -22,12 +29,16 @@ from typing import Any
 
 from git_harn.clock import Wait, keeping_waits, now_iso, precise_iso
 from git_harn.errors import BadInput
+from git_harn.failpoints import failpoint
 from git_harn.files import private_dir
 from git_harn.git import Repo
+from git_harn.store import lease as leases
+from git_harn.store.procs import this_process
 from git_harn.text import one_line
 from git_harn.workflow import (
     addenda,
     assessment,
+    breakers,
     config,
     faults,
     host,
@@ -36,6 +47,7 @@ from git_harn.workflow import (
     recovery,
     remediation,
     select,
+    settle,
     state,
     usage,
 )
@@ -43,8 +55,8 @@ from git_harn.workflow import claims as claiming
 from git_harn.workflow.pipeline import Job, run_id_for, run_task, wait_span
 from git_harn.workflow.progress import Progress
 from git_harn.workflow.result import TaskResult, WorkflowResult
-from git_harn.workflow.stages import Agents
 from git_harn.workflow.state import Ending, State
+from git_harn.workflow.watchdog import Watchdog, WatchedAgents
 
 STOP_GRACE = 3.0  # seconds between SIGTERM and SIGKILL of an agent's group on interruption
 DRAIN_SECONDS = 120.0
@@ -64,25 +76,45 @@ def _task_result(workflow_id: str, task: host.Task) -> TaskResult:
 
 def run_workflow(repo: Repo, options: config.Options) -> WorkflowResult:
     host.refuse_in_workspace(repo, "workflow run")  # its tasks would nest in this one's
+    wait_for_provider = breakers.parse_wait(options.wait_for_provider)
     eff = config.load(repo, options)  # every check before anything is created [P7]
     workflow_id = record.new_workflow_id()
     result = _result(eff, workflow_id, options.dry_run)
+    if options.dry_run:
+        tasks, held_ids, found = _select(repo, eff, result)
+        return _dry_run(repo, result, eff, tasks, held_ids)  # lists the candidates, never resumes
+    lease = leases.take(repo, eff.remote, eff.base, workflow_id, this_process())  # [L2]: Refused while live
+    try:
+        result.runner = record.runner_fields(repo, lease.owner)
+        result.settled = settle.settle_dead(repo, workflow_id)  # [L3]: what dead runs left, first
+        return _launch(repo, eff, options, result, lease, wait_for_provider)
+    finally:
+        lease.release()
+
+
+def _select(repo: Repo, eff: config.Effective,
+            result: WorkflowResult) -> tuple[list[host.Task], set[str], recovery.Recovery | None]:
+    """The roadmap at the base, and what is held out of normal selection:
+    survivors, branches a live run works on, and recovery's candidates."""
     roadmap = host.roadmap_at(repo, eff.base_oid) or host.Roadmap()
     tasks = roadmap.tasks
     result.unparsed = roadmap.unparsed
-    held = select.survivors(repo, tasks) + addenda.held(repo, eff, tasks)
+    live = host.live_workspace_branches(repo)
+    held = select.survivors(repo, tasks, live) + addenda.held(repo, eff, tasks, live)
     result.skipped.extend(held)
     held_ids = {s.key for s in held}
-    found = recovery.discover(repo, eff, tasks) if eff.resumePartialBranches else None
+    found = recovery.discover(repo, eff, tasks, set(live)) if eff.resumePartialBranches else None
     if found is not None:
         held_ids |= found.held
         result.recovery = found.document()
-    if options.dry_run:
-        if eff.claims:  # read only: which selectable tasks another machine holds
-            claimed = claiming.claimed_elsewhere(repo, eff.remote, [t.id for t in tasks if t.id not in held_ids])
-            result.skipped.extend(claimed)
-            held_ids |= {s.taskId for s in claimed}
-        return _dry_run(result, eff, tasks, held_ids)  # lists the candidates, never resumes
+    return tasks, held_ids, found
+
+
+def _launch(repo: Repo, eff: config.Effective, options: config.Options, result: WorkflowResult,
+            lease: leases.Lease, wait_for_provider: float | None) -> WorkflowResult:
+    tasks, held_ids, found = _select(repo, eff, result)
+    settle.sweep_landed(repo, tasks, eff.base_oid)  # what a clean-up after a push could not delete, last time
+    workflow_id = result.workflowId
     if _preflight_blocks(repo, eff, result, where_of(eff, options)):
         if found is not None:  # a fatal auth preflight blocks recovery entirely
             recovery.recover(repo, eff, found, workflow_id, tasks, blocked=recovery.AUTH_PREFLIGHT_FAILED)
@@ -96,7 +128,8 @@ def run_workflow(repo: Repo, options: config.Options) -> WorkflowResult:
     if found is not None:
         recovery.recover(repo, eff, found, workflow_id, tasks)
         result.recovery = found.document()
-    scheduler = Scheduler(repo, eff, result, tasks, held_ids, Progress(options.quiet), claims)
+    scheduler = Scheduler(repo, eff, result, tasks, held_ids, Progress(options.quiet), claims, lease,
+                          wait_for_provider)
     scheduler.recovery = found
     scheduler.where = where_of(eff, options)
     return scheduler.run()
@@ -124,9 +157,13 @@ def _preflight_blocks(repo: Repo, eff: config.Effective, result: WorkflowResult,
     return True
 
 
-def _dry_run(result: WorkflowResult, eff: config.Effective, tasks: list[host.Task],
+def _dry_run(repo: Repo, result: WorkflowResult, eff: config.Effective, tasks: list[host.Task],
              held: set[str]) -> WorkflowResult:
     """What a run would start now; creates no ref, branch, worktree or record, runs no agent."""
+    if eff.claims:  # read only: which selectable tasks another machine holds
+        claimed = claiming.claimed_elsewhere(repo, eff.remote, [t.id for t in tasks if t.id not in held])
+        result.skipped.extend(claimed)
+        held |= {s.taskId for s in claimed}
     chosen = select.selectable(tasks, set(), held)
     if eff.maxTasks is not None:
         chosen = chosen[: eff.maxTasks]
@@ -147,11 +184,15 @@ def _dry_run(result: WorkflowResult, eff: config.Effective, tasks: list[host.Tas
 
 class Scheduler:
     def __init__(self, repo: Repo, eff: config.Effective, result: WorkflowResult, tasks: list[host.Task],
-                 held: set[str], progress: Progress, claims: claiming.Claims | None = None) -> None:
+                 held: set[str], progress: Progress, claims: claiming.Claims | None = None,
+                 lease: leases.Lease | None = None, wait_for_provider: float | None = None) -> None:
         self.repo, self.eff, self.result, self.tasks, self.held = repo, eff, result, tasks, held
         self.progress = progress
         self.claims = claims
-        self.agents = Agents()
+        self.watchdog = Watchdog()
+        self.agents = WatchedAgents(lease=lease, watchdog=self.watchdog)
+        self.breakers = breakers.Breakers(dict(eff.agents), wait_for_provider)
+        self.holding: breakers.Limit | None = None
         self.writer = record.Writer(repo, result.workflowId)
         self.scratch = repo.common_dir / "harnery" / "workflow" / result.workflowId
         self.taken: set[str] = set()
@@ -172,6 +213,7 @@ class Scheduler:
         self.queue.extend(select.selectable(self.tasks, self.taken, self.held))
         self.result.summary = "running"
         self.writer.write(self.result, "start", f"workflow on {self.eff.upstream} at {str(self.eff.base_oid)[:12]}")
+        failpoint("workflow-after-select")
         self.progress.say(f"workflow {self.result.workflowId} on {self.eff.upstream}: "
                           f"{len(self.queue)} task(s) selectable")
         self._note_waiting()
@@ -182,7 +224,8 @@ class Scheduler:
         except (KeyboardInterrupt, SystemExit) as exc:
             self._interrupted(exc)
         finally:
-            pool.shutdown(wait=True)
+            self._shutdown(pool)
+            self.watchdog.close()
             self.progress.close()
         try:
             return self._finish()
@@ -193,17 +236,52 @@ class Scheduler:
 
     def _loop(self, pool: ThreadPoolExecutor) -> None:
         while True:
+            if self.writer.heartbeat_due():
+                self.writer.write(self.result, "heartbeat", f"{len(self.running)} task(s) running")
             self._submit(pool)
             if not self.running:
-                return
+                if self.holding is None:
+                    return
+                time.sleep(1.0)  # waiting for a provider's reset; a signal interrupts it
+                continue
             finished, _ = wait(list(self.running), timeout=0.5, return_when=FIRST_COMPLETED)
             for future in finished:
                 self._collect(future)
+
+    def _may_start(self) -> bool:
+        """The circuit breakers: no start after an auth fault, none while a
+        provider is limited (waiting for it when allowed)."""
+        self.holding = None
+        if self.breakers.halted() is not None:
+            self.queue.clear()
+            return False
+        limit = self.breakers.blocking()
+        if limit is None:
+            return True
+        if self.breakers.may_wait(limit):
+            self.holding = limit
+            self.breakers.waiting(limit, self.progress.say)
+        else:
+            self.queue.clear()
+        self.result.breakers = self.breakers.shown()
+        return False
+
+    def _stage_started(self, task_key: str, stage: str, attempt: str) -> None:
+        """Each stage of a task, as it starts: where the task stands (the next
+        record event shows it), then the progress line."""
+        placeholder = next((t for t in self.result.tasks if t.key == task_key and State.of(t).in_flight), None)
+        if placeholder is not None and placeholder.runId is not None:
+            state.track(placeholder, state.STAGE_STATE.get(stage, State.STARTING), stage)
+            host.note_stage(self.repo, placeholder.runId, stage)
+        failpoint(f"workflow-stage-{stage}")
+        self.progress.stage(task_key, stage, attempt)
 
     def _room(self) -> bool:
         return self.eff.maxTasks is None or len(self.taken) < self.eff.maxTasks
 
     def _submit(self, pool: ThreadPoolExecutor) -> None:
+        if not self._may_start():
+            return
         self._submit_resumed(pool)
         while self.queue and len(self.running) < self.eff.parallel:
             task = self.queue.popleft()
@@ -227,9 +305,10 @@ class Scheduler:
             base = self.repo.ref_oid(host.refs.tracking_ref(self.eff.remote, self.eff.base)) or self.eff.base_oid
             placeholder.baseOid = str(base)
             job = Job(self.eff, self.result.workflowId, task, copy.deepcopy(placeholder), base, self.scratch,
-                      self.agents, self.progress.stage, where=self.where)
-            self.running[pool.submit(run_task, self.repo, job)] = job.result
+                      self.agents, self._stage_started, where=self.where)
+            # recorded before it starts: whoever settles a killed run finds its workspace [L3]
             self.writer.write(self.result, "task-start", f"task {task.key} on {placeholder.branch}")
+            self.running[pool.submit(run_task, self.repo, job)] = job.result
 
     def _note_waiting(self) -> None:
         """Tasks that wait for their requirements, from when this run first saw them wait."""
@@ -258,6 +337,7 @@ class Scheduler:
         """Claim the task on the remote; a task that is not ours is held out for the run."""
         assert self.claims is not None
         skipped = self.claims.take(task.key)  # an addendum is claimed by its own id
+        failpoint("workflow-after-claim")
         if skipped is not None:
             skipped.taskId, skipped.addendum = task.id, addenda.number_of(task)
             self.held.add(task.key)
@@ -281,10 +361,10 @@ class Scheduler:
             self.result.tasks.append(placeholder)
             self.result.skipped = [s for s in self.result.skipped if s.taskId != res.task.id]
             job = Job(self.eff, self.result.workflowId, res.task, copy.deepcopy(placeholder), res.base_oid,
-                      self.scratch, self.agents, self.progress.stage, resume_at=res.stage,
+                      self.scratch, self.agents, self._stage_started, resume_at=res.stage,
                       advisory=list(res.advisory), where=self.where)
-            self.running[pool.submit(run_task, self.repo, job)] = job.result
             self.writer.write(self.result, "task-resume", f"task {res.task.id} resumes on {res.branch} at {res.stage}")
+            self.running[pool.submit(run_task, self.repo, job)] = job.result
 
     def _collect(self, future: Future[TaskResult]) -> None:
         tr = self.running.pop(future)
@@ -298,13 +378,17 @@ class Scheduler:
             self.result.claims = self.claims.snapshot()
         at = next(i for i, t in enumerate(self.result.tasks) if t.runId == tr.runId)
         self.result.tasks[at] = tr
+        self.breakers.task_ended(tr, self.scratch)
+        self.result.breakers = self.breakers.shown()
+        failpoint("workflow-task-ended")
         self.result.usage = usage.total(self.result.tasks)
         self.result.faultMetrics = faults.metrics(self.result.tasks)
         assessment.summarise(self.result)
         self.progress.finished(tr)
         self.writer.write(self.result, f"task-{tr.status}",
                           f"task {tr.taskId} {tr.status}" + ("" if State.of(tr).landed else f" at {tr.stage}"))
-        if State.of(tr).landed and not self.agents.stop.is_set() and self.result.halted is None:
+        if State.of(tr).landed and not self.agents.stop.is_set() and self.result.halted is None \
+                and self.breakers.halted() is None:
             self._reselect()
 
     def _reselect(self) -> None:
@@ -325,6 +409,18 @@ class Scheduler:
         for task in select.selectable(self.tasks, self.taken, self.held):
             if task.key not in queued:
                 self.queue.append(task)
+
+    def _shutdown(self, pool: ThreadPoolExecutor) -> None:
+        """Wait for the task threads to end. Tasks still run here only after
+        an error left the loop; a signal meanwhile is an interruption like
+        any other (their agents are stopped, so no stage starts again), not
+        an exit that leaves them running behind a process that cannot end."""
+        try:
+            failpoint("workflow-shutdown")
+            pool.shutdown(wait=True)
+        except (KeyboardInterrupt, SystemExit) as exc:
+            self._interrupted(exc)  # ignores further signals until the run is recorded
+            pool.shutdown(wait=True)
 
     # --- interruption -------------------------------------------------------------
 
@@ -364,7 +460,13 @@ class Scheduler:
         for tr in result.tasks:
             if not State.of(tr).terminal:
                 state.interrupt(tr, tr.stage, "never finished")
-        result.skipped.extend(select.left_out(self.tasks, self.taken, self.held, self.limited))
+        left = select.left_out(self.tasks, self.taken, self.held, self.limited, self.breakers.halted())
+        result.skipped.extend(left)
+        halt = self.breakers.halt_line(self.eff.remote, self.eff.base,
+                                       sum(s.reason == self.breakers.halted() for s in left))
+        if halt is not None and not result.interrupted:
+            result.halted = halt
+        result.breakers = self.breakers.shown()
         if self.claims is not None:
             self.claims.close()
             result.claims = self.claims.snapshot()

@@ -1,20 +1,30 @@
 """Which roadmap tasks a run takes: unblocked (unchecked, every ``Requires:``
 id checked), in roadmap order, minus those already taken and survivors of
 earlier runs (an existing ``roadmap-<id>`` branch), which are held out; and
-why the others were left out (a requirement that names no task among them)."""
+why the others were left out (a requirement that names no task among them).
+A branch whose workspace a live run holds (its run lock) is held out too,
+and is never a survivor, in any mode [L2]."""
 
 from __future__ import annotations
 
 from git_harn.git import Repo
 from git_harn.workflow import addenda, host
-from git_harn.workflow.result import MAX_TASKS, SURVIVING_BRANCH, UNKNOWN_REQUIREMENT, WAITING, Skipped
+from git_harn.workflow.result import LIVE_RUN, MAX_TASKS, SURVIVING_BRANCH, UNKNOWN_REQUIREMENT, WAITING, Skipped
 
 
-def survivors(repo: Repo, tasks: list[host.Task]) -> list[Skipped]:
+def in_use(task_id: str, branch: str, live: dict[str, str], addendum: int | None = None) -> Skipped:
+    return Skipped(task_id, LIVE_RUN, f"{branch} is in use: {live[branch]}; it is not a survivor", addendum)
+
+
+def survivors(repo: Repo, tasks: list[host.Task], live: dict[str, str] | None = None) -> list[Skipped]:
     held = []
     for task in tasks:
         branch = host.task_branch(task.id)
-        if not task.done and repo.ref_oid(f"refs/heads/{branch}") is not None:
+        if task.done:
+            continue
+        if live and branch in live:
+            held.append(in_use(task.id, branch, live))
+        elif repo.ref_oid(f"refs/heads/{branch}") is not None:
             held.append(Skipped(task.id, SURVIVING_BRANCH, f"{branch} exists (left by an earlier run); "
                                 "assess, resume or remove it before this task is selected again"))
     return held
@@ -26,8 +36,10 @@ def selectable(tasks: list[host.Task], taken: set[str], held: set[str]) -> list[
             + addenda.selectable(tasks, taken, held))
 
 
-def left_out(tasks: list[host.Task], taken: set[str], held: set[str], limited: bool) -> list[Skipped]:
-    """Unchecked tasks the run did not take, and why."""
+def left_out(tasks: list[host.Task], taken: set[str], held: set[str], limited: bool,
+             halted: str | None = None) -> list[Skipped]:
+    """Unchecked tasks the run did not take, and why (``halted``: the reason of
+    those a circuit breaker kept from starting)."""
     done = {t.id for t in tasks if t.done}
     out = []
     for task in tasks:
@@ -40,6 +52,8 @@ def left_out(tasks: list[host.Task], taken: set[str], held: set[str], limited: b
                                "in the roadmap; fix its Requires: line"))
         elif missing:
             out.append(Skipped(task.id, WAITING, "requires " + ", ".join(missing)))
+        elif halted is not None:
+            out.append(Skipped(task.id, halted, "not started: the run stopped starting tasks (see halted)"))
         elif limited:
             out.append(Skipped(task.id, MAX_TASKS, "the run reached --max-tasks"))
     return out

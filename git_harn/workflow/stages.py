@@ -45,17 +45,24 @@ BUILTIN_PROMPTS = {
 INFRA = "infra"  # the process died, timed out, or never wrote a valid report: retried in place
 PROVIDER = "provider"  # exit 75 (EX_TEMPFAIL) or a fault report of class provider: ends the task
 AUTH = "auth"  # exit 77 (EX_NOPERM) or a fault report of class auth: ends the task
+# exit 78 (EX_CONFIG), a fault report of class config, or an executable that cannot be started: a
+# refusal that will repeat (an unknown flag, root without IS_SANDBOX=1): ends the task, never retried
+CONFIG = "config"
 INTERRUPTED = "interrupted"  # the workflow was stopped
-FAULT_CLASSES = (INFRA, PROVIDER, AUTH, INTERRUPTED)
+FAULT_CLASSES = (INFRA, PROVIDER, AUTH, CONFIG, INTERRUPTED)
 # What was seen (StageOutcome.faultKind).
 TIMEOUT = "timeout"
 CRASH = "crash"
 INVALID_REPORT = "invalid-report"
 EXIT_75 = "exit-75"
 EXIT_77 = "exit-77"
+EXIT_78 = "exit-78"
+CANNOT_START = "cannot-start"
 FAULT_REPORT = "fault-report"
 EX_TEMPFAIL = 75
 EX_NOPERM = 77
+EX_CONFIG = 78
+EXIT_CLASSES = {EX_TEMPFAIL: (PROVIDER, EXIT_75), EX_NOPERM: (AUTH, EXIT_77), EX_CONFIG: (CONFIG, EXIT_78)}
 
 
 @dataclass
@@ -321,18 +328,19 @@ def _run_adapter(ctx: TaskContext, agent: AgentSettings, key: str, attempt: int,
 def _after_adapter(ctx: TaskContext, key: str, run: adapters.AgentRun, outcome: StageOutcome) -> None:
     outcome.agentRun = run.shown()
     verdict = run.verdict
-    if run.resumed and outcome.fault is not None and run.events == 0:
+    if run.resumed and outcome.fault is not None and (run.events == 0 or verdict.why == adapters.SESSION_NOT_FOUND):
         ctx.sessions.pop(key, None)  # the session could not be resumed: the next attempt starts afresh
     elif run.sessionId is not None:
         ctx.sessions[key] = AgentSession(run.sessionId, run.adapter, outcome.fault is not None)
     if outcome.fault is not None and outcome.fault != INTERRUPTED and verdict.fault is not None:
         outcome.fault = verdict.fault  # the class the adapter read from the stream
         outcome.faultKind = f"{run.adapter}-{verdict.why}".replace(" ", "-")
-        outcome.detail = one_line(f"{outcome.detail} ({run.adapter})" if verdict.why == "time-out" else
-                                  f"the {outcome.stage} agent ({run.adapter}): {verdict.fault} fault, "
+        outcome.detail = one_line(f"{outcome.detail} ({run.adapter}: {verdict.message})" if verdict.why == "time-out"
+                                  else f"the {outcome.stage} agent ({run.adapter}): {verdict.fault} fault, "
                                   f"{verdict.why}: {verdict.message}" + _reset_words(outcome.resetAt), 500)
-    elif outcome.fault is not None and outcome.fault != INTERRUPTED:
-        outcome.detail = one_line(f"{outcome.detail} ({run.adapter}: {verdict.why})", 500)
+    elif outcome.fault is not None and outcome.fault != INTERRUPTED:  # the CLI's words, whatever the class
+        words = f": {verdict.message}" if verdict.message else ""
+        outcome.detail = one_line(f"{outcome.detail} ({run.adapter}: {verdict.why}{words})", 500)
 
 
 def judge(stage: str, attempt: int, reviewer: int | None, done: host.Finished, report: Path,
@@ -348,13 +356,15 @@ def judge(stage: str, attempt: int, reviewer: int | None, done: host.Finished, r
     if stopped:
         return fault(INTERRUPTED, INTERRUPTED, f"{who} was stopped: the workflow was interrupted")
     if done.start_error is not None:
+        if done.start_errno in host.NEVER_STARTS:
+            return fault(CONFIG, CANNOT_START, f"{who} could not start: {done.start_error}")
         return fault(INFRA, CRASH, f"{who} could not start: {done.start_error}")
     if done.timed_out:
         return fault(INFRA, TIMEOUT, f"{who} timed out after {timeout:g}s; its process group was killed")
     document, problem = read_report(report, stage)
     reported = document.get("fault") if document is not None else None
-    if done.exit_code in (EX_TEMPFAIL, EX_NOPERM):
-        klass, kind = (PROVIDER, EXIT_75) if done.exit_code == EX_TEMPFAIL else (AUTH, EXIT_77)
+    if done.exit_code in EXIT_CLASSES:
+        klass, kind = EXIT_CLASSES[done.exit_code]
         return fault(klass, kind, f"{who} exited with {done.exit_code} ({klass} fault)"
                      + _fault_words(reported, done), reported)
     if isinstance(reported, dict):

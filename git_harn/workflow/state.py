@@ -61,6 +61,7 @@ from typing import Any, Protocol
 INFRA = "infra"
 PROVIDER = "provider"
 AUTH = "auth"
+CONFIG = "config"  # the agent refused its own command line or setup: it would refuse again
 INTERRUPTED_FAULT = "interrupted"
 
 
@@ -105,6 +106,7 @@ class State(enum.Enum):
     INFRA_FAULT = "infra-fault"
     PROVIDER_FAULT = "provider-fault"
     AUTH_FAULT = "auth-fault"
+    CONFIG_FAULT = "config-fault"  # never retried: fix the agent's command line, then relaunch
     MANUAL_MERGE_READY = "manual-merge-ready"  # an addendum an operator merges (seed 002)
 
     @property
@@ -190,18 +192,19 @@ _REPORTED = {State.STARTING: "running", State.PLANNING: "running", State.IMPLEME
              State.INTEGRATING: "running", State.SELECTED: "running", State.CLAIMED: "running",
              State.REFUSED: "failed", State.INTERRUPTED: "halted"}
 _FAULT_OF = {State.INFRA_FAULT: INFRA, State.PROVIDER_FAULT: PROVIDER, State.AUTH_FAULT: AUTH,
-             State.INTERRUPTED: INTERRUPTED_FAULT}
+             State.CONFIG_FAULT: CONFIG, State.INTERRUPTED: INTERRUPTED_FAULT}
 _BY_VALUE = {s.value: s for s in State}
 
 ENDS = frozenset({State.DONE, State.FAILED, State.REFUSED, State.BLOCKED, State.HALTED, State.INTERRUPTED,
-                  State.INFRA_FAULT, State.PROVIDER_FAULT, State.AUTH_FAULT, State.MANUAL_MERGE_READY})
+                  State.INFRA_FAULT, State.PROVIDER_FAULT, State.AUTH_FAULT, State.CONFIG_FAULT,
+                  State.MANUAL_MERGE_READY})
 STAGES = frozenset({State.PLANNING, State.IMPLEMENTING, State.WRITING_ADDENDUM, State.GATING, State.REVIEWING,
                     State.INTEGRATING})
 IN_FLIGHT = frozenset({State.SELECTED, State.CLAIMED, State.STARTING}) | STAGES
 # every end a stage can lead to; BLOCKED only from a writing stage, MANUAL_MERGE_READY only from an
 # addendum, REFUSED only from review, HALTED only from integration
 _STAGE_ENDS = frozenset({State.FAILED, State.INTERRUPTED, State.INFRA_FAULT, State.PROVIDER_FAULT,
-                         State.AUTH_FAULT})
+                         State.AUTH_FAULT, State.CONFIG_FAULT})
 _ANYWHERE = frozenset({State.FAILED, State.INTERRUPTED})  # a lost lock or claim, an interruption, a bug
 
 TRANSITIONS: dict[State, frozenset[State]] = {
@@ -243,20 +246,21 @@ class Outcome(enum.Enum):
     INFRA = INFRA
     PROVIDER = PROVIDER
     AUTH = AUTH
+    CONFIG = CONFIG
     INTERRUPTED = INTERRUPTED_FAULT
     LOST_CLAIM = "lost-claim"  # a lock or claim this task held was lost
     ERROR = "error"  # git or the host failed under the task (a HarnError)
 
     @classmethod
     def of_fault(cls, fault: str) -> Outcome:
-        return {INFRA: cls.INFRA, PROVIDER: cls.PROVIDER, AUTH: cls.AUTH,
+        return {INFRA: cls.INFRA, PROVIDER: cls.PROVIDER, AUTH: cls.AUTH, CONFIG: cls.CONFIG,
                 INTERRUPTED_FAULT: cls.INTERRUPTED}.get(fault, cls.INFRA)
 
 
 _END_FOR = {Outcome.PRODUCT_FAILURE: State.FAILED, Outcome.BLOCKED: State.BLOCKED,
             Outcome.CHANGES_REQUESTED: State.REFUSED, Outcome.MANUAL_MERGE_READY: State.MANUAL_MERGE_READY,
             Outcome.HALT: State.HALTED, Outcome.INFRA: State.INFRA_FAULT, Outcome.PROVIDER: State.PROVIDER_FAULT,
-            Outcome.AUTH: State.AUTH_FAULT, Outcome.INTERRUPTED: State.INTERRUPTED,
+            Outcome.AUTH: State.AUTH_FAULT, Outcome.CONFIG: State.CONFIG_FAULT, Outcome.INTERRUPTED: State.INTERRUPTED,
             Outcome.LOST_CLAIM: State.FAILED, Outcome.ERROR: State.FAILED}
 
 
@@ -278,7 +282,7 @@ class Ending:
     state: State
     stage: str | None
     detail: str
-    fault: str | None = None  # the fault class seen (infra, provider, auth, interrupted)
+    fault: str | None = None  # the fault class seen (infra, provider, auth, config, interrupted)
     faultKind: str | None = None  # timeout, crash, invalid-report, exit-75 …
 
     @property
@@ -393,6 +397,14 @@ def advice(ending: Ending, facts: Facts, where: Where) -> Next:
     state = ending.state
     if state.landed or facts.landed:
         return Next(None, "landed")
+    step = _advice_from_facts(state, facts, where)
+    if state is State.CONFIG_FAULT and step.command is not None:
+        step.why = ("the agent refused its own command line or setup (see the detail): fix it first "
+                    f"(git harn workflow check shows each agent's), then run this: {step.why}")
+    return step
+
+
+def _advice_from_facts(state: State, facts: Facts, where: Where) -> Next:
     if facts.integration_crashed and facts.branch_exists:
         return Next(harn_command("integrate", facts.branch, *where.flags, "--resume-after-crash"),
                     f"an integrate of {facts.branch} died midway: inspect {where.remote}/{where.base} and the "

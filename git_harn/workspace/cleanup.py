@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import ClassVar
 
 from git_harn.clock import now_iso
-from git_harn.errors import BadInput, Refused
+from git_harn.errors import BadInput, HarnError, Refused
 from git_harn.failpoints import failpoint
 from git_harn.files import atomic_write
-from git_harn.git import Repo
+from git_harn.git import Oid, Repo, to_oid
 from git_harn.git.workdir import DirtyPath, dirty_paths, hidden_changes, nested_git_paths, restore_deleted
-from git_harn.git.worktrees import admin_dir, detached_head, linked_problem, remove_worktree
+from git_harn.git.worktrees import admin_dir, detached_head, head_of, linked_problem, remove_worktree
 from git_harn.results import Result
 from git_harn.store import runs as store
 from git_harn.store.locks import hold_run, hold_worktrees, holder_mark
@@ -96,6 +96,8 @@ def judge(repo: Repo, record: RunRecord, frozen_oid: str, snap: Snapshot | None 
         if problem is not None:  # git run there would act on another repository [P1]
             return Verdict(PRESERVED_DIRTY, not_linked(record, problem))
     now = snap.tip if snap is not None else repo.ref_oid(record.branch_ref)
+    if now is None and gone_branch(record):
+        now = where_it_stood(repo, record)  # frozen while the branch was gone: its HEAD is judged
     if now is None or str(now) != frozen_oid:
         return Verdict(BLOCKED, (
             "cleanup blocked: workspace ref changed from the frozen intent "
@@ -171,8 +173,10 @@ def preview(repo: Repo, run_id: str) -> CleanupResult:
     refuse_out_of_reach(repo, record)
     frozen = record.frozenIntent["oid"] if record.frozenIntent else None
     if frozen is None:
-        tip = repo.ref_oid(record.branch_ref)
+        tip, source = intent_tip(repo, record)
         frozen = str(tip) if tip is not None else "(none)"
+        if source is not None:  # judged as the real run will, once it froze on where the workspace stood
+            record.frozenIntent = {"ref": record.branch_ref, "oid": frozen, "frozenAt": "", "source": source}
     verdict = judge(repo, record, frozen)
     return _result(record, DRY_RUN, verdict.reason, wouldBe=verdict.outcome, dirtyPaths=verdict.dirty)
 
@@ -233,16 +237,51 @@ def _undo_partial_removal(repo: Repo, record: RunRecord) -> None:
         restore_deleted(path, missing)
 
 
+# Where the intent was frozen when the workspace branch was already gone.
+FROM_HEAD, FROM_BASE = "head", "base"
+
+
+def intent_tip(repo: Repo, record: RunRecord) -> tuple[Oid | None, str | None]:
+    """What cleanup freezes: the branch tip; when the branch is gone (a
+    workflow's integration leaves the worktree detached at the task's tip,
+    an operator deleted it), the worktree's HEAD, else the recorded base.
+    The second value says which, None for the branch itself."""
+    tip = repo.ref_oid(record.branch_ref)
+    if tip is not None:
+        return tip, None
+    head = head_of(Path(record.path))
+    if head is not None:
+        return head, FROM_HEAD
+    return to_oid(record.base["oid"]), FROM_BASE
+
+
+def gone_branch(record: RunRecord) -> bool:
+    return bool(record.frozenIntent and record.frozenIntent.get("source"))
+
+
+def where_it_stood(repo: Repo, record: RunRecord) -> Oid | None:
+    """A workspace frozen on a gone branch is judged where its HEAD is now (the
+    frozen commit itself when HEAD names no commit)."""
+    head = head_of(Path(record.path))
+    if head is not None:
+        return head
+    return to_oid(record.frozenIntent["oid"]) if record.frozenIntent else None
+
+
 def freeze_intent(repo: Repo, stored: store.Stored) -> store.Stored:
     """Pin the workspace ref and its OID on the first attempt [W8]."""
     record = stored.record
     if record.frozenIntent is not None:
         return stored
-    tip = repo.ref_oid(record.branch_ref)
+    tip, source = intent_tip(repo, record)
     if tip is None:
         raise Refused(f"workspace branch {record.branch} is missing; cannot freeze the intent")
     record.frozenIntent = {"ref": record.branch_ref, "oid": str(tip), "frozenAt": now_iso()}
-    new_tip = store.write(repo, record, "freeze", f"froze {record.branch} at {tip}", stored.tip)
+    what = f"froze {record.branch} at {tip}"
+    if source is not None:
+        record.frozenIntent["source"] = source
+        what = f"froze the workspace at its {'HEAD' if source == FROM_HEAD else 'base'} {tip}: {record.branch} is gone"
+    new_tip = store.write(repo, record, "freeze", what, stored.tip)
     return store.Stored(record, new_tip)
 
 
@@ -271,7 +310,10 @@ def _release(repo: Repo, stored: store.Stored, event: str | None = None) -> Clea
     with hold_worktrees(repo):
         remove_worktree(repo, Path(record.path))
     failpoint("cleanup-after-remove")
-    branch_note = let_go_of_branch(repo, record)
+    try:
+        branch_note = let_go_of_branch(repo, record)
+    except HarnError as exc:  # the worktree is gone: the release happened, only the branch is left [P6]
+        branch_note = f"branch {record.branch} kept for now ({exc.message})"
     record.state = RELEASED
     record.lastOutcome = RELEASED
     record.releasing = None

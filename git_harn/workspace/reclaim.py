@@ -29,7 +29,8 @@ from git_harn.git.workdir import Fingerprint, fingerprint, nested_git_paths, res
 from git_harn.git.worktrees import admin_locks, head_of, linked_problem, point_head
 from git_harn.notices import info, progress, warn
 from git_harn.store import runs as store
-from git_harn.store.locks import git_processes_in, hold_run, holder_gone, holder_mark
+from git_harn.store.locks import broken_owner, git_processes_in, hold_run, holder_gone, holder_mark, run_lock_path
+from git_harn.store.procs import dead_ran_out
 from git_harn.store.record import ALREADY_GONE, RunRecord, already
 from git_harn.text import printable_path
 from git_harn.workspace.cleanup import CleanupResult, cleanup_locked, read_known
@@ -87,7 +88,7 @@ def reclaim_locked(repo: Repo, run_id: str, mode: str) -> ReclaimResult:
         return _with(cleanup_locked(repo, run_id), mode, None)
     snap = take(repo, stored)
     _recreate_missing_branch(repo, snap)
-    _clear_dead_locks(snap)
+    _clear_dead_locks(repo, snap)
     _refuse_nested(snap, mode)
     _refuse_moving_callers_branch(repo, snap.record)
     _begin(repo, snap, mode)
@@ -108,6 +109,7 @@ def _recreate_missing_branch(repo: Repo, snap: Snapshot) -> None:
     where = (record.frozenIntent or record.base)["oid"]
     repo.create_ref(record.branch_ref, to_oid(where),
                     f"git-harn: reclaim {record.runId} restores the deleted workspace branch")
+    record.branchCreated = True  # made by reclaim: cleanup deletes it again, never leaves it behind
     snap.moved(record.branch_ref, to_oid(where))
     if snap.head is None and snap.head_ref == record.branch_ref:
         snap.head = to_oid(where)
@@ -129,13 +131,15 @@ def _refuse_moving_callers_branch(repo: Repo, record: RunRecord) -> None:
                   f"'git harn reclaim {record.runId}' again; nothing was changed")
 
 
-def _clear_dead_locks(snap: Snapshot) -> None:
+def _clear_dead_locks(repo: Repo, snap: Snapshot) -> None:
     """Lock files a git left in the workspace's admin folder when it was
     killed together with the git-harn that ran it [P6]. git writes no pid,
     so a lock is judged by git-harn's own marks: it is stale when the run
     that was at work there (its ``reclaiming`` or ``releasing`` mark) is
     provably dead, with its whole process group, and no git process works
-    in the workspace. Otherwise nothing is touched and the reason is given."""
+    in the workspace; or when the run lock this reclaim broke names a dead
+    process whose commands (an agent's ``git commit``) and their process
+    groups are all dead. Otherwise nothing is touched and the reason is given."""
     if snap.admin is None:
         return
     found = admin_locks(snap.admin)
@@ -143,11 +147,13 @@ def _clear_dead_locks(snap: Snapshot) -> None:
         return
     record = snap.record
     marks = [m for m in (record.reclaiming, record.releasing) if m and m.get("pid")]
+    dead_run = broken_owner(run_lock_path(repo, record.runId))  # the run lock this reclaim broke
     busy = git_processes_in(snap.path)
-    if marks and all(holder_gone(m) for m in marks) and not busy:
+    if (marks or dead_run) and all(holder_gone(m) for m in marks) and dead_ran_out(dead_run) and not busy:
+        who = marks[0].get("pid") if marks else (dead_run or {}).get("pid")
         for lock in found:
             lock.unlink(missing_ok=True)
-            warn(f"removed {lock}: left by git-harn pid {marks[0].get('pid')} (run {record.runId}), "
+            warn(f"removed {lock}: left by git-harn pid {who} (run {record.runId}) or a command it ran, "
                  "which died together with the git it ran")
         return
     who = f"git process(es) {', '.join(map(str, busy[:5]))} work in {record.path}" if busy else (

@@ -10,6 +10,8 @@ ordinary stage protocol, so the one ``stages.judge`` decides:
 - a valid answer → the report at ``$HARN_REPORT``, exit 0;
 - a provider fault → a fault report ``{"fault": {"class": "provider", …}}``, exit 75;
 - an auth fault → a fault report of class ``auth``, exit 77;
+- a config fault (the CLI refused its command line or setup, or is not
+  there: it will refuse again) → a fault report of class ``config``, exit 78;
 - an infra fault → the stage's time-out as such, or an ``infra`` fault
   report and a non-zero exit (a death or an idle stream);
 - a final event without an answer → no report, the CLI's exit code.
@@ -22,23 +24,37 @@ It builds no git argv.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from git_harn.files import atomic_write, unlink_entry
-from git_harn.proc import Finished
+from git_harn.proc import NEVER_STARTS, Finished
 from git_harn.tasks.config import AgentSettings
 from git_harn.workflow.adapters import claude, codex
-from git_harn.workflow.adapters.classify import AUTH, INFRA, PROVIDER, Signals, Usage, Verdict, classify
+from git_harn.workflow.adapters.classify import (
+    AUTH,
+    CONFIG,
+    INFRA,
+    PROVIDER,
+    Signals,
+    Usage,
+    Verdict,
+    classify,
+    last_lines,
+)
+from git_harn.workflow.adapters.classify import (
+    SESSION_NOT_FOUND as SESSION_NOT_FOUND,
+)
 from git_harn.workflow.adapters.schema import REPORT_NOTE, strict_schema, to_report
 from git_harn.workflow.adapters.stream import Streamed, run_stream
 
 EX_SOFTWARE = 70  # an infra fault with no exit code of its own (idle, or exit 0 without a final event)
 EX_TEMPFAIL = 75  # provider fault
 EX_NOPERM = 77  # auth fault
-EXIT_FOR_FAULT = {PROVIDER: EX_TEMPFAIL, AUTH: EX_NOPERM}
+EX_CONFIG = 78  # config fault: the CLI refused its command line or setup, or is not there
+EXIT_FOR_FAULT = {PROVIDER: EX_TEMPFAIL, AUTH: EX_NOPERM, CONFIG: EX_CONFIG}
 
 
 @dataclass
@@ -75,7 +91,33 @@ class AgentRun:
     def shown(self) -> dict[str, Any]:
         return {"adapter": self.adapter, "log": self.log, "sessionId": self.sessionId, "resumed": self.resumed,
                 "cliExitCode": self.cliExitCode, "events": self.events, "signal": self.verdict.why,
-                "fault": self.verdict.fault, "usage": self.usage.shown()}
+                "fault": self.verdict.fault, "resetAt": self.verdict.reset_at, "usage": self.usage.shown()}
+
+
+@dataclass(frozen=True)
+class LoginCheck:
+    """One CLI's own login check, run before a workflow creates anything."""
+
+    adapter: str
+    argv: list[str]
+    skipped: str | None = None  # why the check cannot see the credential the CLI will use
+
+
+def login_checks(agents: Iterable[AgentSettings], env: Mapping[str, str]) -> list[LoginCheck]:
+    """The login check of each distinct adapter CLI among ``agents``: ``claude
+    auth status``, ``codex login status`` (skipped when ``CODEX_API_KEY`` is
+    set: ``codex exec`` reads it, the status command cannot see it)."""
+    checks: list[LoginCheck] = []
+    for agent in agents:
+        if agent.adapter not in (claude.NAME, codex.NAME) or agent.command is None:
+            continue
+        argv = claude.status_argv(agent) if agent.adapter == claude.NAME else codex.status_argv(agent)
+        if any(check.argv == argv for check in checks):
+            continue
+        skipped = (f"{codex.KEY_VARIABLE} is set, which codex exec reads and codex login status cannot see"
+                   if agent.adapter == codex.NAME and env.get(codex.KEY_VARIABLE) else None)
+        checks.append(LoginCheck(agent.adapter, argv, skipped))
+    return checks
 
 
 def _write_json(path: Path, document: dict[str, Any]) -> None:
@@ -91,7 +133,8 @@ def _ending(call: Call, signals: Signals, streamed: Streamed, verdict: Verdict) 
         if signals.answer is not None:
             _write_json(call.report, to_report(call.stage, signals.answer))
             return Finished(0, b"", stderr, streamed.seconds)
-        note = f"\n{call.agent.adapter}: the final event carried no report ({verdict.why})\n".encode()
+        words = f": {verdict.message}" if verdict.message else ""
+        note = f"\n{call.agent.adapter}: the final event carried no report ({verdict.why}){words}\n".encode()
         return Finished(streamed.exit_code, b"", stderr + note, streamed.seconds)
     if verdict.fault == INFRA and streamed.timed_out:
         return Finished(None, b"", stderr, streamed.seconds, timed_out=True)
@@ -125,14 +168,19 @@ def run(call: Call) -> AgentRun:
             codex.feed(signals, event)
     prompt = f"{call.prompt.rstrip()}\n\n{REPORT_NOTE}\n".encode()
     streamed = run_stream(argv, call.cwd, stdin=prompt, env=call.env, log=log, timeout=call.timeout,
-                          idle=call.idle, on_event=feed, on_start=call.on_start)
+                          idle=call.idle, on_event=feed, on_start=call.on_start, progress=lambda: signals.last_progress,
+                          given_up=lambda: signals.gave_up)
     if streamed.start_error is not None:
-        verdict = Verdict(INFRA, "could not start", streamed.start_error)
-        finished = Finished(None, b"", b"", 0.0, start_error=streamed.start_error)
+        verdict = Verdict(CONFIG if streamed.start_errno in NEVER_STARTS else INFRA, "could not start",
+                          streamed.start_error)
+        finished = Finished(None, b"", b"", 0.0, start_error=streamed.start_error, start_errno=streamed.start_errno)
     else:
         if adapter == codex.NAME:
             codex.read_answer(signals, answer)
         stderr = streamed.stderr.decode("utf-8", "replace")[-4000:]
+        if call.resume is not None and any(marker in last_lines(stderr, 5).lower()
+                                           for marker in (claude.NO_SESSION, codex.NO_THREAD)):
+            signals.session_missing = True
         verdict = classify(signals, exit_code=streamed.exit_code, timed_out=streamed.timed_out,
                            idle=streamed.idle, stderr=stderr, cli=adapter)
         finished = _ending(call, signals, streamed, verdict)

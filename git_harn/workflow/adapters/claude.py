@@ -22,6 +22,29 @@ from git_harn.workflow.adapters.schema import strict_schema
 
 NAME = "claude"
 CACHED = ("cache_read_input_tokens", "cache_creation_input_tokens")
+AUTH_ERRORS = ("authentication_failed",)
+PROVIDER_ERRORS = ("rate_limit", "overloaded", "server_error", "billing_error")
+NO_SESSION = "no conversation found with session id"
+# Claude Code refuses each of these as root unless IS_SANDBOX=1 (exactly "1")
+BYPASS_FLAGS = ("--dangerously-skip-permissions", "--allow-dangerously-skip-permissions")
+BYPASS_MODE = "bypassPermissions"
+
+
+def status_argv(agent: AgentSettings) -> list[str]:
+    """The CLI's own login check: exit 0 when it has a credential."""
+    assert agent.command is not None
+    return [*agent.command, "auth", "status", "--text"]
+
+
+def bypasses_permissions(args: tuple[str, ...] | list[str]) -> str | None:
+    """The argument that skips permission checks, in any of its spellings, else None."""
+    for at, word in enumerate(args):
+        if word in BYPASS_FLAGS or word.split("=", 1)[0] in BYPASS_FLAGS:
+            return word
+        if word == f"--permission-mode={BYPASS_MODE}" or (
+                word == "--permission-mode" and at + 1 < len(args) and args[at + 1] == BYPASS_MODE):
+            return f"--permission-mode {BYPASS_MODE}"
+    return None
 
 
 def argv(agent: AgentSettings, stage: str, resume: str | None) -> tuple[list[str], str]:
@@ -58,8 +81,7 @@ def feed(signals: Signals, event: dict[str, Any]) -> None:
     if signals.session_id is None and isinstance(event.get("session_id"), str):
         signals.session_id = event["session_id"]
     if kind == "system" and event.get("subtype") == "api_retry":
-        signals.retrying = True
-        signals.error(str(event.get("error") or "api_retry"), _status(event.get("error_status")))
+        _retry(signals, event)
     elif kind == "rate_limit_event":
         raw = event.get("rate_limit_info")
         info: dict[str, Any] = raw if isinstance(raw, dict) else {}
@@ -69,14 +91,37 @@ def feed(signals: Signals, event: dict[str, Any]) -> None:
             signals.reset_at = iso(resets)
     elif kind == "assistant":
         text = _text(event.get("message"))
-        if event.get("error") or text.startswith("API Error"):
-            signals.error(text or str(event.get("error")))  # the CLI's synthetic error message
+        code = event.get("error")
+        if code or text.startswith("API Error"):
+            _assistant_error(signals, str(code or ""), text)
         else:
             signals.progress()
     elif kind == "user":
         signals.progress()
     elif kind == "result":
         _result(signals, event)
+
+
+def _retry(signals: Signals, event: dict[str, Any]) -> None:
+    """One of the CLI's own retries: ``error`` is the same code as an assistant
+    event's (``unknown`` when it could not connect), ``error_status`` the HTTP status or null."""
+    signals.retrying = True
+    code, status = str(event.get("error") or "unknown"), _status(event.get("error_status"))
+    signals.error(f"api_retry {event.get('attempt', '?')}/{event.get('max_retries', '?')}: {code}"
+                  + (f" (HTTP {status})" if status is not None else " (no HTTP status)"), status)
+    if code in PROVIDER_ERRORS:
+        signals.provider = True
+
+
+def _assistant_error(signals: Signals, code: str, text: str) -> None:
+    """The CLI's synthetic message about a failed request: its top-level
+    ``error`` is the class, its text the words (a connection refused comes
+    as ``server_error`` too, which ``Signals.error`` reads as the network)."""
+    signals.error(text or code)
+    if code in AUTH_ERRORS:
+        signals.auth = True
+    elif code in PROVIDER_ERRORS:
+        signals.provider = True
 
 
 def _result(signals: Signals, event: dict[str, Any]) -> None:
@@ -90,8 +135,17 @@ def _result(signals: Signals, event: dict[str, Any]) -> None:
         signals.usage.turns = event["num_turns"]
     if signals.final_error:
         detail = event.get("result") if isinstance(event.get("result"), str) else ""
+        raw = event.get("errors")
+        errors = [e for e in raw if isinstance(e, str)] if isinstance(raw, list) else []
         reason = event.get("terminal_reason") or event.get("subtype") or "error"
-        signals.error(f"{detail or reason}", _status(event.get("api_error_status")))
+        for text in errors:
+            signals.error(text)
+            signals.session_missing = signals.session_missing or NO_SESSION in text.lower()
+        status = _status(event.get("api_error_status"))
+        if detail or not errors:
+            signals.error(str(detail or reason), status)
+        elif status is not None:
+            signals.statuses.append(status)
         return
     signals.progress()
     answer = event.get("structured_output")

@@ -2,12 +2,18 @@
 
 The configuration is the one a run would use (``<remote>/<base>``, fetched
 without writing a ref). For every stage: is the executable there (PATH or
-the path given), and for an adapter, does ``<cli> --version`` answer. With
-``--live``, each adapter agent also gets a tiny no-op prompt in an empty
-temporary folder (never a worktree of the repository), through the same
-adapter a run uses, so a missing login, an exhausted quota or a refused
-permission shows as the same fault class it would be in a run. That costs a
-few tokens per agent.
+the path given), and for an adapter, does ``<cli> --version`` answer, does
+the CLI's own login check pass (the one a run's preflight uses), and would
+Claude Code refuse its permission flags (a bypass in any spelling, as root
+without ``IS_SANDBOX=1``). With ``--live``, each adapter agent that is
+logged in also gets a tiny no-op prompt in an empty temporary folder (never
+a worktree of the repository), through the same adapter a run uses, so an
+exhausted quota, a refused permission or a network that cannot be reached
+shows as the same fault class it would be in a run. That costs a few
+tokens per agent. It is bounded to seconds: ``LIVE_TIMEOUT`` in all,
+``LIVE_IDLE`` without progress, and Claude Code's own retries cut to
+``LIVE_RETRIES`` (``CLAUDE_CODE_MAX_RETRIES``, unless the operator set it),
+where a run would wait minutes.
 """
 
 from __future__ import annotations
@@ -26,10 +32,14 @@ from git_harn.results import Result
 from git_harn.tasks.config import COMMAND_ADAPTER, AgentSettings
 from git_harn.text import one_line
 from git_harn.workflow import adapters, config, host
+from git_harn.workflow.adapters import claude
+from git_harn.workflow.adapters.classify import Usage
+from git_harn.workflow.preflight import LOGIN_TIMEOUT, failure
 
 VERSION_TIMEOUT = 30.0
-LIVE_TIMEOUT = 180.0
-LIVE_IDLE = 90.0
+LIVE_TIMEOUT = 25.0
+LIVE_IDLE = 20.0
+LIVE_RETRIES = "1"
 LIVE_PROMPT = ("This is a preflight check by git-harn, not a task. Do not read, change or run anything. "
                "Answer with ok = true and summary = \"ready\".")
 
@@ -80,6 +90,7 @@ def _live(agent: AgentSettings) -> dict[str, Any]:
         where = Path(folder)
         report = where / "check.report.json"
         env = host.refs.agent_env({"HARN_STAGE": agent.stage, "HARN_REPORT": str(report)}, agent.secrets)
+        env.setdefault("CLAUDE_CODE_MAX_RETRIES", LIVE_RETRIES)
         run = adapters.run(adapters.Call(probe, "plan", where, LIVE_PROMPT, env, report, where / "check",
                                          LIVE_TIMEOUT, LIVE_IDLE))
         answered = run.verdict.fault is None and run.finished.exit_code == 0 and report.exists()
@@ -93,6 +104,19 @@ def _live(agent: AgentSettings) -> dict[str, Any]:
 
 def _root_unsandboxed() -> bool:
     return hasattr(os, "geteuid") and os.geteuid() == 0 and os.environ.get("IS_SANDBOX") != "1"
+
+
+def _login(agent: AgentSettings) -> str | None:
+    """The CLI's own login check, as a run's preflight makes it: what it said when it failed."""
+    env = host.refs.agent_env({"HARN_STAGE": "preflight"}, agent.secrets)
+    for check in adapters.login_checks([agent], env):
+        if check.skipped is not None:
+            continue
+        done = run_bounded(check.argv, Path(tempfile.gettempdir()), timeout=LOGIN_TIMEOUT, env=env)
+        problem = failure(done, LOGIN_TIMEOUT)
+        if problem is not None:
+            return one_line(f"{' '.join(check.argv[len(agent.command or ()):])}: {problem}", 300)
+    return None
 
 
 def _check_agent(agent: AgentSettings, live: bool) -> dict[str, Any]:
@@ -109,12 +133,19 @@ def _check_agent(agent: AgentSettings, live: bool) -> dict[str, Any]:
                                  + (f" (install {agent.adapter}, or name it with command = [...])"
                                     if agent.adapter != COMMAND_ADAPTER else ""))
     elif agent.adapter != COMMAND_ADAPTER:
-        if agent.adapter == "claude" and "--dangerously-skip-permissions" in agent.args and _root_unsandboxed():
-            entry["problems"].append("claude refuses --dangerously-skip-permissions as root unless IS_SANDBOX=1 "
-                                     "(set it only inside a container or VM)")
+        bypass = claude.bypasses_permissions(agent.args) if agent.adapter == claude.NAME else None
+        if bypass is not None and _root_unsandboxed():
+            entry["problems"].append(f"config fault: claude refuses {bypass} as root unless IS_SANDBOX=1 "
+                                     "(exactly 1; set it only inside a container or VM)")
         entry["version"], problem = _version(agent.command, agent.secrets)
+        login = None if problem else _login(agent)
         if problem:
             entry["problems"].append(problem)
+        elif login is not None:
+            entry["problems"].append(f"auth fault: {agent.adapter} is not logged in ({login})")
+            if live:  # no prompt: the run's own preflight would stop here
+                entry["live"] = {"ok": False, "fault": "auth", "signal": "login check", "detail": login,
+                                 "seconds": 0.0, "usage": Usage().shown()}
         elif live:
             entry["live"] = _live(agent)
             if not entry["live"]["ok"]:

@@ -29,7 +29,7 @@ args = ["--permission-mode", "acceptEdits", "--allowedTools",
 # model = "sonnet"
 # maxTurns = 40           # --max-turns
 # maxBudgetUsd = 5        # --max-budget-usd, per stage run
-# idleTimeout = 600       # seconds without an event before the agent counts as hung
+# idleTimeout = 600       # seconds without progress before the agent counts as hung
 # timeout = 1800
 
 [agents.implement]
@@ -63,7 +63,7 @@ _CODEX = '''\
 adapter = "codex"
 args = ["--sandbox", "workspace-write"]
 # model = "gpt-5-codex"
-# idleTimeout = 600       # seconds without an event before the agent counts as hung
+# idleTimeout = 600       # seconds without progress before the agent counts as hung
 # timeout = 1800
 
 [agents.implement]

@@ -4,7 +4,12 @@ The CLI is an argv list (never a shell) in its own process group; the
 prompt goes on stdin, which is then closed (``codex exec`` waits for EOF);
 every line of stdout is appended to the log file as it arrives and handed,
 parsed, to the adapter. Two clocks bound it: the stage's time-out and the
-idle time-out (no line for that many seconds). Either kills the whole group.
+idle time-out: no progress for that many seconds, where the adapter's
+parser says what progress is (its retries and error notices are not: a
+CLI that only reconnects for ever is idle), or, without a parser's clock,
+no line at all. Either kills the whole group, and so does the parser's
+word that the CLI gave up but will not exit (``given_up()``: codex
+"waiting for network" after its reconnects ran out).
 """
 
 from __future__ import annotations
@@ -39,10 +44,12 @@ class Streamed:
     seconds: float
     events: int = 0
     timed_out: bool = False
-    idle: bool = False  # killed after idle seconds without an event
+    idle: bool = False  # killed after idle seconds without progress
     start_error: str | None = None
     stderr: bytes = b""
     log_truncated: bool = False
+    start_errno: int | None = None  # why it could not start (ENOENT: no such executable)
+    gave_up: bool = False  # killed because the CLI said it gave up but would wait for ever
 
 
 class _Pump:
@@ -97,15 +104,19 @@ def _kill(pgid: int) -> None:
 
 def run_stream(argv: Sequence[str], cwd: Path, *, stdin: bytes, env: Mapping[str, str], log: Path,
                timeout: float, idle: float, on_event: Callable[[Event], None],
-               on_start: Callable[[int], None] | None = None) -> Streamed:
+               on_start: Callable[[int], None] | None = None,
+               progress: Callable[[], float] | None = None,
+               given_up: Callable[[], bool] | None = None) -> Streamed:
     """Run ``argv`` with ``stdin`` until it exits, ``timeout`` passes, or
-    ``idle`` seconds pass without a line on stdout."""
+    ``idle`` seconds pass without progress (``progress()``: the monotonic
+    time of the last, else the last line on stdout)."""
     started = time.monotonic()
     try:
         child = subprocess.Popen(list(argv), cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE, env=dict(env), start_new_session=True)
     except OSError as exc:
-        return Streamed(None, 0.0, start_error=f"cannot run {argv[0]!r}: {exc.strerror or exc}")
+        return Streamed(None, 0.0, start_error=f"cannot run {argv[0]!r}: {exc.strerror or exc}",
+                        start_errno=exc.errno)
     assert child.stdout is not None and child.stderr is not None
     if on_start is not None:
         on_start(child.pid)
@@ -115,7 +126,7 @@ def run_stream(argv: Sequence[str], cwd: Path, *, stdin: bytes, env: Mapping[str
     threading.Thread(target=feed_stdin, args=(child.stdin, stdin), daemon=True).start()
     with create_private(log) as handle:  # the agent can write the run folder: never follow its link
         pump = _Pump(child.stdout, handle, on_event)
-        timed_out = went_idle = False
+        timed_out = went_idle = gave_up = False
         while True:
             try:
                 child.wait(timeout=POLL)
@@ -124,8 +135,10 @@ def run_stream(argv: Sequence[str], cwd: Path, *, stdin: bytes, env: Mapping[str
                 now = time.monotonic()
                 if now - started > timeout:
                     timed_out = True
-                elif now - pump.last > idle:
+                elif now - max(started, progress() if progress is not None else pump.last) > idle:
                     went_idle = True
+                elif given_up is not None and given_up():
+                    gave_up = True
                 else:
                     continue
                 _kill(child.pid)
@@ -134,6 +147,6 @@ def run_stream(argv: Sequence[str], cwd: Path, *, stdin: bytes, env: Mapping[str
         _kill(child.pid)  # nothing the CLI started outlives it
         pump.thread.join(timeout=5)
     drain.join(timeout=5)
-    code = None if timed_out or went_idle else child.returncode
+    code = None if timed_out or went_idle or gave_up else child.returncode
     return Streamed(code, time.monotonic() - started, pump.events, timed_out, went_idle, None, bytes(err),
-                    pump.truncated)
+                    pump.truncated, gave_up=gave_up)

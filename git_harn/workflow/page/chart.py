@@ -107,6 +107,7 @@ def chart(doc: dict[str, Any], as_of: float | None = None) -> Chart:
     horizon = finish or as_of or start or 0.0
     rows = [_row(task, horizon) for task in dicts(doc.get("tasks"))]
     run_waits = [b for b in (_wait(w, horizon) for w in dicts(doc.get("waits"))) if b is not None]
+    run_waits += [b for b in map(_provider_wait, dicts(member(doc, "breakers").get("waits"))) if b is not None]
     times: list[float] = []
     for row in rows:
         for bar in row.bars + row.waits + row.reviewers:
@@ -168,6 +169,18 @@ def _wait(span: dict[str, Any], horizon: float) -> Bar | None:
         return None
     return Bar("wait", when[0], when[1], text(span.get("reason")) or "wait", detail=text(span.get("detail")),
                running=when[2])
+
+
+def _provider_wait(held: dict[str, Any]) -> Bar | None:
+    """A run that held its starts for a provider's reset (``--wait-for-provider``):
+    the circuit breakers keep its start and its length (breakers.py)."""
+    begun = parse_iso(held.get("since"))
+    waited = held.get("waitedSeconds")
+    if begun is None or not isinstance(waited, (int, float)) or isinstance(waited, bool) or waited < 0:
+        return None
+    why = (f"the provider of {text(held.get('agent'))} was limited until {text(held.get('until'))} "
+           f"(a provider fault of task {text(held.get('taskId'))})")
+    return Bar("wait", begun, begun + float(waited), "provider-reset", detail=why)
 
 
 def _reviewer(review: dict[str, Any], horizon: float) -> Bar | None:

@@ -33,7 +33,8 @@ OUTCOME_CLASS = {
     "product-failure": "failure", "failed": "failure", "error": "error", "lost-claim": "error",
     "blocked": "blocked", "halt": "halt", "halted": "halt", "manual-merge-ready": "manual",
     "infra": "infra", "infra-fault": "infra", "provider": "provider", "provider-fault": "provider",
-    "auth": "auth", "auth-fault": "auth", "interrupted": "interrupted",
+    "auth": "auth", "auth-fault": "auth", "config": "config", "config-fault": "config",
+    "interrupted": "interrupted",
 }
 SHORT = {"workspace": "ws", "implement": "impl", "integrate": "land", "addendum": "add"}
 
@@ -214,5 +215,6 @@ LEGEND = {
     "o-failure": "product failure", "o-error": "error (git or the host failed, a claim lost)",
     "o-blocked": "blocked (ExecPlan)", "o-halt": "halted: an operator must look", "o-manual": "manual merge ready",
     "o-infra": "infra fault", "o-provider": "provider fault", "o-auth": "auth fault",
+    "o-config": "config fault (a refusal that repeats)",
     "o-interrupted": "interrupted", "o-running": "running when the record was written",
 }

@@ -1,0 +1,74 @@
+"""One live runner per clone, remote and base (issue 21, defect 1) [L2].
+
+A second ``workflow run`` for the same remote and base in a clone is refused
+(exit 3) naming the live one, and creates nothing; a run on another base
+never takes a live run's branch for a survivor, in any mode.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from helpers import all_refs, assert_valid, git, harn, record
+from runtools import start, wait_for_log
+from wfrepo import setup
+
+ROADMAP = "# R\n\n- [ ] 1.1 Held by a live run\n- [ ] 1.3 Free\n"
+
+
+def _hanging(wf) -> None:  # type: ignore[no-untyped-def]
+    wait_for_log(wf.log, lambda log: any(e["event"] == "hanging" for e in log))
+
+
+def test_a_second_run_on_the_same_base_is_refused_and_creates_nothing(tmp_path: Path) -> None:
+    wf = setup(tmp_path, roadmap=ROADMAP)
+    wf.script({"1.1:implement": "commit-hang"})
+    with start(wf.work, "workflow", "run", "--json") as first:
+        _hanging(wf)
+        live = [name for name in all_refs(wf.work) if name.startswith("refs/harnery/workflows/")]
+        assert len(live) == 1
+        live_id = live[0].rsplit("/", 1)[1]
+        before = all_refs(wf.work)
+
+        second = harn(wf.work, "workflow", "run")  # today: it runs, takes 1.3 and skips 1.1 as a survivor
+        assert second.code == 3, second.err
+        assert f"workflow {live_id} is running on origin/main in this clone" in second.err
+        assert "nothing was started" in second.err
+        assert all_refs(wf.work) == before  # no record, branch, claim or run record
+        as_json = harn(wf.work, "workflow", "run", "--json")
+        assert as_json.code == 3 and live_id in as_json.json()["error"]["message"]
+
+        out, _ = first.stop()
+    assert first.proc.returncode == 3
+    assert json.loads(out)["interrupted"] is True
+    # the first run's lease is gone with it: a third run may start
+    assert harn(wf.work, "workflow", "run", "--dry-run").code == 0
+
+
+def test_a_live_runs_branch_is_never_a_survivor_in_any_mode(tmp_path: Path) -> None:
+    wf = setup(tmp_path, roadmap=ROADMAP)
+    wf.push_change({"note.txt": "another base\n"}, "note")  # makes the clone the helper pushes from
+    git(tmp_path / "other", "push", "-q", "origin", "main:other")
+    git(wf.work, "fetch", "-q", "origin")
+    wf.script({"1.1:implement": "commit-hang"})
+    with start(wf.work, "workflow", "run") as first:
+        _hanging(wf)
+        run_id = next(name.rsplit("/", 1)[1] for name in all_refs(wf.work) if name.startswith("refs/harnery/runs/"))
+        workspace = record(wf.work, run_id)
+        tip = git(wf.work, "rev-parse", "roadmap-1.1")
+
+        other = harn(wf.work, "workflow", "run", "--base", "other", "--max-tasks", "1",
+                     "--resume-partial-branches", "--resume-mode", "continue", "--json")
+        doc = other.json()
+        assert_valid(doc, "workflow-result")
+        skipped = {s["taskId"]: s for s in doc["skipped"]}
+        assert skipped["1.1"]["reason"] == "live-run", doc["skipped"]  # today: resumed as a survivor
+        assert run_id in skipped["1.1"]["detail"]
+        assert "roadmap-1.1" not in doc["recovery"]["candidates"]
+        assert all(t["taskId"] != "1.1" for t in doc["tasks"])
+        # the live run's workspace and branch are as they were
+        assert record(wf.work, run_id)["state"] == workspace["state"] == "active"
+        assert git(wf.work, "rev-parse", "roadmap-1.1") == tip
+        assert git(Path(workspace["path"]), "symbolic-ref", "HEAD") == "refs/heads/roadmap-1.1"
+        first.stop()
