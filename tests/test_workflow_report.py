@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import assert_valid, git, harn
+from helpers import assert_valid, harn
 from pagetools import (
     HOSTILE,
     Page,
@@ -27,6 +27,7 @@ from pagetools import (
 from reportdocs import WORKFLOW_ID, run_doc, store_record
 from wfrepo import WF, setup
 
+from git_harn.clock import parse_iso
 from git_harn.workflow.page import render
 from git_harn.workflow.page.chart import chart
 
@@ -202,6 +203,29 @@ def test_a_record_from_before_stage_times_is_drawn_as_far_as_it_allows(ran: tupl
     assert "plan (last attempts only)" in html and "not in this record" in html
 
 
+def test_a_wait_for_a_providers_reset_is_drawn_where_the_run_held_its_starts(tmp_path: Path) -> None:
+    """``--wait-for-provider``: the run held every start until the reset; the
+    page draws that wait in the run's own row, at the times the breakers kept,
+    and the next task's first bar after it began."""
+    wf = setup(tmp_path, roadmap="# R\n\n- [ ] 1.1 First\n- [ ] 1.3 Second\n")
+    wf.script({"1.1:plan": "provider-reset:3"})
+    assert wf.run("--wait-for-provider=60").code == 3
+    doc = json.loads(harn(wf.work, "workflow", "show", "--json").out)
+    held = doc["breakers"]["waits"]
+    assert len(held) == 1 and held[0]["waitedSeconds"] >= 1
+    done = harn(wf.work, "workflow", "report", "--json")
+    assert done.code == 0, done.err
+    _, page = page_of(Path(json.loads(done.out)["path"]))
+    waits = drawn(page, "", "wait")
+    assert [w["data-reason"] for w in waits] == ["provider-reset"]
+    since = parse_iso(held[0]["since"])
+    assert since is not None
+    assert abs(float(waits[0]["data-start"]) - since) < 0.001
+    assert abs(float(waits[0]["data-end"]) - (since + held[0]["waitedSeconds"])) < 0.001
+    second = drawn(page, "1.3", "stage")
+    assert second and float(second[0]["data-start"]) >= float(waits[0]["data-end"]) - 1.0
+
+
 # --- escaping (issue 27 item 4) -------------------------------------------------------------
 
 def test_every_string_of_a_record_is_escaped(ran: tuple[WF, dict[str, Any]]) -> None:
@@ -256,7 +280,7 @@ def test_a_hostile_record_through_the_command(ran: tuple[WF, dict[str, Any]]) ->
 # --- size (issue 27: a 50-task run under 1 MB; its time is bench/report.py's) ----------------
 
 
-def test_a_fifty_task_run_is_one_page_under_a_megabyte(tmp_path: Path) -> None:
+def test_a_fifty_task_run_is_one_page_under_a_megabyte() -> None:
     doc = run_doc(50)
     assert_valid(doc, "workflow-result")
     html = render.page(doc, chart(doc), {}, "here")
@@ -266,4 +290,3 @@ def test_a_fifty_task_run_is_one_page_under_a_megabyte(tmp_path: Path) -> None:
     assert len([e for e in page.elements if e.attrs.get("data-kind") == "stage"]) == 50 * 11
     assert {e.attrs["data-lane"] for e in page.find("g") if e.attrs.get("data-lane")} == {"1", "2", "3", "4"}
     assert doc["workflowId"] == WORKFLOW_ID and what_could_run(page) == []
-    assert git(tmp_path, "--version")  # (plain git is here for the bench's side of the comparison)
