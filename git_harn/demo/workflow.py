@@ -156,5 +156,7 @@ def run_workflow_demo(say: Say) -> Path:
     say.say("\nthe morning report: the run as one page (timeline, tasks, findings, totals), from its record "
             "alone, written beside the run's stage files; open it in a browser:")
     harn(project, say, "workflow", "report")
+    for page in sorted((project / ".git" / "harnery" / "workflow").glob("*/report.html"))[-1:]:
+        say.say(f"\nopen it from its file path: {page.as_uri()}")
     say.say(f"\nthe demo repository stays at {project}; delete {root} when done.")
     return project
