@@ -47,9 +47,12 @@ class Kit:
 
 
 def created(work: Path) -> tuple[dict[str, str], str, list[str]]:
-    """Refs, worktrees and git-harn's files of a clone: what a run may create."""
+    """Refs, worktrees and git-harn's files of a clone: what a run may create
+    (its folders are not: the runner lease's ``locks/`` stays, empty, as
+    ``.git/refs/`` does)."""
     harnery = work / ".git" / "harnery"
-    files = sorted(str(p.relative_to(harnery)) for p in harnery.rglob("*")) if harnery.exists() else []
+    files = sorted(str(p.relative_to(harnery)) for p in harnery.rglob("*") if not p.is_dir()) \
+        if harnery.exists() else []
     return all_refs(work), git(work, "worktree", "list", "--porcelain"), files
 
 

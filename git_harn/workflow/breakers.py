@@ -57,8 +57,8 @@ def parse_wait(text: str | None) -> float | None:
 
 
 def agent_key(agent: host.AgentSettings) -> str | None:
-    if agent.command is None:
-        return None  # builtin: git-harn's own, no provider
+    if not agent.command:
+        return None  # builtin (git-harn's own), or [agents.preflight] with checks only: no provider
     return agent.adapter if agent.adapter != host.COMMAND_ADAPTER else Path(agent.command[0]).name
 
 
