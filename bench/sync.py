@@ -67,6 +67,10 @@ def world(root: Path, count: int) -> tuple[Path, Path]:
     fill(seed, count)
     remote = root / "remote.git"
     git(root, "clone", "-q", "--bare", str(seed), str(remote))
+    # No auto gc in the remote: the push of 5,000 records would start one in
+    # the background, and a local clone copying loose objects while it packs
+    # them fails ("failed to copy file").
+    git(remote, "config", "gc.auto", "0")
     git(seed, "push", "-q", str(remote), "refs/harnery/*:refs/harnery/*")
     here, other = root / "here", root / "other"
     for clone in (here, other):

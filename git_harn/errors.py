@@ -16,7 +16,7 @@ EXIT_FOR_OUTCOME: dict[str, int] = {
     # cleanup and reclaim [W3] [W5]
     "released": EXIT_OK,
     "already_gone": EXIT_OK,
-    "dry_run": EXIT_OK,
+    "dry-run": EXIT_OK,
     "preserved_dirty": EXIT_NEEDS_OPERATOR,
     "preserved_unmerged": EXIT_NEEDS_OPERATOR,
     "blocked": EXIT_NEEDS_OPERATOR,

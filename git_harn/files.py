@@ -17,7 +17,6 @@ import json
 import os
 import stat
 import sys
-import tempfile
 from contextlib import suppress
 from pathlib import Path
 from typing import IO, Any
@@ -43,6 +42,8 @@ def atomic_write(path: Path, data: bytes, mode: int = PRIVATE_FILE,
     new, never a part, and whatever was at ``path`` (a symlink, a hard link
     to another file) is replaced, never written through. ``times_ns``:
     (atime, mtime) the file gets, as a copy keeps them."""
+    import tempfile  # only when writing: its random module is a cost on every start-up
+
     fd, scratch = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:64]}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:  # mkstemp: O_CREAT | O_EXCL | O_NOFOLLOW, mode 0600

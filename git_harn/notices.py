@@ -8,47 +8,51 @@ watching (stderr and stdin are terminals), so piped output stays quiet.
 
 from __future__ import annotations
 
-import logging
 import sys
+import threading
+from contextlib import suppress
 
-_LOG = logging.getLogger("git_harn")
-NOTICE = 25  # between INFO (progress) and WARNING
+WARNING = 30
+NOTICE = 25  # between progress and warnings
+PROGRESS = 20
+# What is said until the entry point configures it: warnings only.
+_shown = WARNING
+_one_line_at_a_time = threading.Lock()
+
+
+def _say(level: int, message: str) -> None:
+    # Written straight to stderr (no logging module: one more import on
+    # every command's start-up); one line at a time from any thread.
+    if level < _shown:
+        return
+    line = f"git harn: warning: {message}\n" if level >= WARNING else f"git harn: {message}\n"
+    with _one_line_at_a_time, suppress(OSError, ValueError):
+        sys.stderr.write(line)
+        sys.stderr.flush()
 
 
 def warn(message: str) -> None:
-    _LOG.warning(message)
+    _say(WARNING, message)
 
 
 def info(message: str) -> None:
     """Something the operator should know, said whether or not anyone watches."""
-    _LOG.log(NOTICE, message)
+    _say(NOTICE, message)
 
 
 def progress(message: str) -> None:
     """A step of long work: shown on a terminal only."""
-    _LOG.info(message)
+    _say(PROGRESS, message)
 
 
 def interactive() -> bool:
     return sys.stdin.isatty() and sys.stderr.isatty()
 
 
-class _Format(logging.Formatter):
-    def format(self, record: logging.LogRecord) -> str:
-        text = record.getMessage()
-        return f"git harn: warning: {text}" if record.levelno >= logging.WARNING else f"git harn: {text}"
-
-
 def configure() -> None:
-    """Send notices to stderr (called once by the entry point)."""
-    if any(getattr(h, "_harn", False) for h in _LOG.handlers):
-        return
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(_Format())
-    handler._harn = True  # type: ignore[attr-defined]
-    _LOG.addHandler(handler)
-    _LOG.setLevel(logging.INFO if interactive() else NOTICE)
-    _LOG.propagate = False
+    """Say notices, and progress when a person watches (called once by the entry point)."""
+    global _shown
+    _shown = PROGRESS if interactive() else NOTICE
 
 
 _live_lines = 0

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import os
+import select
 import shlex
 import signal
 import subprocess
@@ -102,15 +103,50 @@ def run_bounded(
     if on_start is not None:
         on_start(child.pid)
     out, err = _Reader(child.stdout), _Reader(child.stderr)
-    threading.Thread(target=feed_stdin, args=(child.stdin, stdin), daemon=True).start()
-    try:
-        child.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
+    if stdin:
+        threading.Thread(target=feed_stdin, args=(child.stdin, stdin), daemon=True).start()
+    else:
+        feed_stdin(child.stdin, b"")  # nothing to write: close it now, no thread
+    if not exited_within(child.pid, timeout):
         _kill_group(child)
         child.wait()
         return Finished(None, out.result(), err.result(), time.monotonic() - started, timed_out=True)
+    child.wait()
     return Finished(child.returncode, out.result(), err.result(), time.monotonic() - started,
                     truncated=out.overflowed or err.overflowed)
+
+
+def exited_within(pid: int, timeout: float) -> bool:
+    """Block until child ``pid`` exits (True) or ``timeout`` seconds pass
+    (False), waking the moment it exits: ``Popen.wait(timeout=…)`` polls with
+    a growing sleep that wakes up to 50 ms late. The child is not reaped
+    here, so its pid, and the id of the group it leads, stay its own until
+    the caller's ``wait``: a kill after a time-out cannot hit a reused pid."""
+    try:
+        handle = os.pidfd_open(pid)
+    except (AttributeError, OSError):  # not Linux 5.3 or later: a thread blocks instead
+        return _exited_within_thread(pid, timeout)
+    try:
+        poller = select.poll()
+        poller.register(handle, select.POLLIN)
+        return bool(poller.poll(max(0.0, timeout) * 1000))
+    finally:
+        os.close(handle)
+
+
+def _exited_within_thread(pid: int, timeout: float) -> bool:
+    with suppress(ChildProcessError, OSError):
+        if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT | os.WNOHANG) is not None:
+            return True  # exited already: no thread needed
+    exited = threading.Event()
+
+    def wait_without_reaping() -> None:
+        with suppress(ChildProcessError, OSError):
+            os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+        exited.set()
+
+    threading.Thread(target=wait_without_reaping, daemon=True).start()
+    return exited.wait(max(0.0, timeout))
 
 
 def _kill_group(child: subprocess.Popen[bytes]) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import unicodedata
 from typing import Any
 
 
@@ -89,6 +88,10 @@ def with_article(noun: str) -> str:
 
 def cells(text: str) -> int:
     """Terminal cells ``text`` takes: East Asian wide and full-width characters take two."""
+    if text.isascii():  # nearly every run id, branch and path: one cell a character
+        return len(text)
+    import unicodedata
+
     return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in ("W", "F") else 1
                for c in text)
 
@@ -100,6 +103,8 @@ def clip(text: str, width: int, keep_end: bool = False) -> str:
         return text
     if width <= 1:
         return "…"[:width]
+    if text.isascii():
+        return "…" + text[len(text) - width + 1:] if keep_end else text[:width - 1] + "…"
     chars = list(reversed(text)) if keep_end else list(text)
     kept: list[str] = []
     used = 1

@@ -87,7 +87,7 @@ def test_dry_run_changes_nothing(repo: Path) -> None:
     before_refs = all_refs(repo)
     before_files = sorted(p.name for p in path.iterdir())
     code, doc = cleanup(repo, "r1")
-    assert (code, doc["outcome"], doc["wouldBe"]) == (0, "dry_run", "preserved_dirty")
+    assert (code, doc["outcome"], doc["wouldBe"]) == (0, "dry-run", "preserved_dirty")
     assert all_refs(repo) == before_refs
     assert sorted(p.name for p in path.iterdir()) == before_files
     assert record(repo, "r1")["frozenIntent"] is None

@@ -22,7 +22,7 @@ from gitlike_helpers import (
     ws_path,
 )
 from helpers import git, harn, make_repo, record, ref
-from hooktools import git_run
+from hooktools import git_run, leave_a_vanished_worktree
 
 needs_pre_commit = pytest.mark.skipif(pre_commit_exe() is None,
                                       reason="pre-commit is not installed (pip install pre-commit)")
@@ -101,6 +101,8 @@ def test_reinstall_under_pre_commit_never_runs_git_harn_twice(pc_repo: tuple[Pat
     harn_ok(repo, "hooks", "install")
     pre_commit(repo, "install")
     harn_ok(repo, "hooks", "install")
+    leave_a_vanished_worktree(repo, tmp_path / "vanished")  # something for git-harn to settle
+    marker.unlink()
     log = tmp_path / "git-harn.log"
     done = git_run(repo, "worktree", "add", "-q", str(tmp_path / "other"),
                    env=git_harn_logger(tmp_path / "fake", log))
@@ -117,6 +119,7 @@ def test_pre_commit_uninstall_after_git_harn_leaves_no_pre_commit_running(pc_rep
     pre_commit(repo, "install")
     harn_ok(repo, "hooks", "install")
     pre_commit(repo, "uninstall")
+    leave_a_vanished_worktree(repo, tmp_path / "vanished")
     log = tmp_path / "git-harn.log"
     done = git_run(repo, "worktree", "add", "-q", str(tmp_path / "other"),
                    env=git_harn_logger(tmp_path / "fake", log))

@@ -8,9 +8,13 @@ from pathlib import Path
 
 import pytest
 from helpers import git, harn, make_repo, record, ref
-from hooktools import commit_in, git_run, install_hooks, remove_folder, state
+from hooktools import commit_in, git_run, install_hooks, leave_a_vanished_worktree, remove_folder, state
 
+from git_harn import notices
 from git_harn.git import open_repo
+from git_harn.hooks.actions import run_hook
+from git_harn.store import live as live_module
+from git_harn.store import runs as runs_module
 from git_harn.store.locks import hold_run
 
 
@@ -188,6 +192,30 @@ def test_worktree_add_reconciles_vanished_workspaces(repo: Path, tmp_path: Path)
     assert state(repo, "r1") == "already_gone"
 
 
+def test_worktree_add_with_no_folder_gone_starts_no_git_harn(repo: Path, tmp_path: Path) -> None:
+    """[H3]: the shell filter reads the worktree registrations itself; only a
+    registered folder that is gone (and not locked: away) starts git-harn."""
+    called = tmp_path / "called"
+    env = fake_git_harn(tmp_path / "bin", f'echo "$@" >> "{called}"')
+    assert harn(repo, "start", "r1").code == 0  # a live workspace, on disk
+    assert git_run(repo, "worktree", "add", "-q", str(tmp_path / "w1"), env=env).returncode == 0
+    away = tmp_path / "away"
+    git(repo, "worktree", "add", "-q", "--detach", str(away))
+    git(repo, "worktree", "lock", "--reason", "on a disk unplugged", str(away))
+    away.rename(tmp_path / "unplugged")
+    assert git_run(repo, "worktree", "add", "-q", str(tmp_path / "w2"), env=env).returncode == 0
+    assert not called.exists()
+
+    remove_folder(repo, "r1")
+    assert git_run(repo, "worktree", "add", "-q", str(tmp_path / "w3"), env=env).returncode == 0
+    assert called.read_text().splitlines() == [f"hooks run post-checkout {'0' * 40} "
+                                               f"{git(repo, 'rev-parse', 'HEAD')} 1"]
+    # Told the repository by --git-dir, the filter asks git where it is.
+    done = git_run(repo, f"--git-dir={repo / '.git'}", "worktree", "add", "-q", str(tmp_path / "w4"), env=env)
+    assert done.returncode == 0, done.stderr
+    assert len(called.read_text().splitlines()) == 2
+
+
 def test_auto_gc_reconciles_vanished_workspaces_first(repo: Path) -> None:
     assert harn(repo, "start", "r1").code == 0
     remove_folder(repo, "r1")
@@ -229,6 +257,7 @@ def test_corrupt_record_never_breaks_an_unrelated_commit(repo: Path, tmp_path: P
     assert "git harn: warning: corrupt run record refs/harnery/runs/bad" in with_gc.stderr
     assert git(repo, "rev-parse", "HEAD~1") == head
 
+    leave_a_vanished_worktree(repo, tmp_path / "vanished")  # something to settle: git-harn starts
     added = git_run(repo, "worktree", "add", "-q", str(tmp_path / "extra"))
     assert added.returncode == 0
     assert "corrupt run record refs/harnery/runs/bad" in added.stderr
@@ -250,6 +279,7 @@ def test_git_harn_missing_from_path_warns_and_lets_git_finish(repo: Path, tmp_pa
     done = git_run(repo, "branch", "-D", "harnery/ws/r1", env=env)
     assert done.returncode == 0
     assert "git harn: warning: git-harn is not on PATH" in done.stderr
+    leave_a_vanished_worktree(repo, tmp_path / "vanished")
     added = git_run(repo, "worktree", "add", "-q", str(tmp_path / "extra"), env=env)
     assert added.returncode == 0
     assert "git-harn is not on PATH; its post-checkout hook did nothing" in added.stderr
@@ -288,3 +318,79 @@ def test_hooks_run_is_quiet_for_git_harn_internal_changes(repo: Path, tmp_path: 
     assert git_run(repo, "update-ref", "-d", "refs/heads/harnery/ws/x", env=internal).returncode == 0
     assert git_run(repo, "worktree", "add", "-q", str(tmp_path / "w"), env=internal).returncode == 0
     assert not called.exists()
+
+
+# --- the one record a branch names ------------------------------------------------------
+
+
+def test_deleting_a_kept_branch_reads_only_its_runs_record(repo: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """The guard and the reconcile of a `harnery/ws/<id>` deletion read run
+    <id>'s record and no other: with a year of ended runs, listing them all
+    cost seconds per `git branch -D`."""
+    for run_id in ("r1", "r2"):
+        assert harn(repo, "start", run_id).code == 0
+        assert harn(repo, "cleanup", run_id, "--yes").code == 0
+    git(repo, "branch", "harnery/ws/r1", "main")  # kept by hand, its tip on main
+    listed: list[str] = []
+
+    def no_listing(_repo: object) -> list[object]:
+        listed.append("list_records")
+        return []
+
+    monkeypatch.setattr(runs_module, "list_records", no_listing)
+    monkeypatch.setattr(live_module, "list_records", no_listing)
+    monkeypatch.chdir(repo)
+    tip = git(repo, "rev-parse", "harnery/ws/r1")
+    line = f"{tip} {'0' * 40} refs/heads/harnery/ws/r1\n"
+    assert run_hook("reference-transaction", ["prepared"], line) == 0
+    git(repo, "update-ref", "-d", "refs/heads/harnery/ws/r1", env={"HARN_INTERNAL": "1"})
+    assert run_hook("reference-transaction", ["committed"], line) == 0
+    # A kept branch with a commit of its own is refused, naming its run: its record was read.
+    unique = git(repo, "commit-tree", "HEAD^{tree}", "-p", "HEAD", "-m", "only here")
+    git(repo, "branch", "harnery/ws/r2", unique)
+    monkeypatch.setattr(notices, "_shown", notices.NOTICE)  # as the entry point configures it
+    capsys.readouterr()
+    assert run_hook("reference-transaction", ["prepared"],
+                    f"{unique} {'0' * 40} refs/heads/harnery/ws/r2\n") == 3
+    assert "git harn reclaim r2" in capsys.readouterr().err
+    assert listed == []
+
+
+def test_a_workspace_branch_belongs_to_the_run_it_is_named_after(repo: Path) -> None:
+    assert harn(repo, "start", "r1").code == 0
+    assert harn(repo, "cleanup", "r1", "--yes").code == 0
+    git(repo, "branch", "harnery/ws/r1", "main")
+    before = git(repo, "for-each-ref")
+    refused = harn(repo, "start", "r2", "--branch", "harnery/ws/r1")
+    assert refused.code == 2, refused.err
+    assert refused.err == ("git harn: error: branch harnery/ws/r1 is the workspace branch of run r1, "
+                           "no other; name another branch\n")
+    assert git(repo, "for-each-ref") == before
+    assert harn(repo, "start", "r1", "--branch", "harnery/ws/r1").code == 0  # its own run may
+
+
+@pytest.mark.parametrize("others", [3, 200])
+def test_a_big_transaction_reaches_the_chained_hook_and_the_guard_whole(repo: Path, tmp_path: Path,
+                                                                       others: int) -> None:
+    """The lines the script keeps (a few in a variable, many in a file) reach
+    a chained hook exactly as git gave them, and git-harn's guard."""
+    log = tmp_path / "chained.log"
+    chained = repo / ".git" / "hooks" / "harn-chained" / "reference-transaction"
+    chained.parent.mkdir(exist_ok=True)
+    chained.write_text(f'#!/bin/sh\n[ "$1" = prepared ] && cat >> "{log}"\nexit 0\n')
+    chained.chmod(0o755)
+    tip = preserved_unmerged_by_hand(repo, "r1")
+    head = git(repo, "rev-parse", "main")
+    made = "".join(f"create refs/heads/side/b{i:03d} {head}\n" for i in range(others))
+    git_run(repo, "update-ref", "--stdin", env={"HARN_INTERNAL": "1"}, stdin=made)
+    log.unlink(missing_ok=True)
+    deletes = "".join(f"delete refs/heads/side/b{i:03d}\n" for i in range(others))
+    done = git_run(repo, "update-ref", "--stdin", stdin=deletes + "delete refs/heads/harnery/ws/r1\n")
+    assert done.returncode != 0 and "git harn reclaim r1" in done.stderr  # refused: nothing deleted
+    assert ref(repo, "refs/heads/harnery/ws/r1") == tip and ref(repo, "refs/heads/side/b000") == head
+    seen = log.read_text().splitlines()
+    assert len(seen) == others + 1
+    assert [line.split()[2] for line in seen] == [f"refs/heads/side/b{i:03d}" for i in range(others)] + [
+        "refs/heads/harnery/ws/r1"]
+    assert all(len(line.split()) == 3 for line in seen)

@@ -14,8 +14,8 @@ import pytest
 from helpers import all_refs, assert_error_document, assert_valid, git, harn, make_repo, ref
 
 from git_harn.errors import GitFailure
+from git_harn.git import remote as door
 from git_harn.git.checkout import wt_git as _wt
-from git_harn.git.remote import rejection_reason
 from git_harn.integrate.target import slug
 
 ROADMAP = (
@@ -504,17 +504,19 @@ def test_slug_is_one_to_one() -> None:
     assert slug("4.1", 2) == "4-1-addendum-2"
 
 
-@pytest.mark.parametrize("output, expected", [
-    ("To r\n!\trefs/heads/integrate-1:refs/heads/main\t[rejected] (stale info)\nDone\n", "[rejected] (stale info)"),
-    ("!\trefs/heads/x:refs/heads/main\t[rejected] (non-fast-forward)\n", "[rejected] (non-fast-forward)"),
-    ("!\trefs/heads/x:refs/heads/main\t[rejected] (fetch first)\n", "[rejected] (fetch first)"),
-    ("!\trefs/heads/x:refs/heads/main\t[remote rejected] (failed to update ref)\n",
-     "[remote rejected] (failed to update ref)"),
-    ("!\trefs/heads/x:refs/heads/main\t[remote rejected] (pre-receive hook declined)\n", None),
-    ("fatal: could not read from remote repository\n", None),
+@pytest.mark.parametrize("words, expected", [
+    ("[rejected] (stale info)", door.MOVED_ON),
+    ("[rejected] (non-fast-forward)", door.MOVED_ON),
+    ("[rejected] (fetch first)", door.MOVED_ON),
+    ("[remote rejected] (failed to update ref)", door.MOVED_ON),
+    ("[remote rejected] (atomic push failed)", door.MOVED_ON),
+    ("[remote rejected] (pre-receive hook declined)", door.REFUSED_BY_HOOK),
+    ("[remote rejected] (deny updating a hidden ref)", door.REJECTED),
+    ("fatal: Could not read from remote repository.", door.UNREACHABLE),
+    ("fatal: couldn't find remote ref refs/heads/nope", door.NO_SUCH_REF),
 ])
-def test_rejections_that_mean_the_base_moved(output: str, expected: str | None) -> None:
-    assert rejection_reason(output) == expected
+def test_the_one_table_reads_what_git_says(words: str, expected: str) -> None:
+    assert door.meaning(words) == expected
 
 
 def test_man_page_documents_integrate_and_its_options() -> None:

@@ -11,9 +11,14 @@ planted violation fails it.
 from __future__ import annotations
 
 import ast
+import json
+import re
 from pathlib import Path
 
 import pytest
+
+from git_harn.errors import EXIT_FOR_OUTCOME
+from git_harn.store.record import STATES
 
 PACKAGE = Path(__file__).resolve().parent.parent / "git_harn"
 
@@ -290,3 +295,69 @@ def test_the_shipped_scripts_are_stand_alone() -> None:
     assert scripts
     for path in scripts:
         assert not [t for t, _ in imports_of(path, "script") if t.split(".")[0] == "git_harn"], path
+
+
+# The git layer speaks git only: refs, objects, worktrees, config, remotes.
+# Which refs are git-harn's records (refs/harnery/*, its tracking and staging
+# folders) is known from store/ upwards.
+NAMESPACE_WORD = "refs/harnery"
+
+
+def namespace_mentions(path: Path) -> list[str]:
+    """The lines of ``path`` that name one of git-harn's ref namespaces."""
+    lines = path.read_text().splitlines()
+    return [f"{path.name}:{number}: {line.strip()}" for number, line in enumerate(lines, 1)
+            if NAMESPACE_WORD in line]
+
+
+def test_the_git_layer_names_no_namespace_of_git_harn() -> None:
+    wrong = [hit for name, path in modules().items() if layer_of(name)[0] == "git"
+             for hit in namespace_mentions(path)]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_namespace_check_sees_a_planted_mention(tmp_path: Path) -> None:
+    """The checker itself can fail: a namespace named in code, in a string
+    built at run time, or in a comment is reported."""
+    planted = tmp_path / "planted.py"
+    planted.write_text('PREFIX = "refs/harnery/claims/"\n'
+                       'def ref(x: str) -> str:\n    return f"refs/harnery-remotes/{x}"\n'
+                       "# keeps refs/harnery/notes\nOK = 'refs/heads/'\n")
+    assert [hit.split(":")[1] for hit in namespace_mentions(planted)] == ["1", "3", "4"]
+
+
+# One spelling for enumerated values (README, "How values are spelled"):
+# kebab-case, but for the workspace states as SPEC §3 names them.
+KEBAB = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
+SCHEMAS = PACKAGE.parent / "schemas"
+# Words of a document git-harn reads but does not write: an ExecPlan's Status line.
+FOREIGN_ENUMS = ("planStatus",)
+
+
+def misspelled(values: list[tuple[str, str]]) -> list[str]:
+    """The (where, value) pairs whose value breaks the one spelling."""
+    return [f"{where}: {value!r}" for where, value in values
+            if value not in STATES and not KEBAB.fullmatch(value)]
+
+
+def schema_enums(node: object, where: str) -> list[tuple[str, str]]:
+    if isinstance(node, list):
+        return [found for item in node for found in schema_enums(item, where)]
+    if not isinstance(node, dict):
+        return []
+    found = [(where, value) for value in node.get("enum", []) if isinstance(value, str)]
+    return found + [item for key, value in node.items() if key not in FOREIGN_ENUMS
+                    for item in schema_enums(value, f"{where}/{key}")]
+
+
+def test_outcomes_and_schema_values_are_kebab_case_but_the_spec_states() -> None:
+    values = [("errors.EXIT_FOR_OUTCOME", outcome) for outcome in EXIT_FOR_OUTCOME]
+    for path in sorted(SCHEMAS.glob("*.schema.json")):
+        values += schema_enums(json.loads(path.read_text()), path.name)
+    assert len(values) > 100  # the check reads every schema
+    assert not misspelled(values), "\n".join(misspelled(values))
+
+
+def test_the_spelling_check_sees_a_planted_value() -> None:
+    planted = [("x", "dry_run"), ("x", "Gates-Passed"), ("x", "gates-passed"), ("x", "already_gone")]
+    assert misspelled(planted) == ["x: 'dry_run'", "x: 'Gates-Passed'"]

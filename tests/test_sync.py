@@ -22,6 +22,9 @@ from synctools import (
     sync,
 )
 
+from git_harn.git import open_repo
+from git_harn.workflow import record as workflow_record
+
 
 @pytest.fixture
 def world(tmp_path: Path) -> World:
@@ -266,7 +269,7 @@ def test_dry_run_fetches_and_tells_but_changes_no_record(world: World) -> None:
     sync(world.b)
     before = harnery_refs(world.a)
     done = sync(world.a, "--dry-run")
-    assert done["outcome"] == "dry_run" and done["pushedCount"] == 0
+    assert done["outcome"] == "dry-run" and done["pushedCount"] == 0
     assert actions(done) == {"refs/harnery/runs/mine": "ahead", "refs/harnery/runs/theirs": "new"}
     assert harnery_refs(world.a) == before
     assert "refs/harnery/runs/mine" not in harnery_refs(world.remote)
@@ -292,12 +295,13 @@ def test_salvage_branches_are_shared_fast_forward_only(world: World) -> None:
         git(world.b, "rev-parse", "harnery/salvage/r2")
 
 
-def _workflow_commit(repo: Path, content: dict[str, object], parent: str | None) -> str:
+def _workflow_commit(repo: Path, content: dict[str, object], parent: str | None, event: str = "event") -> str:
     blob = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=repo, input=json.dumps(content),
                           capture_output=True, text=True, check=True).stdout.strip()
     tree = subprocess.run(["git", "mktree"], cwd=repo, input=f"100644 blob {blob}\tworkflow.json\n",
                           capture_output=True, text=True, check=True).stdout.strip()
-    return git(repo, "commit-tree", tree, "-m", "event", *(["-p", parent] if parent else []))
+    message = f"{event}: written by a test\n\nHarnery-Workflow: w1\nHarnery-Event: {event}\n"
+    return git(repo, "commit-tree", tree, "-m", message, *(["-p", parent] if parent else []))
 
 
 def test_workflow_chains_sync_like_run_records(world: World) -> None:
@@ -308,13 +312,16 @@ def test_workflow_chains_sync_like_run_records(world: World) -> None:
     sync(world.b)
     assert git(world.b, "rev-parse", ref) == root
     git(world.a, "update-ref", ref, _workflow_commit(
-        world.a, {"workflowId": "w1", "host": "alpha", "stage": "review"}, root), root)
+        world.a, {"workflowId": "w1", "host": "alpha", "stage": "review"}, root, "review"), root)
     git(world.b, "update-ref", ref, _workflow_commit(
-        world.b, {"workflowId": "w1", "host": "alpha", "stage": "plan", "seen": "beta"}, root), root)
+        world.b, {"workflowId": "w1", "host": "alpha", "stage": "plan", "seen": "beta"}, root, "seen"), root)
     sync(world.a)
     assert actions(sync(world.b))[ref] == "merged"
     merged = json.loads(git(world.b, "show", f"{ref}:workflow.json"))
     assert merged["stage"] == "review" and merged["seen"] == "beta"
+    # The record's history shows both sides of the merge, and what came before.
+    events = [e["event"] for e in workflow_record.events(open_repo(world.b), "w1")]
+    assert events[0] == "merged" and sorted(events[1:]) == ["event", "review", "seen"]
 
 
 def _event(repo: Path, content: dict[str, object], parent: str, host: str) -> str:

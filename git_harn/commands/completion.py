@@ -78,7 +78,7 @@ _git_harn ()
 	done
 	case "$prev" in
 	--base) __git_complete_refs; return ;;
-	--path|--limit|--timeout|--task|--assessor|--max-attempts) return ;;
+	--path|--limit|--last|--timeout|--task|--assessor|--max-attempts) return ;;
 	--remote) __gitcomp_nl "$(__git_remotes)"; return ;;
 	esac
 	case "$cur" in

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import shutil
 import sys
-import textwrap
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
@@ -62,6 +61,7 @@ def wrapped_table(headers: Sequence[str], rows: Sequence[Sequence[str]], width: 
     plain = table(headers, rows)
     if width is None:
         return plain
+    import textwrap  # only on a terminal: every command's start-up imports this module
     indent = sum(max(len(str(r[i])) for r in [headers, *rows]) + 2 for i in range(len(headers) - 1))
     room = max(width - indent, LAST_COLUMN_FLOOR)
     out = []

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-import textwrap
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from git_harn.commands.common import RunIdCommand, json_option, repository
 from git_harn.commands.render import show, table, terminal_width
 from git_harn.text import cells, clip, printable_path
-from git_harn.workspace.log import LogResult, run_log
 from git_harn.workspace.status import DEFAULT_LIMIT, StatusReport, collect_status
+
+if TYPE_CHECKING:  # the log command's own module is loaded when it runs
+    from git_harn.workspace.log import LogResult
 
 # Locations whose row says where the workspace is instead of what it holds.
 AWAY = ("foreign", "unavailable", "missing")
@@ -22,12 +23,14 @@ AWAY = ("foreign", "unavailable", "missing")
 @click.command(cls=RunIdCommand)
 @click.argument("run_id", required=False)
 @click.option("--all", "include_terminal", is_flag=True, help="Include released and gone workspaces.")
+@click.option("--last", type=int, metavar="N",
+              help="Of the ended workspaces, only the N newest (every live one is listed); implies --all.")
 @click.option("--limit", default=DEFAULT_LIMIT, show_default=True, type=int,
               help="Dirty paths to list per workspace.")
 @json_option
-def status(run_id: str | None, include_terminal: bool, limit: int, as_json: bool) -> int:
+def status(run_id: str | None, include_terminal: bool, last: int | None, limit: int, as_json: bool) -> int:
     """List workspaces, their state and their uncommitted paths."""
-    report = collect_status(repository(), run_id, include_terminal, limit)
+    report = collect_status(repository(), run_id, include_terminal, limit, last)
     code = show(report, as_json, _status_lines)
     for bad in report.errors:
         click.echo(f"git harn: error: {bad.error}", err=True)
@@ -37,34 +40,48 @@ def status(run_id: str | None, include_terminal: bool, limit: int, as_json: bool
 def _fit(headers: list[str], rows: list[list[str]], width: int | None) -> list[str]:
     """An aligned table (widths in terminal cells, CJK counted twice) that fits
     ``width``: the WORKSPACE column goes first (status <run-id> --json has it),
-    then PATH (its start), BRANCH and RUN are cut with an ellipsis."""
-    if width is not None and _table_width(headers, rows) > width and "WORKSPACE" in headers:
+    then PATH (its start), BRANCH and RUN are cut with an ellipsis. Each cell
+    is measured once (and again only when cut): ``status --all`` lists every run."""
+    table = [list(headers), *(list(row) for row in rows)]
+    widths = [[cells(c) for c in row] for row in table]
+    if width is not None and _table_width(widths) > width and "WORKSPACE" in headers:
         drop = headers.index("WORKSPACE")
-        headers = headers[:drop] + headers[drop + 1:]
-        rows = [row[:drop] + row[drop + 1:] for row in rows]
+        for row in table:
+            del row[drop]
+        for measured in widths:
+            del measured[drop]
     if width is not None:
         for name, floor in (("PATH", 12), ("BRANCH", 12), ("RUN", 10)):
-            over = _table_width(headers, rows) - width
+            over = _table_width(widths) - width
             if over <= 0:
                 break
-            i = headers.index(name)
-            widest = max(cells(row[i]) for row in [headers, *rows])
-            room = max(floor, widest - over)
-            rows = [[clip(c, room, keep_end=name == "PATH") if j == i else c for j, c in enumerate(row)]
-                    for row in rows]
-    sizes = [max(cells(row[i]) for row in [headers, *rows]) for i in range(len(headers))]
-    return ["  ".join(c + " " * (sizes[i] - cells(c)) if i < len(row) - 1 else c
-                      for i, c in enumerate(row)).rstrip() for row in [headers, *rows]]
+            _cut_column(table, widths, table[0].index(name), floor, over, keep_end=name == "PATH")
+    sizes = [max(column) for column in zip(*widths, strict=True)]
+    return ["  ".join(c + " " * (sizes[i] - w[i]) if i < len(row) - 1 else c
+                      for i, c in enumerate(row)).rstrip() for row, w in zip(table, widths, strict=True)]
 
 
-def _table_width(headers: list[str], rows: list[list[str]]) -> int:
-    return sum(max(cells(row[i]) for row in [headers, *rows]) for i in range(len(headers))) + 2 * (len(headers) - 1)
+def _cut_column(table: list[list[str]], widths: list[list[int]], i: int, floor: int, over: int,
+                keep_end: bool) -> None:
+    """Cut the cells of column ``i`` (not its header) so the column is ``over`` cells narrower, or ``floor`` wide."""
+    room = max(floor, max(w[i] for w in widths) - over)
+    for row, w in zip(table[1:], widths[1:], strict=True):
+        if w[i] > room:
+            row[i] = clip(row[i], room, keep_end=keep_end)
+            w[i] = cells(row[i])
+
+
+def _table_width(widths: list[list[int]]) -> int:
+    columns: int = sum(max(column) for column in zip(*widths, strict=True))
+    return columns + 2 * (len(widths[0]) - 1)
 
 
 def _wrapped(text: str, width: int | None, indent: str = "    ") -> Iterator[str]:
     if width is None:
         yield indent + text
         return
+    import textwrap  # only on a terminal
+
     for line in textwrap.wrap(text, max(20, width - len(indent)), break_long_words=False,
                               break_on_hyphens=False) or [""]:
         yield clip(indent + line, width)
@@ -110,6 +127,8 @@ def _status_lines(report: StatusReport) -> Iterator[str]:
 @json_option
 def log(run_id: str, as_json: bool) -> int:
     """Show a run's event history, newest first."""
+    from git_harn.workspace.log import run_log
+
     return show(run_log(repository(), run_id), as_json, _log_lines)
 
 

@@ -10,7 +10,7 @@ from git_harn.commands.common import RunIdCommand, confirm, json_option, reposit
 from git_harn.commands.render import show
 from git_harn.errors import BadInput
 from git_harn.store.record import TERMINAL
-from git_harn.workspace.cleanup import CleanupResult, cleanup, preview
+from git_harn.workspace.cleanup import DRY_RUN, CleanupResult, cleanup, preview
 from git_harn.workspace.run import RunOptions, RunResult, run_in_workspace
 from git_harn.workspace.start import StartResult
 from git_harn.workspace.start import start as start_workspace
@@ -99,7 +99,7 @@ def cleanup_command(run_id: str, yes: bool, as_json: bool) -> int:
 
 
 def cleanup_lines(result: CleanupResult) -> Iterator[str]:
-    if result.outcome == "dry_run":
+    if result.outcome == DRY_RUN:
         yield f"dry run: cleanup of {result.runId} would end {result.wouldBe} (add --yes to act)"
     else:
         yield (f"workspace cleanup {result.outcome}: {result.workspaceId} "

@@ -6,7 +6,7 @@ sequence of git-harn is one of these methods, mixed into ``Repo``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 import pygit2
@@ -36,6 +36,7 @@ class CommitInfo:
     parents: tuple[Oid, ...]
     message: str
     time: int  # committer time, seconds since the epoch
+    offset: int = 0  # the committer's minutes east of UTC
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,11 @@ class Change:
 def to_oid(text: str) -> Oid:
     """An object id from its hex form; ValueError if it is not one."""
     return pygit2.Oid(hex=text)
+
+
+def _info(commit: pygit2.Commit) -> CommitInfo:
+    return CommitInfo(commit.id, commit.tree_id, tuple(commit.parent_ids), commit.message, commit.commit_time,
+                      commit.commit_time_offset)
 
 
 def _pg_signature(sig: Signature) -> pygit2.Signature:
@@ -69,7 +75,7 @@ class ObjectsMixin:
         obj = self._pg.get(oid)
         if not isinstance(obj, pygit2.Commit):
             raise GitFailure(f"{oid} is not a commit")
-        return CommitInfo(obj.id, obj.tree_id, tuple(obj.parent_ids), obj.message, obj.commit_time)
+        return _info(obj)
 
     def tree_id(self, commit: Oid | None) -> Oid:
         """The tree of ``commit`` (the empty tree for None)."""
@@ -174,28 +180,40 @@ class ObjectsMixin:
 
     def contains(self, tip: Oid, other: Oid) -> bool:
         """Whether ``other`` is ``tip`` or one of its ancestors."""
-        return tip == other or self._pg.descendant_of(tip, other)
+        if tip == other:
+            return True
+        try:
+            return bool(self._pg.descendant_of(tip, other))
+        except (KeyError, ValueError, pygit2.GitError) as exc:
+            raise GitFailure(f"cannot compare {str(tip)[:12]} with {str(other)[:12]}: {exc}") from exc
 
     def merge_base(self, one: Oid, two: Oid) -> Oid | None:
-        return self._pg.merge_base(one, two)
+        try:
+            return self._pg.merge_base(one, two)
+        except (KeyError, ValueError, pygit2.GitError) as exc:
+            raise GitFailure(f"cannot find a merge base of {str(one)[:12]} and {str(two)[:12]}: {exc}") from exc
 
     def ahead_behind(self, tip: Oid, base: Oid) -> tuple[int, int]:
         ahead, behind = self._pg.ahead_behind(tip, base)
         return int(ahead), int(behind)
 
-    def walk(self, tip: Oid, hide: Oid | None = None, limit: int | None = None,
+    def walk(self, tip: Oid, hide: Oid | Iterable[Oid] | None = None, limit: int | None = None,
              by_time: bool = False) -> Iterator[CommitInfo]:
-        """Commits reachable from ``tip`` and not from ``hide``, newest first
-        (``by_time``: ties between branches ordered by commit time)."""
+        """Commits reachable from ``tip`` and from none of ``hide``, newest
+        first (``by_time``: ties between branches ordered by commit time).
+        GitFailure when one of them is missing or is not a commit."""
         order = pygit2.enums.SortMode.TOPOLOGICAL | (pygit2.enums.SortMode.TIME if by_time else 0)
-        walker = self._pg.walk(tip, order)
-        if hide is not None:
-            walker.hide(hide)
-        for count, commit in enumerate(walker):
-            if limit is not None and count >= limit:
-                return
-            yield CommitInfo(commit.id, commit.tree_id, tuple(commit.parent_ids), commit.message,
-                             commit.commit_time)
+        hidden = [] if hide is None else [hide] if isinstance(hide, Oid) else list(hide)
+        try:
+            walker = self._pg.walk(tip, order)
+            for other in hidden:
+                walker.hide(other)
+            for count, commit in enumerate(walker):
+                if limit is not None and count >= limit:
+                    return
+                yield _info(commit)
+        except (KeyError, ValueError, pygit2.GitError) as exc:
+            raise GitFailure(f"the history of {str(tip)[:12]} cannot be read: {exc}") from exc
 
     # --- writing --------------------------------------------------------------
 

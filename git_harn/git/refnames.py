@@ -15,7 +15,3 @@ def branch_name(name: str) -> str:
             f"refs/heads/{short}"):
         raise BadInput(f"invalid branch name: {name!r}")
     return short
-
-
-def valid_ref_component(name: str) -> bool:
-    return pygit2.reference_is_valid_name(f"refs/harnery/x/{name}")

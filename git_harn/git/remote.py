@@ -1,86 +1,290 @@
-"""Talking to a remote: fetch one branch, push with a lease [P3] [P4].
+"""Talking to a remote: the one door [P3] [P4].
 
-Only integration (and, later, sync and the workflow) come here; no other
-command touches a remote.
+Every fetch, push and ``ls-remote`` of git-harn goes through this module.
+``fetch`` and ``push`` return one ``Outcome``; one table (``SIGNS``) reads
+git's messages into it, and the one retry that is safe at this level is
+made here: a fetch that met another fetch's ref lock runs again. A push
+whose remote moved is not retried here: the caller reads the remote again
+and decides (rebase, merge, or let the other side's value stand).
+
+A push is never forced. With ``lease`` every ref moves only from the value
+the caller read (``--force-with-lease=<ref>:<old>``, empty for "must not
+exist"); without it a push is a plain update that git refuses unless it
+fast-forwards, and never deletes. Hooks are off (``run_git`` turns them
+off for every git it runs; ``--no-verify`` besides): the operator's pre-push
+hook is not for the refs a tool moves on its own.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+import secrets
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from git_harn.errors import BadInput, GitFailure
-from git_harn.git.objects import Oid
+from git_harn.failpoints import failpoint
+from git_harn.git.objects import Oid, to_oid
 from git_harn.git.repo import Repo
 from git_harn.git.run import error_line, run_git
 
-NO_HOOKS = ("-c", "core.hooksPath=/dev/null")
-# Push rejections that mean "the remote ref moved under us" (checked by a re-fetch).
-MOVED_SIGNS = ("stale info", "non-fast-forward", "fetch first", "failed to update ref",
-               "cannot lock ref", "incorrect old value", "but expected")
+# What one fetch or push did (to one ref, or as a whole).
+PUSHED = "pushed"
+FETCHED = "fetched"
+MOVED_ON = "moved-on"  # the remote ref is not where the caller read it: read again
+REFUSED_BY_HOOK = "refused-by-hook"  # a hook on the remote said no: report, never retry
+REJECTED = "rejected"  # refused for another reason (permission, policy, bad object)
+NO_SUCH_REF = "no-such-ref"  # a fetch of a ref the remote does not have
+UNREACHABLE = "unreachable"  # the remote could not be talked to at all
+
+# git's words -> what they mean, read in order: the first sign found wins.
+SIGNS: tuple[tuple[str, str], ...] = (
+    ("hook declined", REFUSED_BY_HOOK),
+    ("couldn't find remote ref", NO_SUCH_REF),
+    # The remote ref moved: a lost lease, a lost race on the server's ref
+    # lock, a non-fast-forward, a ref that exists already or no longer; an
+    # atomic push that failed for another ref's sake goes again too.
+    ("stale info", MOVED_ON), ("non-fast-forward", MOVED_ON), ("fetch first", MOVED_ON),
+    ("failed to update ref", MOVED_ON), ("cannot lock ref", MOVED_ON), ("failed to lock", MOVED_ON),
+    ("incorrect old value", MOVED_ON), ("but expected", MOVED_ON), ("atomic transaction failed", MOVED_ON),
+    ("atomic push failed", MOVED_ON), ("already exists", MOVED_ON), ("remote ref does not exist", MOVED_ON),
+    ("unable to delete", MOVED_ON),
+    # The transport: nothing was said about any ref.
+    ("could not read from remote repository", UNREACHABLE), ("does not appear to be a git repository",
+                                                             UNREACHABLE),
+    ("unable to access", UNREACHABLE), ("could not resolve host", UNREACHABLE),
+    ("connection refused", UNREACHABLE), ("connection timed out", UNREACHABLE),
+)
+# A fetch that failed for these (another fetch held a local ref's lock) runs again.
+FETCH_LOCK_SIGNS = ("cannot lock ref", "unable to create", "but expected", "unable to update local ref",
+                    "some local refs could not be updated")
+FETCH_PAUSES = (0.2, 0.4)
+NO_ATOMIC_SIGN = "does not support --atomic"
 REMOTE_LINES = 20
 LINE_LIMIT = 200
+_HEX40 = re.compile(r"[0-9a-f]{40}")
 
 
-def fetch_branch(repo: Repo, remote: str, branch: str, tracking_ref: str) -> Oid:
-    """Fetch ``<remote> <branch>`` into ``tracking_ref``; return where it is."""
-    done = run_git(["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote,
-                    f"+refs/heads/{branch}:{tracking_ref}"], repo.cli_cwd, check=False)
+def meaning(text: str, default: str = REJECTED) -> str:
+    """What git's words ``text`` mean, by the one table."""
+    lowered = text.lower()
+    return next((status for sign, status in SIGNS if sign in lowered), default)
+
+
+@dataclass(frozen=True)
+class RefPush:
+    status: str
+    words: str
+
+
+@dataclass
+class Outcome:
+    """What a fetch or a push did: ``status`` as a whole, and for a push each
+    ref's own status with git's words for it, and what the remote said."""
+
+    status: str
+    words: str = ""  # git's words: the ref's summary, or its error line
+    said: list[str] = field(default_factory=list)  # the remote's own lines (its hooks'), untrusted
+    refs: dict[str, RefPush] = field(default_factory=dict)
+    atomic_unsupported: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.status in (PUSHED, FETCHED)
+
+    def having(self, status: str) -> dict[str, str]:
+        """ref -> git's words, for the refs of the push that got ``status``."""
+        return {ref: got.words for ref, got in self.refs.items() if got.status == status}
+
+    def told(self, separator: str = "; ", lines: int = REMOTE_LINES) -> str:
+        """git's words, then the remote's own lines, as one text."""
+        return separator.join([self.words, *(f"remote: {line}" for line in self.said[:lines])])
+
+    @property
+    def why(self) -> str:
+        """git's words and the first of the remote's lines, for one message."""
+        return self.told(lines=3)
+
+
+def remote_lines(stderr: bytes) -> list[str]:
+    """What the remote said (its hooks' ``remote:`` lines): untrusted text,
+    kept printable and bounded [P5]."""
+    said = [_clean(line.removeprefix("remote:")) for line in stderr.decode("utf-8", "replace").splitlines()
+            if line.startswith("remote:")]
+    return [line for line in said if line][:REMOTE_LINES]
+
+
+def _clean(text: str) -> str:
+    return "".join(ch for ch in text if ch.isprintable()).strip()[:LINE_LIMIT]
+
+
+# --- reading what a remote holds --------------------------------------------------
+
+
+def ls_remote(repo: Repo, remote: str, patterns: Sequence[str]) -> dict[str, str]:
+    """The refs ``remote`` holds under ``patterns``: name -> object id."""
+    done = run_git(["ls-remote", "--refs", remote, *patterns], repo.cli_cwd, check=False)
     if done.returncode != 0:
-        why = error_line(done.stderr)
-        if "couldn't find remote ref" in why:
-            raise BadInput(f"{remote} has no branch {branch}")
-        raise GitFailure(f"git fetch {remote} failed: {why}")
+        raise GitFailure(f"git ls-remote {remote} failed: {error_line(done.stderr or done.stdout)}")
+    found: dict[str, str] = {}
+    for line in done.stdout.decode("utf-8", "surrogateescape").splitlines():
+        oid, _, name = line.partition("\t")
+        if _HEX40.fullmatch(oid) and name:
+            found[name] = oid
+    return found
+
+
+# --- fetch --------------------------------------------------------------------------
+
+
+def fetch(repo: Repo, remote: str, refspecs: Sequence[str], fetch_head: bool = False) -> Outcome:
+    """Fetch ``refspecs`` (given on stdin, so any number): no tags, no
+    configured refmap, no prune, no auto gc; FETCH_HEAD only when asked.
+    A refspec writes a ref only when it names one (``src:dst``)."""
+    if not refspecs:
+        return Outcome(FETCHED)
+    args = ["fetch", "--quiet", "--no-tags", "--no-auto-gc", "--refmap=", "--stdin", remote]
+    if not fetch_head:
+        args.insert(1, "--no-write-fetch-head")
+    given = ("\n".join(refspecs) + "\n").encode()
+    for pause in (*FETCH_PAUSES, None):
+        done = run_git(args, repo.cli_cwd, check=False, input_bytes=given)
+        if done.returncode == 0:
+            return Outcome(FETCHED)
+        text = done.stderr.decode("utf-8", "replace").lower()
+        if pause is None or not any(sign in text for sign in FETCH_LOCK_SIGNS):
+            break
+        time.sleep(pause)  # a concurrent fetch holds the ref lock
+    words = error_line(done.stderr or done.stdout)
+    return Outcome(meaning(done.stderr.decode("utf-8", "replace")), words, remote_lines(done.stderr))
+
+
+def fetch_branch(repo: Repo, remote: str, branch: str, tracking_ref: str | None) -> Oid:
+    """Fetch ``<remote>``'s ``branch`` and return its commit: into
+    ``tracking_ref``, or (None) with no ref changed at all (FETCH_HEAD names it)."""
+    source = f"refs/heads/{branch}"
+    outcome = fetch(repo, remote, [f"+{source}:{tracking_ref}" if tracking_ref else source],
+                    fetch_head=tracking_ref is None)
+    if outcome.status == NO_SUCH_REF:
+        raise BadInput(f"{remote} has no branch {branch}")
+    if not outcome.ok:
+        raise GitFailure(f"git fetch {remote} failed: {outcome.words}")
+    if tracking_ref is None:
+        return _fetched_head(repo, remote, branch)
     oid = repo.ref_oid(tracking_ref)
     if oid is None:
         raise GitFailure(f"{tracking_ref} is missing after the fetch")
     return oid
 
 
+def _fetched_head(repo: Repo, remote: str, branch: str) -> Oid:
+    out = run_git(["rev-parse", "--verify", "-q", "FETCH_HEAD^{commit}"], repo.cli_cwd, check=False)
+    if out.returncode != 0:
+        raise GitFailure(f"cannot read what was fetched from {remote}/{branch}")
+    return to_oid(out.stdout.decode().strip())
+
+
+# --- push ---------------------------------------------------------------------------
+
+
 @dataclass(frozen=True)
-class PushResult:
-    landed: bool
-    moved: str | None = None  # the remote ref moved: retry from a fresh fetch
-    refused: str | None = None  # refused for another reason: stop and say why
+class Update:
+    """One ref to move on the remote: to ``new`` (an object id or a local
+    ref; None deletes it, only with a lease), from ``old`` (None: the ref must
+    not exist yet), which only a push with a lease checks."""
+
+    ref: str
+    new: str | None
+    old: str | None = None
 
 
-def push_with_lease(worktree: Path, remote: str, local_ref: str, branch: str, expected: Oid) -> PushResult:
-    """Push ``local_ref`` to ``<remote>``'s ``branch`` only if it is still at ``expected``."""
-    done = run_git([*NO_HOOKS, "push", "--porcelain", "--no-verify",
-                    f"--force-with-lease=refs/heads/{branch}:{expected}", remote,
-                    f"{local_ref}:refs/heads/{branch}"], worktree, check=False)
-    if done.returncode == 0:
-        return PushResult(landed=True)
-    text = (done.stdout + b"\n" + done.stderr).decode("utf-8", "replace")
-    why = rejection_reason(text)
-    if why is not None:
-        return PushResult(landed=False, moved=why)
-    refusal = _refusal_line(text) or error_line(done.stderr or done.stdout)
-    return PushResult(landed=False, refused="\n".join([refusal, *remote_lines(done.stderr)]))
+def push(repo: Repo, remote: str, updates: Sequence[Update], lease: bool, atomic: bool = False,
+         cwd: Path | None = None, staging: str | None = None) -> Outcome:
+    """Push ``updates``, never forced. ``staging``: a local ref folder to
+    push them from by one glob (see ``_stage``), for many refs without a lease."""
+    if not updates:
+        return Outcome(PUSHED)
+    args = ["push", "--porcelain", "--no-verify", "--no-follow-tags"]
+    args += ["--atomic"] if atomic else []
+    if lease:
+        args += [f"--force-with-lease={u.ref}:{u.old or ''}" for u in updates]
+    elif any(u.new is None for u in updates):
+        raise GitFailure("a push without a lease never deletes a remote ref")
+    where = cwd or repo.cli_cwd
+    if staging is None or lease:
+        done = run_git([*args, remote, *(f"{u.new or ''}:{u.ref}" for u in updates)], where, check=False)
+    else:
+        folder = _stage(repo, staging, updates)
+        try:
+            failpoint("sync-push-staged")
+            done = run_git([*args, remote, f"{folder}*:refs/*"], where, check=False)
+        finally:
+            _unstage(repo, folder, updates)
+    return _read_push(done.returncode, done.stdout, done.stderr, {u.ref for u in updates})
 
 
-def remote_lines(stderr: bytes) -> list[str]:
-    """What the remote said (its hooks' ``remote:`` lines): untrusted text,
-    kept printable and bounded [P5]."""
-    lines = stderr.decode("utf-8", "replace").splitlines()
-    said = ["".join(ch for ch in line if ch.isprintable()).rstrip()
-            for line in lines if line.startswith("remote:")]
-    return [line[:LINE_LIMIT] for line in said if line != "remote:"][:REMOTE_LINES]
+# Of the refs a push did not move, the one that speaks for the push: a refusal
+# before a race, since a race is worth another round and a refusal is not.
+SEVERITY = (REFUSED_BY_HOOK, REJECTED, UNREACHABLE, NO_SUCH_REF, MOVED_ON)
 
 
-def _refusal_line(push_output: str) -> str | None:
-    """The ``!`` line of ``git push --porcelain``: ``[remote rejected] (why)``."""
-    for line in push_output.splitlines():
-        if line.startswith("!\t"):
-            return line.split("\t")[-1].strip()
-    return None
+def _read_push(code: int, stdout: bytes, stderr: bytes, wanted: set[str]) -> Outcome:
+    """The outcome of ``git push --porcelain``: each wanted ref's line read
+    by the table; no line at all means the push failed as a whole."""
+    refs = _ref_lines(stdout, wanted)
+    said = remote_lines(stderr)
+    failed = [got for got in refs.values() if got.status != PUSHED]
+    if code == 0 or (len(refs) == len(wanted) and not failed):
+        return Outcome(PUSHED, "", said, refs)
+    if not refs:
+        words = error_line(stderr or stdout)
+        text = stderr.decode("utf-8", "replace")
+        if NO_ATOMIC_SIGN in text:
+            return Outcome(REJECTED, words, said, refs, atomic_unsupported=True)
+        return Outcome(meaning(text, UNREACHABLE), words, said, refs)
+    worst = min(failed, key=lambda got: SEVERITY.index(got.status)) if failed else RefPush(REJECTED, "")
+    return Outcome(worst.status, worst.words, said, refs)
 
 
-def rejection_reason(push_output: str) -> str | None:
-    """The rejection in ``git push --porcelain`` output that means the remote
-    ref moved (lost lease, non-fast-forward, fetch first, lost ref race)."""
-    for line in push_output.splitlines():
-        lowered = line.lower()
-        if any(sign in lowered for sign in MOVED_SIGNS):
-            return line.split("\t")[-1].strip()
-    return None
+def _ref_lines(stdout: bytes, wanted: set[str]) -> dict[str, RefPush]:
+    """ref -> what its ``<flag> TAB <src>:<dst> TAB <summary>`` line says."""
+    refs: dict[str, RefPush] = {}
+    for line in stdout.decode("utf-8", "replace").splitlines():
+        parts = line.split("\t")
+        ref = parts[1].rpartition(":")[2] if len(parts) >= 3 and len(parts[0]) == 1 else ""
+        if ref in wanted:
+            summary = _clean(parts[2])
+            refs[ref] = RefPush(PUSHED if parts[0] in " *=+-" else meaning(summary), summary)
+    return refs
+
+
+# git matches each explicit refspec against every remote ref (and every local
+# one): with thousands of records, 25 ``<oid>:<ref>`` specs cost more than the
+# transfer. One glob over a folder that holds exactly the refs to push is
+# matched in one pass. The folder is local only, never pushed as itself, and
+# what a killed push left there is swept by the next one.
+def _stage(repo: Repo, staging: str, updates: Sequence[Update]) -> str:
+    """A fresh folder under ``staging`` holding ``<folder><ref minus refs/>`` at each update."""
+    folder = f"{staging}{secrets.token_hex(6)}/"
+    left = repo.ref_ids([staging])
+    lines = [f"delete {name} {oid}" for name, oid in left.items()]
+    lines += [f"create {folder}{u.ref.removeprefix('refs/')} {u.new}" for u in updates]
+    run_git(["update-ref", "--stdin"], repo.cli_cwd, input_bytes=("\n".join(lines) + "\n").encode())
+    return folder
+
+
+def sweep(repo: Repo, staging: str) -> int:
+    """Delete every ref under ``staging`` (the caller holds the lock that
+    keeps any other push out, so what is there a killed one left). How many went."""
+    left = repo.ref_ids([staging])
+    if left:
+        lines = "".join(f"delete {name} {oid}\n" for name, oid in left.items())
+        run_git(["update-ref", "--stdin"], repo.cli_cwd, check=False, input_bytes=lines.encode())
+    return len(left)
+
+
+def _unstage(repo: Repo, folder: str, updates: Sequence[Update]) -> None:
+    lines = "".join(f"delete {folder}{u.ref.removeprefix('refs/')}\n" for u in updates)
+    run_git(["update-ref", "--stdin"], repo.cli_cwd, check=False, input_bytes=lines.encode())

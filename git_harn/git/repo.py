@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -14,9 +14,8 @@ from git_harn.git.config import GitConfig
 from git_harn.git.objects import ObjectsMixin, Oid
 from git_harn.git.run import error_line, run_git
 
-# Refs that hold git-harn's own bookkeeping, never workspace history.
-BOOKKEEPING_PREFIXES = ("refs/harnery/runs/", "refs/harnery/notes", "refs/harnery/workflows/",
-                        "refs/harnery-remotes/")
+# packed-refs of more than this (about 3,000 refs) has git, not libgit2, write refs.
+BIG_PACKED_REFS = 256 * 1024
 
 
 @dataclass
@@ -64,6 +63,10 @@ class Repo(ObjectsMixin):
     @property
     def is_bare(self) -> bool:
         return bool(self._pg.is_bare)
+
+    @property
+    def is_shallow(self) -> bool:
+        return bool(self._pg.is_shallow)
 
     def head_branch(self) -> str | None:
         """The ref HEAD names (None when detached); BadInput while unborn."""
@@ -162,11 +165,14 @@ class Repo(ObjectsMixin):
 
     def create_ref(self, name: str, oid: Oid, message: str) -> None:
         """Create ``name`` at ``oid``; RaceLost if it already exists."""
+        if self._packed_refs_are_big():
+            self._write_ref_with_git(name, oid, None, message)
+            return
         try:
             self._pg.create_reference_direct(name, oid, False, message=message)
         except pygit2.AlreadyExistsError as exc:
             raise RaceLost(f"{name} was created by someone else") from exc
-        except (pygit2.GitError, ValueError) as exc:
+        except (pygit2.GitError, ValueError, OSError) as exc:  # OSError: a folder of refs in the way
             raise GitFailure(f"cannot create {name}: {exc}") from exc
 
     def move_ref(
@@ -175,6 +181,9 @@ class Repo(ObjectsMixin):
         """Point ``name`` at ``new`` if it is still at ``old`` (None: absent)."""
         if old is None:
             self.create_ref(name, new, message)
+            return
+        if self._packed_refs_are_big():
+            self._write_ref_with_git(name, new, old, message)
             return
         ref = self._pg.references.get(name)
         if ref is None or ref.target != old:
@@ -185,6 +194,30 @@ class Repo(ObjectsMixin):
             if "does not match" in str(exc):
                 raise RaceLost(f"{name} moved since it was read") from exc
             raise GitFailure(f"cannot update {name}: {exc}") from exc
+
+    def _packed_refs_are_big(self) -> bool:
+        """libgit2 reads all of packed-refs, and checks each packed ref's
+        name, for every ref it writes: with a year of run records that is
+        hundreds of milliseconds a write. git finds its place in packed-refs
+        by binary search; past BIG_PACKED_REFS its process is the cheaper writer."""
+        try:
+            return (self.common_dir / "packed-refs").stat().st_size > BIG_PACKED_REFS
+        except OSError:
+            return False
+
+    def _write_ref_with_git(self, name: str, new: Oid, old: Oid | None, message: str) -> None:
+        """``git update-ref`` with the same compare-and-swap (and, as every
+        git git-harn runs, no hooks: like a libgit2 write)."""
+        expected = str(old) if old is not None else "0" * len(str(new))
+        done = run_git(["update-ref", "-m", message, name, str(new), expected], self.cli_cwd, check=False)
+        if done.returncode == 0:
+            return
+        why = error_line(done.stderr)
+        if old is None and "reference already exists" in why:
+            raise RaceLost(f"{name} was created by someone else")
+        if old is not None and ("but expected" in why or "unable to resolve reference" in why):
+            raise RaceLost(f"{name} moved since it was read")
+        raise GitFailure(f"cannot {'create' if old is None else 'update'} {name}: {why}")
 
     def delete_ref(self, name: str, old: Oid) -> None:
         """Delete ``name`` only if it still points at ``old``."""
@@ -220,27 +253,53 @@ class Repo(ObjectsMixin):
             if name.startswith(prefix) and isinstance(ref.target, Oid):
                 yield name, ref.target
 
-    def ref_tips(self) -> dict[str, Oid]:
-        """The commit every ref (but git-harn's bookkeeping) points at, read
-        in one pass over the refs; a ref to a tree or blob is left out."""
+    def ref_ids(self, prefixes: Iterable[str]) -> dict[str, str]:
+        """name -> hex object id of the refs under any of ``prefixes``
+        (folders end in ``/``), as ``ls-remote`` gives them, so they compare.
+        ``git for-each-ref`` reads only those folders, which matters with
+        thousands of loose refs."""
+        wanted = list(prefixes)
+        if not wanted:
+            return {}
+        done = run_git(["for-each-ref", "--format=%(objectname) %(refname)", *wanted], self.cli_cwd, check=False)
+        if done.returncode != 0:
+            raise GitFailure(f"git for-each-ref failed: {error_line(done.stderr)}")
+        found: dict[str, str] = {}
+        exact = tuple(wanted)
+        for line in done.stdout.decode("utf-8", "surrogateescape").splitlines():
+            oid, _, name = line.partition(" ")
+            if len(oid) == 40 and name.startswith(exact):
+                found[name] = oid
+        return found
+
+    def ref_tips(self, namespaces: Sequence[str]) -> dict[str, Oid]:
+        """The commit each ref under ``namespaces`` points at, from one ``git
+        for-each-ref`` that reads only those (packed refs are found by binary
+        search, loose ones by their folders); a ref to a tree, a blob or a
+        missing object is left out. A command reads this once and passes it on."""
+        out = self._git("for-each-ref", "--format=%(objectname) %(refname)", *namespaces)
         tips: dict[str, Oid] = {}
-        for ref in self._pg.listall_reference_objects():
-            name = ref.name
-            if name.startswith(BOOKKEEPING_PREFIXES):
-                continue
-            try:
-                tips[name] = ref.peel(pygit2.Commit).id
-            except (pygit2.GitError, ValueError, KeyError, pygit2.InvalidSpecError):
-                continue
+        for line in out.splitlines():
+            oid, _, name = line.partition(" ")
+            commit = self._commit_of(oid)
+            if commit is not None:
+                tips[name] = commit
         return tips
 
+    def _commit_of(self, oid: str) -> Oid | None:
+        try:
+            found: Oid = self._pg[oid].peel(pygit2.Commit).id
+        except (KeyError, pygit2.GitError, ValueError, pygit2.InvalidSpecError):
+            return None
+        return found
+
     def unique_commits(
-        self, tip: Oid, exclude: set[str], limit: int = 1000, tips: dict[str, Oid] | None = None
+        self, tip: Oid, exclude: set[str], *, tips: dict[str, Oid], limit: int = 1000
     ) -> list[Oid]:
-        """Commits reachable from ``tip`` and from no ref outside ``exclude`` [P1].
-        ``tips`` (from ref_tips) saves reading every ref again."""
+        """Commits reachable from ``tip`` and from none of ``tips`` (the refs
+        that can hold work, read once by the caller) outside ``exclude`` [P1]."""
         walker = self._pg.walk(tip, pygit2.enums.SortMode.NONE)
-        for name, hidden in (tips if tips is not None else self.ref_tips()).items():
+        for name, hidden in tips.items():
             if name not in exclude:
                 walker.hide(hidden)
         out = []

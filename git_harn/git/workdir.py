@@ -8,7 +8,6 @@ and odd names are taken exactly as git sees them and ignored files stay out.
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -142,6 +141,8 @@ def dirty_paths_many(paths: list[Path]) -> dict[Path, list[DirtyPath] | str]:
 
     if len(paths) <= 1:
         return {path: one(path) for path in paths}
+    from concurrent.futures import ThreadPoolExecutor  # only for two worktrees or more
+
     # git status waits on stat() as much as on the CPU: more threads than cores pay off.
     workers = min(len(paths), 4 * (os.cpu_count() or 2))
     with ThreadPoolExecutor(max_workers=workers) as pool:

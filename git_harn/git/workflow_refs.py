@@ -1,22 +1,19 @@
-"""Git plumbing the workflow needs: fetching a base, reading files at a
-commit, commit chains of one JSON file, and the state of a task worktree."""
+"""Git plumbing for the layers that drive tasks through branches: fetching a
+branch, reading files at a commit, keeping a commit under a ref, and the
+branch a worktree has checked out."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Collection
-from dataclasses import dataclass
 from pathlib import Path
 
 from git_harn.errors import BadInput, GitFailure, RaceLost
+from git_harn.git import remote as remote_door
 from git_harn.git.env import child_env
-from git_harn.git.identity import machine_signature
-from git_harn.git.objects import BLOB_MODE, REGULAR_MODES, Oid, to_oid
+from git_harn.git.objects import REGULAR_MODES, Oid, to_oid
 from git_harn.git.refnames import branch_name
 from git_harn.git.repo import Repo
-from git_harn.git.run import error_line, run_git
-
-FETCH_TRIES = 3
+from git_harn.git.run import run_git
 
 __all__ = ["Oid", "to_oid"]
 
@@ -42,31 +39,7 @@ def check_branch_name(name: str, what: str) -> str:
 def fetch_branch(repo: Repo, remote: str, branch: str, write_ref: bool = True) -> Oid:
     """Fetch ``<remote>/<branch>`` and return its commit. With ``write_ref``
     False no ref changes at all (the objects arrive, FETCH_HEAD names the tip)."""
-    if write_ref:
-        args = ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote,
-                f"+refs/heads/{branch}:{tracking_ref(remote, branch)}"]
-    else:
-        args = ["fetch", "--quiet", "--no-tags", "--refmap=", remote, f"refs/heads/{branch}"]
-    why = ""
-    for attempt in range(FETCH_TRIES):
-        done = run_git(args, repo.cli_cwd, check=False)
-        if done.returncode == 0:
-            break
-        why = error_line(done.stderr)
-        if "couldn't find remote ref" in why:
-            raise BadInput(f"{remote} has no branch {branch}")
-        time.sleep(0.2 * (attempt + 1))  # a concurrent fetch holds the ref lock
-    else:
-        raise GitFailure(f"git fetch {remote} failed: {why}")
-    if write_ref:
-        oid = repo.ref_oid(tracking_ref(remote, branch))
-        if oid is None:
-            raise GitFailure(f"{tracking_ref(remote, branch)} is missing after the fetch")
-        return oid
-    out = run_git(["rev-parse", "--verify", "-q", "FETCH_HEAD^{commit}"], repo.cli_cwd, check=False)
-    if out.returncode != 0:
-        raise GitFailure(f"cannot read what was fetched from {remote}/{branch}")
-    return to_oid(out.stdout.decode().strip())
+    return remote_door.fetch_branch(repo, remote, branch, tracking_ref(remote, branch) if write_ref else None)
 
 
 def file_at(repo: Repo, commit: Oid, path: str, limit: int = 1 << 20) -> bytes | None:
@@ -86,47 +59,6 @@ def descends(repo: Repo, tip: Oid, ancestor: Oid) -> bool:
 
 def ahead(repo: Repo, tip: Oid, base: Oid) -> int:
     return repo.ahead_behind(tip, base)[0]
-
-
-# --- commit chains of one JSON file (workflow records) ----------------------
-
-
-@dataclass
-class ChainEvent:
-    oid: Oid
-    time: int
-    subject: str
-    trailers: dict[str, str]
-
-
-def chain_write(repo: Repo, ref: str, filename: str, content: bytes, message: str,
-                old_tip: Oid | None) -> Oid:
-    """Append a commit holding ``filename`` to the chain at ``ref`` with CAS [P3]."""
-    parents = [old_tip] if old_tip is not None else []
-    commit = repo.commit_files({filename: (content, BLOB_MODE)}, message, parents, machine_signature(repo))
-    repo.move_ref(ref, commit, old_tip, f"git-harn: {message.splitlines()[0][:80]}")
-    return commit
-
-
-def chain_read(repo: Repo, tip: Oid, filename: str) -> bytes | None:
-    return file_at(repo, tip, filename, limit=64 << 20)
-
-
-def chain_history(repo: Repo, ref: str) -> list[ChainEvent]:
-    """The chain's commits, newest first (first parents)."""
-    tip = repo.ref_oid(ref)
-    events = []
-    while tip is not None:
-        commit = repo.commit_info(tip)
-        subject = commit.message.split("\n", 1)[0]
-        trailers = {}
-        for line in commit.message.splitlines():
-            key, sep, value = line.partition(": ")
-            if sep and key.startswith("Harnery-"):
-                trailers[key] = value.strip()
-        events.append(ChainEvent(tip, commit.time, subject, trailers))
-        tip = commit.parents[0] if commit.parents else None
-    return events
 
 
 def commit_time(repo: Repo, oid: Oid) -> int:

@@ -20,6 +20,8 @@ from git_harn.git.env import scrub_process
 from git_harn.git.workdir import dirty_paths
 from git_harn.notices import info, warn
 from git_harn.store import runs as store
+from git_harn.store.bookkeeping import history_tips
+from git_harn.store.live import live_records, record_on_branch
 from git_harn.store.locks import hold_run
 from git_harn.store.record import RunRecord
 from git_harn.workspace.paths import WS_BRANCH_PREFIX
@@ -88,19 +90,13 @@ def reference_transaction(repo: Repo, state: str, updates: list[RefUpdate]) -> i
 
 
 def record_for_branch(repo: Repo, ref: str) -> store.Stored | None:
-    """The live record whose workspace branch is ``ref`` (else a terminal
-    one, else None). The usual run id is the branch name's last part."""
-    direct: store.Stored | None = None
+    """The record of the run whose workspace branch is ``ref``, the run the
+    branch is named after, live or ended; no other record is read."""
     try:
-        direct = store.read(repo, ref.removeprefix(WS_REF_PREFIX))
+        return record_on_branch(repo, ref.removeprefix(WS_REF_PREFIX), ref)
     except CorruptRecord as exc:
         warn(exc.message)
-    if direct is not None and direct.record.branch_ref == ref and not direct.record.terminal:
-        return direct
-    for entry in store.list_records(repo):
-        if isinstance(entry, store.Stored) and entry.record.branch_ref == ref and not entry.record.terminal:
-            return entry
-    return direct if direct is not None and direct.record.branch_ref == ref else None
+        return None
 
 
 # --- prepared: the guard ------------------------------------------------------
@@ -124,13 +120,13 @@ def _current_tip(repo: Repo, update: RefUpdate) -> Oid | None:
     return tip
 
 
-def _why_keep(repo: Repo, update: RefUpdate, tip: Oid, leaving: set[str]) -> Refusal | None:
+def _why_keep(repo: Repo, update: RefUpdate, tip: Oid, leaving: set[str], tips: dict[str, Oid]) -> Refusal | None:
     stored = record_for_branch(repo, update.name)
     if stored is not None and foreign_home(repo, stored.record) is not None:
         stored = None  # another clone's run: its work is not this branch, and reclaim here refuses
     run_id = stored.record.runId if stored else update.name.removeprefix(WS_REF_PREFIX)
     branch = update.name.removeprefix("refs/heads/")
-    unique = repo.unique_commits(tip, leaving)
+    unique = repo.unique_commits(tip, leaving, tips=tips)
     if unique:
         return Refusal(branch, run_id, tip, f"{len(unique)} commit(s) on it are reachable from no other ref",
                        stored is not None)
@@ -164,13 +160,15 @@ def guard_deletions(repo: Repo, updates: list[RefUpdate]) -> int:
     one whose workspace is preserved [H1] [P1]; HARN_ALLOW_DELETE=1 overrides."""
     leaving = {u.name for u in updates if u.deletes}
     refusals = []
+    tips: dict[str, Oid] | None = None  # the refs that hold work, read once
     for update in updates:
         if not update.deletes_workspace_branch or is_pruning(repo, update):
             continue
         tip = _current_tip(repo, update)
         if tip is None:
             continue  # already gone: nothing left to protect
-        refusal = _why_keep(repo, update, tip, leaving)
+        tips = tips if tips is not None else history_tips(repo)
+        refusal = _why_keep(repo, update, tip, leaving, tips)
         if refusal is not None:
             refusals.append(refusal)
     if not refusals:
@@ -236,7 +234,7 @@ def reconcile_deletions(repo: Repo, updates: Iterable[RefUpdate]) -> None:
 def reconcile_all(repo: Repo) -> None:
     """Settle every record whose workspace folder vanished [H2] [W7]. One bad
     record is reported and skipped; the others are still reconciled."""
-    for entry in store.list_records(repo):
+    for entry in live_records(repo):
         if isinstance(entry, store.Unreadable):
             warn(entry.error)
             continue

@@ -15,7 +15,7 @@ from git_harn.failpoints import failpoint
 from git_harn.git import Oid, Repo
 from git_harn.git import checkout as wt
 from git_harn.git.objects import REGULAR_MODES
-from git_harn.git.remote import push_with_lease
+from git_harn.git.remote import MOVED_ON, Update, push
 from git_harn.git.worktrees import checked_out_branches, detach_head, head_of
 from git_harn.integrate.report import (
     CONFLICT,
@@ -65,12 +65,14 @@ def attempt(repo: Repo, target: Target, worktree: Path, base: Oid, task: Task,
     commit = wt.commit_index(worktree, commit_message(target, task, repo.ahead_behind(tip, base)[0]))
     failpoint("integrate-after-commit")
     failpoint("integrate-before-push")
-    pushed = push_with_lease(worktree, target.remote, f"refs/heads/{target.work_branch}", target.base, base)
-    if pushed.moved is not None:
-        return Retry(pushed.moved, str(commit))
-    if not pushed.landed:
+    pushed = push(repo, target.remote, [Update(f"refs/heads/{target.base}", f"refs/heads/{target.work_branch}",
+                                               str(base))], lease=True, cwd=worktree)
+    if pushed.status == MOVED_ON:
+        return Retry(pushed.words, str(commit))
+    if not pushed.ok:
+        told = pushed.told("\n")
         return new_report(target, number, rebased=True, squashMerged=True, roadmapMarkedDone=True,
-                          outcome=PUSH_FAILED, summary=f"push to {target.upstream} was refused: {pushed.refused}")
+                          outcome=PUSH_FAILED, summary=f"push to {target.upstream} was refused: {told}")
     failpoint("integrate-after-push")
     return _landed(repo, target, worktree, commit, base, number)
 

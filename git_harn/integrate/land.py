@@ -33,11 +33,12 @@ from git_harn.integrate.report import (
 from git_harn.integrate.target import Request, Target, resolve_target
 from git_harn.integrate.worktree import ensure_worktree
 from git_harn.notices import info
+from git_harn.store.bookkeeping import INTEGRATED_ROOT
 from git_harn.store.locks import hold_merge
 from git_harn.tasks.roadmap import Task, find_task, parse_roadmap
 
 MERGE_LOCK_TIMEOUT = 600  # seconds; git config harn.mergeLockTimeout
-INTEGRATED_PREFIX = "refs/harnery/integrated/"  # + <id> or <id>-addendum-<n>: the tip that landed
+INTEGRATED_PREFIX = INTEGRATED_ROOT  # + <id> or <id>-addendum-<n>: the tip that landed
 
 
 def integrate(repo: Repo, request: Request) -> IntegrationReport:

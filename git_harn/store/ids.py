@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import secrets
 import time
 
 from git_harn.errors import BadInput
@@ -32,12 +31,12 @@ def new_run_id() -> str:
     now = time.time()
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now))
     millis = int(now * 1000) % 1000
-    return f"run-{stamp}{millis:03d}Z-{secrets.token_hex(3)}{os.getpid() % 100:02d}"
+    return f"run-{stamp}{millis:03d}Z-{os.urandom(3).hex()}{os.getpid() % 100:02d}"
 
 
 def new_workspace_id() -> str:
-    return "ws-" + secrets.token_hex(12)
+    return "ws-" + os.urandom(12).hex()
 
 
 def new_clone_id() -> str:
-    return "clone-" + secrets.token_hex(12)
+    return "clone-" + os.urandom(12).hex()

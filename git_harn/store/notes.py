@@ -1,7 +1,7 @@
 """JSON notes in refs/harnery/notes: one object per commit, one member per kind.
 
 A write merges its member into the commit's note with compare-and-swap on the
-notes ref and never erases other members [P3]. ``git notes add`` cannot be
+notes ref (``store/chain``'s one loop) and never erases other members [P3]. ``git notes add`` cannot be
 used: it does not check the old value.
 """
 
@@ -12,11 +12,10 @@ from typing import Any
 
 from git_harn.files import loads_json
 from git_harn.git import Oid, Repo
-from git_harn.git.cas import retry_cas
-from git_harn.git.identity import machine_signature
 from git_harn.git.objects import BLOB_MODE
+from git_harn.store import chain
 
-NOTES_REF = "refs/harnery/notes"
+NOTES_REF = chain.ROOT + "notes"
 
 
 def _note_blob(repo: Repo, tip: Oid | None, annotated: str) -> bytes | None:
@@ -49,17 +48,13 @@ def merge_note(repo: Repo, commit: Oid, kind: str, value: Any) -> None:
     """Set member ``kind`` of the note on ``commit``, keeping the others."""
     annotated = str(commit)
 
-    def attempt() -> None:
-        tip = repo.ref_oid(NOTES_REF)
+    def step(tip: Oid | None) -> tuple[chain.Files, str]:
         note = _parse(_note_blob(repo, tip, annotated))
         note[kind] = value
         text = json.dumps(note, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-        new_tip = repo.commit_files({annotated: (text.encode("utf-8"), BLOB_MODE)},
-                                    f"git-harn: {kind} note on {annotated[:12]}\n",
-                                    [tip] if tip is not None else [], machine_signature(repo), base=tip)
-        repo.move_ref(NOTES_REF, new_tip, tip, f"git-harn: {kind} note")
+        return {annotated: (text.encode("utf-8"), BLOB_MODE)}, f"git-harn: {kind} note on {annotated[:12]}\n"
 
-    retry_cas(attempt, NOTES_REF)
+    chain.update_ref(repo, NOTES_REF, step)
     show_notes_in_log(repo)
 
 

@@ -1,37 +1,64 @@
 """The record store: one commit chain per run under refs/harnery/runs/<run-id>.
 
-Each event is a commit whose tree holds ``run.json`` (the whole record) and
-whose message is ``<event>: <summary>`` with Harnery-* trailers. Writes are
-compare-and-swap against the tip that was read, retried from a fresh read
-when another writer won [P3].
+A run record is one kind of record chain (``store/chain``): each event is a
+commit whose tree holds ``run.json`` (the whole record) and whose message is
+``<event>: <summary>`` with the ``Harnery-Run``, ``Harnery-Event``,
+``Harnery-State`` and ``Harnery-Host`` trailers. Writes are compare-and-swap
+against the tip that was read, retried from a fresh read when another writer
+won [P3].
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from git_harn.clock import now_iso
-from git_harn.errors import CorruptRecord, HarnError
+from git_harn.errors import BadInput, CorruptRecord
 from git_harn.git import Oid, Repo
-from git_harn.git.cas import retry_cas
-from git_harn.git.identity import host_name, machine_signature
-from git_harn.git.objects import BLOB_MODE
-from git_harn.store.record import RunRecord
-from git_harn.text import one_line
+from git_harn.git.identity import host_name
+from git_harn.store import chain
+from git_harn.store.chain import Unreadable
+from git_harn.store.ids import validate_run_id
+from git_harn.store.record import SCHEMA_VERSION, RunRecord
 
-RUNS_PREFIX = "refs/harnery/runs/"
+RUNS_PREFIX = chain.ROOT + "runs/"
 RECORD_FILE = "run.json"
+
+__all__ = ["RUNS", "Event", "Stored", "Unreadable", "history", "list_records", "read", "run_ref", "update",
+           "write"]
+
+
+def _check_id(run_id: str) -> None:
+    try:
+        validate_run_id(run_id)
+    except BadInput as exc:
+        raise CorruptRecord(exc.message) from exc
+
+
+def _check(run_id: str, raw: bytes, where: str) -> RunRecord:
+    record = RunRecord.from_json(raw, where)
+    if record.runId != run_id:
+        # A copied or hand-made ref would send our writes to another run's ref.
+        raise CorruptRecord(f"run record {where} names another run ({record.runId!r})")
+    return record
+
+
+def _as_dict(record: RunRecord) -> dict[str, Any]:
+    return record.as_dict()
+
+
+RUNS: chain.Kind[RunRecord] = chain.Kind("run record", RUNS_PREFIX, RECORD_FILE, "Harnery-Run", SCHEMA_VERSION,
+                                         _check, _as_dict, _check_id)
 
 
 def run_ref(run_id: str) -> str:
-    return RUNS_PREFIX + run_id
+    return RUNS.ref(run_id)
 
 
-@dataclass
-class Stored:
-    record: RunRecord
-    tip: Oid
+class Stored(chain.Stored[RunRecord]):
+    """A run record and the tip of its chain."""
 
 
 @dataclass
@@ -43,48 +70,25 @@ class Event:
     state: str
 
 
-@dataclass
-class Unreadable:
-    """A ref under refs/harnery/runs/ that does not hold a valid record."""
-
-    ref: str
-    error: str
-
-
-def _record_at(repo: Repo, tip: Oid, where: str) -> RunRecord:
-    data = repo.read_file(tip, RECORD_FILE)
-    if data is None:
-        raise CorruptRecord(f"corrupt run record {where}: no {RECORD_FILE} in {tip}")
-    record = RunRecord.from_json(data, where)
-    if where.startswith(RUNS_PREFIX) and record.runId != where[len(RUNS_PREFIX):]:
-        # A copied or hand-made ref would send our writes to another run's ref.
-        raise CorruptRecord(f"run record {where} names another run ({record.runId!r})")
-    return record
+def _own(found: chain.Stored[RunRecord]) -> Stored:
+    return Stored(found.record, found.tip)
 
 
 def read(repo: Repo, run_id: str) -> Stored | None:
-    ref = run_ref(run_id)
-    tip = repo.ref_oid(ref)
-    if tip is None:
-        return None
-    return Stored(_record_at(repo, tip, ref), tip)
+    found = chain.read(repo, RUNS, run_id)
+    return None if found is None else _own(found)
+
+
+def _change(repo: Repo, record: RunRecord, event: str, summary: str) -> chain.Change[RunRecord]:
+    record.updatedAt = now_iso()
+    more = [("Harnery-State", record.state), ("Harnery-Host", host_name(repo))]
+    return chain.Change(record, record.to_json().encode("utf-8"), event, summary, more)
 
 
 def write(repo: Repo, record: RunRecord, event: str, summary: str, old_tip: Oid | None) -> Oid:
     """Append one event commit to the run's chain; RaceLost if the tip moved."""
-    record.updatedAt = now_iso()
-    message = (
-        f"{event}: {one_line(summary)}\n\n"
-        f"Harnery-Run: {record.runId}\n"
-        f"Harnery-Event: {event}\n"
-        f"Harnery-State: {record.state}\n"
-        f"Harnery-Host: {host_name(repo)}\n"
-    )
-    parents = [old_tip] if old_tip is not None else []
-    commit = repo.commit_files({RECORD_FILE: (record.to_json().encode("utf-8"), BLOB_MODE)}, message,
-                               parents, machine_signature(repo))
-    repo.move_ref(run_ref(record.runId), commit, old_tip, f"git-harn: {event}")
-    return commit
+    change = _change(repo, record, event, summary)
+    return chain.write(repo, RUNS, record.runId, change.content, event, summary, change.more, old_tip)
 
 
 Mutation = Callable[[RunRecord | None], tuple[RunRecord, str, str] | None]
@@ -97,47 +101,21 @@ def update(repo: Repo, run_id: str, mutate: Mutation) -> RunRecord | None:
     ``(record, event, summary)`` to write, or None to write nothing.
     """
 
-    def attempt() -> RunRecord | None:
-        current = read(repo, run_id)
-        change = mutate(current.record if current else None)
-        if change is None:
-            return current.record if current else None
-        record, event, summary = change
-        write(repo, record, event, summary, current.tip if current else None)
-        return record
+    def change(current: chain.Stored[RunRecord] | None) -> chain.Change[RunRecord] | None:
+        made = mutate(current.record if current else None)
+        return None if made is None else _change(repo, *made)
 
-    return retry_cas(attempt, f"the record of run {run_id}")
+    return chain.update(repo, RUNS, run_id, change)
 
 
 def list_records(repo: Repo) -> Iterator[Stored | Unreadable]:
     """Every run record; a bad one is yielded as Unreadable, not raised."""
-    for name, tip in sorted(repo.refs_under(RUNS_PREFIX)):
-        try:
-            yield Stored(_record_at(repo, tip, name), tip)
-        except HarnError as exc:
-            yield Unreadable(name, exc.message)
+    for found in chain.list_all(repo, RUNS):
+        yield found if isinstance(found, Unreadable) else _own(found)
 
 
 def history(repo: Repo, run_id: str) -> list[Event]:
     """The run's events, newest first: every parent of a merge that ``sync``
     made, so both sides of a diverged chain are shown."""
-    tip = repo.ref_oid(run_ref(run_id))
-    events: list[Event] = []
-    if tip is None:
-        return events
-    for commit in repo.walk(tip, by_time=True):
-        subject = commit.message.split("\n", 1)[0]
-        trailers = _trailers(commit.message)
-        event, _, summary = subject.partition(": ")
-        events.append(Event(commit.oid, commit.time, trailers.get("Harnery-Event", event),
-                            summary, trailers.get("Harnery-State", "?")))
-    return events
-
-
-def _trailers(message: str) -> dict[str, str]:
-    found = {}
-    for line in message.splitlines():
-        key, sep, value = line.partition(": ")
-        if sep and key.startswith("Harnery-"):
-            found[key] = value.strip()
-    return found
+    return [Event(e.oid, e.time, e.event, e.summary, e.trailers.get("Harnery-State", "?"))
+            for e in chain.history(repo, RUNS, run_id)]

@@ -5,5 +5,6 @@ never deleting a remote ref.
 Layer 5 (beside the workflow): may import the domain packages below it
 (integrate, assess, hooks, tasks, workspace), the store, the git layer and the
 shared helpers at the top of the package; never pygit2, never a git process of
-its own (the plumbing is ``git_harn.git.refsync``), never click.
+its own (the remote is ``git_harn.git.remote``, the chains ``git_harn.store.chain``),
+never click.
 """

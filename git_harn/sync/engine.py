@@ -12,15 +12,17 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from git_harn.errors import BadInput, RaceLost
-from git_harn.git import Repo
-from git_harn.git import refsync as rs
+from git_harn.errors import BadInput, CorruptRecord, GitFailure, RaceLost
+from git_harn.git import Repo, to_oid
+from git_harn.git import remote as door
+from git_harn.git.worktrees import registered_worktrees
 from git_harn.notices import info, progress, warn
 from git_harn.results import Result
+from git_harn.store import bookkeeping, chain
 from git_harn.store.locks import hold, locks_dir
 from git_harn.store.notes import NOTES_REF, show_notes_in_log
 from git_harn.sync import notes, records
-from git_harn.sync.push import push_all
+from git_harn.sync.push import STAGING_ROOT, push_all, sweep_staging
 from git_harn.sync.steps import (
     AHEAD,
     DIVERGED,
@@ -37,13 +39,13 @@ from git_harn.text import one_line
 DEFAULT_REMOTE = "origin"
 DEFAULT_ROUNDS = 5
 SALVAGE_PREFIX = "refs/heads/harnery/salvage/"
-TRACKING_ROOT = "refs/harnery-remotes/"
+TRACKING_ROOT = bookkeeping.TRACKING_ROOT
 HARNERY_PREFIX = "refs/harnery/"
 LOCK_WAIT_SECONDS = 60.0
 FETCH_BUDGET = 256  # fetches spent isolating refs the remote cannot send
 _REMOTE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
-SYNCED, DRY_RUN, CONFIGURED = "synced", "dry_run", "configured"
+SYNCED, DRY_RUN, CONFIGURED = "synced", "dry-run", "configured"
 PUSH_REFUSED, RETRIES_EXHAUSTED = "push-refused", "retries-exhausted"
 SYNC_QUARANTINED, SYNC_DIVERGED = "quarantined", "salvage-diverged"
 
@@ -93,7 +95,7 @@ def choose_remote(repo: Repo, remote: str | None) -> str:
     name = remote or repo.config("harn.syncRemote") or DEFAULT_REMOTE
     if not _REMOTE_NAME.fullmatch(name) or ".." in name or name.endswith(".lock"):
         raise BadInput(f"not a remote name: {name!r}")
-    if not rs.remote_exists(repo, name):
+    if not repo.has_remote(name):
         raise BadInput(f"no remote named {name!r} (git remote add {name} <url>)")
     return name
 
@@ -133,9 +135,10 @@ def _fetch(repo: Repo, remote: str, wanted: list[str]) -> dict[str, str]:
 
     def attempt(refs: list[str]) -> None:
         budget[0] -= 1
-        error = rs.fetch(repo, remote, refs)
-        if error is None:
+        fetched = door.fetch(repo, remote, refs)
+        if fetched.ok:
             return
+        error = fetched.words
         if len(refs) == 1 or budget[0] <= 0:
             for ref in refs:
                 failed[ref] = _shown(f"cannot be fetched: {error}")
@@ -161,22 +164,19 @@ def _plan(repo: Repo, ref: str, local: str | None, remote: str | None, dry_run: 
 
 def _plan_branch(repo: Repo, ref: str, local: str | None, remote: str | None,
                  checked_out: set[str]) -> Step:
-    """A salvage branch: fast-forward only."""
+    """A salvage branch: fast-forward only (the five cases, never merged)."""
     step = Step(ref, SAME, local, remote)
-    if remote is None:
-        step.action, step.push = AHEAD, local
-        return step
-    if not rs.is_commit(repo, remote):
-        raise BadRemoteData(f"points at {remote[:12]}, which is not a commit")
-    if local is None:
-        step.action, step.local = NEW, remote
-    elif local == remote:
-        pass
-    elif rs.descends(repo, local, remote):
-        step.action, step.push = AHEAD, local
-    elif rs.descends(repo, remote, local) and ref not in checked_out:
-        step.action, step.local = FAST_FORWARD, remote
-    else:
+    try:
+        case = chain.case(repo, to_oid(local) if local else None, to_oid(remote) if remote else None,
+                          unrelated_ok=True)
+    except CorruptRecord as exc:
+        raise BadRemoteData(exc.message) from exc
+    step.action = case.action
+    if case.action == AHEAD:
+        step.push = local
+    elif case.action == NEW or (case.action == FAST_FORWARD and ref not in checked_out):
+        step.local = remote
+    elif case.action != SAME:
         step.action = DIVERGED
         step.detail = ("checked out in a worktree; not moved" if ref in checked_out
                        else "diverged from the remote's; both kept, nothing pushed")
@@ -196,11 +196,11 @@ def _tracking_prefixes(remote: str) -> list[str]:
 
 def _one_round(repo: Repo, remote: str, salvage: bool, dry_run: bool) -> _Round:
     progress(f"reading what {remote} holds")
-    theirs = {ref: oid for ref, oid in rs.ls_remote(repo, remote, _patterns(salvage)).items()
+    theirs = {ref: oid for ref, oid in door.ls_remote(repo, remote, _patterns(salvage)).items()
               if _ours(ref, salvage)}
     prefixes = [*records.PREFIXES, NOTES_REF] + ([SALVAGE_PREFIX] if salvage else [])
     # One pass over the refs: with thousands of records, listing them is a cost.
-    listed = rs.refs_under(repo, [*prefixes, *_tracking_prefixes(remote)])
+    listed = repo.ref_ids([*prefixes, *_tracking_prefixes(remote)])
     ours = {ref: oid for ref, oid in listed.items() if _ours(ref, salvage)}
     tracked = {ref: oid for ref, oid in listed.items() if ref.startswith(tuple(_tracking_prefixes(remote)))}
     # A tracking ref already at the remote's value means its objects are here.
@@ -213,12 +213,12 @@ def _one_round(repo: Repo, remote: str, salvage: bool, dry_run: bool) -> _Round:
         name, oid = tracking_name(remote, ref), theirs[ref]
         if ref in unfetchable:
             continue
-        if not rs.has_object(repo, oid):
+        if not repo.has(to_oid(oid)):
             raise RaceLost(f"{ref} moved on {remote} since it was read")
         moves.append((name, oid, tracked.get(name)))
         tracked[name] = oid
-    rs.update_refs(repo, moves)  # RaceLost: another fetch moved them; the round starts again
-    checked_out = rs.checked_out_branches(repo) if salvage else set()
+    _move(repo, moves)  # RaceLost: another fetch moved them; the round starts again
+    checked_out = set(filter(None, registered_worktrees(repo).values())) if salvage else set()
     steps: dict[str, Step] = {}
     updates: list[tuple[str, str, str | None]] = []
     pushes: list[tuple[str, str]] = []
@@ -236,8 +236,8 @@ def _one_round(repo: Repo, remote: str, salvage: bool, dry_run: bool) -> _Round:
             step = _plan(repo, ref, local, remote_oid, dry_run, checked_out)
         except BadRemoteData as exc:
             step = Step(ref, QUARANTINED, local, remote_oid, detail=_shown(exc.message))
-        except rs.ObjectProblem as exc:
-            step = Step(ref, QUARANTINED, local, remote_oid, detail=_shown(str(exc)))
+        except GitFailure as exc:
+            step = Step(ref, QUARANTINED, local, remote_oid, detail=_shown(exc.message))
         steps[ref] = step
         if step.local is not None and step.local != local:
             updates.append((ref, step.local, local))
@@ -256,11 +256,19 @@ def _settle_tracking(repo: Repo, remote: str, pushed: dict[str, str]) -> None:
     moves = []
     for ref, oid in pushed.items():
         name = tracking_name(remote, ref)
-        current = rs.ref_value(repo, name)
+        found = repo.ref_oid(name)
+        current = str(found) if found is not None else None
         if current != oid:
             moves.append((name, oid, current))
     with suppress(RaceLost):  # a concurrent fetch moved them; the next sync reads them again
-        rs.update_refs(repo, moves)
+        _move(repo, moves)
+
+
+def _move(repo: Repo, moves: list[tuple[str, str, str | None]]) -> None:
+    """(name, new, old) in one compare-and-swap transaction [P3]; RaceLost on a
+    lost race. ``old`` None: the ref must not exist yet. Never deletes."""
+    if moves:
+        repo.update_refs((name, to_oid(new), to_oid(old) if old else None) for name, new, old in moves)
 
 
 def _pause(round_number: int) -> None:
@@ -272,15 +280,15 @@ def _pause(round_number: int) -> None:
 
 def sync(repo: Repo, remote: str | None = None, salvage: bool = False,
          dry_run: bool = False) -> SyncResult:
-    if rs.is_shallow(repo):
+    if repo.is_shallow:
         raise BadInput("a shallow clone cannot sync: its history is cut, so merges cannot be "
                        "checked (git fetch --unshallow first)")
     name = choose_remote(repo, remote)
     rounds = max(1, repo.config_int("harn.syncRounds", DEFAULT_ROUNDS))
     with hold(locks_dir(repo) / "sync.lock", "sync", f"sync with {name}", LOCK_WAIT_SECONDS):
-        swept = rs.sweep_staging(repo)  # whatever this sync has to push [P6]
+        swept = sweep_staging(repo)  # whatever this sync has to push [P6]
         if swept:
-            info(f"removed {swept} staging ref(s) a killed sync left under {rs.STAGING_ROOT}")
+            info(f"removed {swept} staging ref(s) a killed sync left under {STAGING_ROOT}")
         return _sync_locked(repo, name, salvage, dry_run, rounds)
 
 
@@ -302,7 +310,7 @@ def _sync_locked(repo: Repo, remote: str, salvage: bool, dry_run: bool, rounds: 
             finished = True
             break
         try:
-            rs.update_refs(repo, this.local_updates)
+            _move(repo, this.local_updates)
         except RaceLost as exc:
             info(f"a local ref moved while merging ({exc.message}); reading again")
             _pause(number)

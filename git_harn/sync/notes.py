@@ -13,12 +13,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from git_harn.errors import CorruptRecord, GitFailure
 from git_harn.files import loads_json
-from git_harn.git import Repo
-from git_harn.git import refsync as rs
+from git_harn.git import Oid, Repo, to_oid
+from git_harn.git.objects import BLOB_MODE, REGULAR_MODES
+from git_harn.store import chain
 from git_harn.store.notes import NOTES_REF
 from git_harn.sync.steps import (
     AHEAD,
+    BOTH,
     FAST_FORWARD,
     MERGED,
     NEW,
@@ -26,54 +29,57 @@ from git_harn.sync.steps import (
     BadRemoteData,
     Step,
     canonical,
+    one_side,
     three_way,
 )
 
 _ANNOTATED = re.compile(r"[0-9a-f]{40}")
 
 
-def check_notes(repo: Repo, tip: str, hide: list[str]) -> None:
+def check_notes(repo: Repo, tip: Oid, hide: list[Oid]) -> None:
     """Every commit the remote adds is a commit; its head holds only notes."""
     try:
-        for _ in rs.new_commits(repo, tip, hide):
-            pass
-        names = rs.flat_tree(repo, tip)
-    except rs.ObjectProblem as exc:
-        raise BadRemoteData(str(exc)) from exc
-    for name in names:
+        list(repo.walk(tip, hide))
+    except GitFailure as exc:
+        raise BadRemoteData(exc.message) from exc
+    for name in _flat_tree(repo, tip):
         if not _ANNOTATED.fullmatch(name):
-            raise BadRemoteData(f"notes head {tip[:12]} holds {name!r}, which names no object")
+            raise BadRemoteData(f"notes head {str(tip)[:12]} holds {name!r}, which names no object")
 
 
 def plan(repo: Repo, local: str | None, remote: str | None, dry_run: bool) -> Step:
     step = Step(NOTES_REF, SAME, local, remote)
-    if remote is None:
-        step.action, step.push = AHEAD, local
-        return step
-    if not rs.is_commit(repo, remote):
-        raise BadRemoteData(f"points at {remote[:12]}, which is not a commit")
-    if local is None:
-        check_notes(repo, remote, [])
-        step.action, step.local = NEW, remote
-        return step
-    if local == remote:
-        return step
+    mine, theirs = (to_oid(local) if local else None), (to_oid(remote) if remote else None)
     try:
-        if rs.descends(repo, local, remote):
-            step.action, step.push = AHEAD, local
-            return step
-        if rs.descends(repo, remote, local):
-            check_notes(repo, remote, [local])
-            step.action, step.local = FAST_FORWARD, remote
-            return step
-        base = rs.merge_base(repo, local, remote)
-    except rs.ObjectProblem as exc:
-        raise BadRemoteData(str(exc)) from exc
-    check_notes(repo, remote, [local])
-    step.action = MERGED
-    if not dry_run:
-        step.local = step.push = merge(repo, local, remote, base)
+        case = chain.case(repo, mine, theirs, unrelated_ok=True)
+    except CorruptRecord as exc:
+        raise BadRemoteData(exc.message) from exc
+    step.action = case.action
+    if case.action == AHEAD:
+        step.push = local
+    elif case.action in (NEW, FAST_FORWARD):
+        assert theirs is not None
+        check_notes(repo, theirs, [mine] if mine is not None else [])
+        step.local = remote
+    elif case.action == MERGED:
+        assert mine is not None and theirs is not None
+        check_notes(repo, theirs, [mine])
+        if not dry_run:
+            step.local = step.push = str(merge(repo, mine, theirs, case.base))
     return step
+
+
+def _flat_tree(repo: Repo, oid: Oid | None) -> dict[str, Oid]:
+    """A notes commit's tree as annotated object id -> blob id, fan-out
+    folders (``ab/cdef…``) joined."""
+    if oid is None:
+        return {}
+    found: dict[str, Oid] = {}
+    for path, (blob, mode) in repo.flatten(oid).items():
+        if mode not in REGULAR_MODES:
+            raise BadRemoteData(f"notes commit {str(oid)[:12]}: {path} is neither a note nor a folder")
+        found[path.replace("/", "")] = to_oid(blob)
+    return found
 
 
 def _parse(raw: bytes | None) -> dict[str, Any] | None:
@@ -86,50 +92,47 @@ def _parse(raw: bytes | None) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def merge(repo: Repo, local: str, remote: str, base: str | None) -> str:
+def merge(repo: Repo, local: Oid, remote: Oid, base: Oid | None) -> Oid:
     """The merge commit of two notes heads (``base`` None: no common history,
     every note is then new on its side)."""
-    first, second = sorted([local, remote])
-    infos = {oid: rs.commit_info(repo, oid) for oid in (first, second)}
-    later = max((first, second), key=lambda oid: (infos[oid].time, oid))
-    try:
-        trees = {oid: rs.flat_tree(repo, oid) for oid in (first, second)}
-        base_tree = rs.flat_tree(repo, base)
-    except rs.ObjectProblem as exc:
-        raise BadRemoteData(str(exc)) from exc
-    merged: dict[str, str] = {}
+    first, second = sorted([local, remote], key=str)
+    times = {oid: repo.commit_info(oid).time for oid in (first, second)}
+    later = max((first, second), key=lambda oid: (times[oid], str(oid)))
+    trees = {oid: _flat_tree(repo, oid) for oid in (first, second)}
+    base_tree = _flat_tree(repo, base)
+    merged: dict[str, tuple[bytes | Oid, int]] = {}
     decided = 0
     for name in sorted(set(base_tree) | set(trees[first]) | set(trees[second])):
         b, o, t = base_tree.get(name), trees[first].get(name), trees[second].get(name)
-        if o == t:
-            value = o
-        elif o == b:
-            value = t
-        elif t == b:
-            value = o
-        else:
+        value = one_side(b, o, t)
+        if value is BOTH:
             value = _merge_note(repo, b, o, t, later == first)
             decided += 1
         if value is not None:
-            merged[name] = value
-    message = (f"git-harn: merged notes {first[:12]} and {second[:12]}\n\n"
+            merged[name] = (value, BLOB_MODE)
+    message = (f"git-harn: merged notes {str(first)[:12]} and {str(second)[:12]}\n\n"
                f"Notes changed on both sides: {decided}; the later side wins a member changed on both.\n")
-    return rs.merge_commit(repo, [first, second], merged, message)
+    return chain.merge_commit(repo, [first, second], merged, message)
 
 
-def _merge_note(repo: Repo, base: str | None, ours: str | None, theirs: str | None,
-                ours_win: bool) -> str | None:
-    def read(oid: str | None) -> bytes | None:
-        return rs.read_blob(repo, oid) if oid is not None else None
-
+def _read_note(repo: Repo, oid: Oid | None) -> bytes | None:
+    if oid is None:
+        return None
     try:
-        parsed = [_parse(read(oid)) for oid in (base, ours, theirs)]
-    except rs.ObjectProblem as exc:
-        raise BadRemoteData(str(exc)) from exc
-    b, o, t = parsed
+        raw = repo.read_blob(oid)
+    except GitFailure as exc:
+        raise BadRemoteData(exc.message) from exc
+    if len(raw) > chain.MAX_RECORD_BYTES:
+        raise BadRemoteData(f"blob {str(oid)[:12]} is {len(raw)} bytes, too large for a note")
+    return raw
+
+
+def _merge_note(repo: Repo, base: Oid | None, ours: Oid | None, theirs: Oid | None,
+                ours_win: bool) -> Oid | None:
+    b, o, t = (_parse(_read_note(repo, oid)) for oid in (base, ours, theirs))
     if b is None or o is None or t is None:
         return ours if ours_win else theirs  # not JSON objects: one note wins whole
     note, _ = three_way(b, o, t, ours_win)
     if not note:
         return None
-    return rs.write_blob(repo, canonical(note, ascii_only=False))
+    return repo.write_blob(canonical(note, ascii_only=False))

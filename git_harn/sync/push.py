@@ -1,15 +1,19 @@
 """Pushing what is ahead: never forced, atomic when the server takes it, else
 one ref at a time in order (salvage branches, then records, then notes), so
-no note reaches a clone before what it annotates."""
+no note reaches a clone before what it annotates. Every push goes through
+the one remote door (``git/remote``)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from git_harn.git import Repo
-from git_harn.git import refsync as rs
+from git_harn.git import remote as door
 from git_harn.notices import info
 from git_harn.store.notes import NOTES_REF
+
+# The local folder a push is staged in (git/remote's one-glob push); never pushed as itself.
+STAGING_ROOT = "refs/harnery-push/"
 
 
 @dataclass
@@ -21,18 +25,31 @@ class Pushed:
     atomic: bool = True
     said: list[str] = field(default_factory=list)
 
-    def take(self, outcome: rs.PushOutcome) -> None:
-        self.pushed |= outcome.pushed
-        self.moved.update(outcome.moved)
-        self.refused.update(outcome.refused)
-        self.failure = self.failure or outcome.failure
+    def take(self, outcome: door.Outcome) -> None:
+        self.pushed |= set(outcome.having(door.PUSHED))
+        self.moved.update(outcome.having(door.MOVED_ON))
+        self.refused.update(outcome.having(door.REFUSED_BY_HOOK))
+        self.refused.update(outcome.having(door.REJECTED))
+        if not outcome.ok and not outcome.refs:  # the push failed as a whole (transport, permission)
+            self.failure = self.failure or outcome.words
         self.said += [line for line in outcome.said if line not in self.said]
+
+
+def sweep_staging(repo: Repo) -> int:
+    """Remove what killed syncs left staged: every sync does, whatever it has
+    to push (the sync lock keeps any live one out) [P6]."""
+    return door.sweep(repo, STAGING_ROOT)
 
 
 def _order(ref: str) -> int:
     if ref == NOTES_REF:
         return 2
     return 0 if ref.startswith("refs/heads/") else 1
+
+
+def _push(repo: Repo, remote: str, updates: list[tuple[str, str]], atomic: bool) -> door.Outcome:
+    moves = [door.Update(ref, oid) for oid, ref in updates]
+    return door.push(repo, remote, moves, lease=False, atomic=atomic, staging=STAGING_ROOT)
 
 
 def push_all(repo: Repo, remote: str, updates: list[tuple[str, str]], atomic: bool) -> Pushed:
@@ -43,8 +60,8 @@ def push_all(repo: Repo, remote: str, updates: list[tuple[str, str]], atomic: bo
         return result
     updates = sorted(updates, key=lambda pair: (_order(pair[1]), pair[1]))
     if atomic:
-        outcome = rs.push(repo, remote, updates, atomic=True)
-        if not outcome.no_atomic:
+        outcome = _push(repo, remote, updates, atomic=True)
+        if not outcome.atomic_unsupported:
             result.take(outcome)
             return result
         info(f"{remote} does not take an atomic push; pushing records first, then notes")
@@ -54,5 +71,5 @@ def push_all(repo: Repo, remote: str, updates: list[tuple[str, str]], atomic: bo
     notes = [pair for pair in updates if pair[1] == NOTES_REF]
     for group in (records, notes):
         if group and result.failure is None:
-            result.take(rs.push(repo, remote, group, atomic=False))
+            result.take(_push(repo, remote, group, atomic=False))
     return result

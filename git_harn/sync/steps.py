@@ -6,17 +6,18 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-# The five cases of a mergeable ref, and what else can happen to one.
-NEW = "new"  # only the remote has it: created here
-SAME = "same"
-AHEAD = "ahead"  # only this clone has it, or this clone is ahead: pushed
-FAST_FORWARD = "fast-forward"
-MERGED = "merged"
+# The five cases of a mergeable ref (store/chain), and what else can happen to one.
+from git_harn.store.chain import AHEAD, FAST_FORWARD, MERGED, NEW, SAME
+
 QUARANTINED = "quarantined"  # the remote's copy is not a valid chain: untouched, not pushed
 DIVERGED = "diverged"  # a fast-forward-only branch that diverged: left as it is
 
 # The strongest thing that happened to a ref over several rounds is reported.
 RANK = {SAME: 0, AHEAD: 1, NEW: 2, FAST_FORWARD: 3, MERGED: 4, DIVERGED: 5, QUARANTINED: 6}
+
+
+__all__ = ["AHEAD", "BOTH", "DIVERGED", "FAST_FORWARD", "MERGED", "NEW", "QUARANTINED", "RANK", "SAME",
+           "BadRemoteData", "Step", "canonical", "one_side", "three_way"]
 
 
 class BadRemoteData(Exception):
@@ -56,6 +57,17 @@ class Missing:
 MISSING: Any = Missing()
 
 
+BOTH: Any = object()  # changed on both sides, to different values
+
+
+def one_side(base: Any, ours: Any, theirs: Any) -> Any:
+    """The value a three-way merge takes when at most one side changed it
+    (the same change on both counts as one), else BOTH."""
+    if ours == theirs or theirs == base:
+        return ours
+    return theirs if ours == base else BOTH
+
+
 def three_way(base: dict[str, Any], ours: dict[str, Any], theirs: dict[str, Any],
               ours_win: bool, skip: frozenset[str] = frozenset()) -> tuple[dict[str, Any], list[str]]:
     """Merge members: a change on one side is taken; the same member changed
@@ -67,13 +79,8 @@ def three_way(base: dict[str, Any], ours: dict[str, Any], theirs: dict[str, Any]
         if key in skip:
             continue
         b, o, t = base.get(key, MISSING), ours.get(key, MISSING), theirs.get(key, MISSING)
-        if o == t:
-            value = o
-        elif o == b:
-            value = t
-        elif t == b:
-            value = o
-        else:
+        value = one_side(b, o, t)
+        if value is BOTH:
             value = o if ours_win else t
             decided.append(key)
         if value is not MISSING:

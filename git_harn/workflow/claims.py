@@ -36,12 +36,12 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from git_harn.clock import epoch_of, now_iso
-from git_harn.errors import BadInput, GitFailure, HarnError, Refused
-from git_harn.files import loads_json
+from git_harn.errors import BadInput, CorruptRecord, GitFailure, HarnError, Refused
 from git_harn.git import Repo
-from git_harn.git import claimrefs as refs
 from git_harn.git.identity import clone_id, host_name
+from git_harn.git.remote import MOVED_ON, UNREACHABLE, Outcome
 from git_harn.results import Result
+from git_harn.store import claims as refs
 from git_harn.store.clone import this_clone
 from git_harn.tasks.config import DEFAULT_CLAIM_STALE_AFTER, DEFAULT_REMOTE
 from git_harn.text import one_line
@@ -104,13 +104,9 @@ class Claim:
 
 def _parse(repo: Repo, claim_id: str, ref: str, oid: str) -> Claim:
     try:
-        raw, _ = refs.read_claim(repo, oid)
-        body = loads_json(raw)
-    except (GitFailure, ValueError) as exc:
+        return Claim(claim_id, ref, oid, refs.read_claim(repo, claim_id, oid))
+    except (CorruptRecord, GitFailure, ValueError) as exc:
         return Claim(claim_id, ref, oid, {}, one_line(str(exc), 200))
-    if not isinstance(body, dict) or body.get("claimId") != claim_id:
-        return Claim(claim_id, ref, oid, {}, "not a claim of this task")
-    return Claim(claim_id, ref, oid, body)
 
 
 def read_remote(repo: Repo, remote: str, ids: list[str] | None = None) -> list[Claim]:
@@ -154,10 +150,9 @@ def _commit(repo: Repo, me: Me, claim_id: str, event: str, parent: str | None,
             "clone": me.clone, "pid": os.getpid(), "claimedAt": claimed_at or now, "heartbeatAt": now,
             "event": event, **(extra or {})}
     content = (json.dumps(body, indent=2, sort_keys=True) + "\n").encode()
-    message = (f"{event}: {claim_id} by {me.workflow_id or 'an operator'} on {me.host}\n\n"
-               f"Harnery-Claim: {claim_id}\nHarnery-Workflow: {me.workflow_id or '-'}\n"
-               f"Harnery-Host: {me.host}\nHarnery-Clone: {me.clone}\nHarnery-Event: {event}\n")
-    return refs.make_claim_commit(repo, content, message, parent)
+    more = [("Harnery-Workflow", me.workflow_id or "-"), ("Harnery-Host", me.host), ("Harnery-Clone", me.clone)]
+    return refs.make(repo, claim_id, content, event, f"{claim_id} by {me.workflow_id or 'an operator'} on {me.host}",
+                     more, parent)
 
 
 @dataclass
@@ -196,11 +191,11 @@ class Claims:
         ref = refs.claim_ref(PROBES + str(self.me.workflow_id))
         oid = _commit(self.repo, self.me, PROBES + str(self.me.workflow_id), PROBE, None)
         made = refs.push_claim(self.repo, self.remote, ref, oid, None)
-        if not made.landed:
+        if not made.ok:
             raise Refused(f"{self.remote} refuses the claim refs refs/harnery/claims/*: {made.why}; "
                           "claims need a remote that takes them (or run without claims)")
         gone = refs.push_claim(self.repo, self.remote, ref, None, oid)
-        if not gone.landed:
+        if not gone.ok:
             raise Refused(f"{self.remote} takes claim refs but does not let them be deleted ({gone.why}); "
                           f"claims could never be released (the probe {ref} is left there)")
 
@@ -232,9 +227,9 @@ class Claims:
         ref = refs.claim_ref(task_id)
         oid = _commit(self.repo, self.me, task_id, CLAIM, None)
         push = refs.push_claim(self.repo, self.remote, ref, oid, None)
-        if push.landed:
+        if push.ok:
             return self._hold(task_id, oid, now_iso())
-        if push.lost is None:
+        if push.status != MOVED_ON:
             return Skipped(task_id, CLAIM_FAILED, f"claiming it on {self.remote} failed: {push.why}")
         there = read_remote(self.repo, self.remote, [task_id])
         if not there:  # it was there, and is gone again: try once more on the next selection
@@ -253,7 +248,7 @@ class Claims:
         """This clone took the claim over: this run works the task under it."""
         oid = _commit(self.repo, self.me, task_id, CLAIM, claim.oid, extra={"adopted": claim.oid})
         push = refs.push_claim(self.repo, self.remote, claim.ref, oid, claim.oid)
-        if push.landed:
+        if push.ok:
             return self._hold(task_id, oid, now_iso())
         return Skipped(task_id, CLAIMED_ELSEWHERE, f"the claim taken over here moved on {self.remote} "
                        f"({push.why})")
@@ -286,11 +281,11 @@ class Claims:
                     push = refs.push_claim(repo, self.remote, ref, oid, held.oid)
                 except HarnError:
                     continue  # the next beat tries again
-                if push.landed:
+                if push.ok:
                     held.oid = oid
                     with self._lock:
                         self.refreshed[held.claim_id] = self.refreshed.get(held.claim_id, 0) + 1
-                elif push.lost is not None:
+                elif push.status == MOVED_ON:
                     held.lost = f"it moved on {self.remote} (taken over?): {push.why}"
                     return
 
@@ -307,12 +302,12 @@ class Claims:
             try:
                 gone = refs.push_claim(self.repo, self.remote, refs.claim_ref(task_id), None, held.oid)
             except HarnError as exc:
-                gone = refs.ClaimPush(landed=False, failure=exc.message)
-            if gone.landed:
+                gone = Outcome(UNREACHABLE, exc.message)
+            if gone.ok:
                 with self._lock:
                     self.released.append(task_id)
                 return
-            reason = (f"it moved on {self.remote}: {gone.why}" if gone.lost else
+            reason = (f"it moved on {self.remote}: {gone.why}" if gone.status == MOVED_ON else
                       f"{self.remote} did not delete it: {gone.why}")
         with self._lock:
             self.kept.append({"taskId": task_id, "reason": one_line(reason, 300)})
@@ -356,7 +351,7 @@ def release_dead_run(repo: Repo, remote: str, workflow_id: str) -> list[str]:
                 or claim.text("workflowId") != workflow_id:
             continue
         gone = refs.push_claim(repo, remote, claim.ref, None, claim.oid)
-        if gone.landed:
+        if gone.ok:
             released.append(claim.claimId)
     return released
 
@@ -444,7 +439,7 @@ def take_over(repo: Repo, remote: str, task_id: str, stale_after: float,
                                            "clone": claim.text("clone") or None,
                                            "heartbeatAt": claim.text("heartbeatAt") or None}})
     push = refs.push_claim(repo, remote, claim.ref, oid, claim.oid)
-    if not push.landed:
+    if not push.ok:
         raise Refused(f"the claim on task {task_id} changed on {remote} meanwhile ({push.why}); "
                       "not taken over: list the claims again")
     branch = host.task_branch(task_id)
@@ -479,7 +474,7 @@ def release_claim(repo: Repo, remote: str, task_id: str, stale_after: float,
     if not confirm(claim):
         raise BadInput(f"release of the claim on task {task_id} not confirmed (add --yes); nothing was changed")
     gone = refs.push_claim(repo, remote, claim.ref, None, claim.oid)
-    if not gone.landed:
+    if not gone.ok:
         raise Refused(f"the claim on task {task_id} changed on {remote} meanwhile ({gone.why}); not released")
     result = list_claims(repo, remote, stale_after)
     result.released = {"taskId": task_id, "oid": claim.oid}

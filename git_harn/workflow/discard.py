@@ -18,6 +18,7 @@ from git_harn.errors import BadInput
 from git_harn.git import Repo
 from git_harn.git.workflow_refs import keep_ref
 from git_harn.results import Result
+from git_harn.store.bookkeeping import history_tips
 from git_harn.store.locks import hold_run
 from git_harn.tasks.roadmap import task_branch, validate_task_id
 from git_harn.workspace.reclaim import SALVAGE, reclaim_locked
@@ -65,7 +66,7 @@ def discard(repo: Repo, task_id: str) -> DiscardResult:
             return result
     ref = f"refs/heads/{branch}"
     now = repo.ref_oid(ref)
-    if now is not None and repo.unique_commits(now, {ref}):
+    if now is not None and repo.unique_commits(now, {ref}, tips=history_tips(repo)):
         result.keptAt = keep_ref(repo, f"{SALVAGE_PREFIX}{branch}", now,
                                  f"git-harn: workflow discard {task_id}: {branch} kept before its deletion")
     if now is None and tip is not None:  # the reclaim of its workspace deleted it, its work kept

@@ -30,6 +30,7 @@ from git_harn.proc import NEVER_STARTS, Finished, exit_status, exit_words, kill_
 from git_harn.results import CheckResult
 from git_harn.store import locks as _locks
 from git_harn.store import runs as _runs
+from git_harn.store.bookkeeping import history_tips
 from git_harn.store.notes import merge_note, read_note
 from git_harn.tasks import execplan as _execplan
 from git_harn.tasks import roadmap as _roadmap
@@ -69,7 +70,7 @@ __all__ = [
     "AgentSettings", "WorkflowSettings", "WORKFLOW_FILE", "Base", "Branch", "CheckResult", "CleanupResult",
     "Finished", "Roadmap", "Task",
     "NEVER_STARTS", "exit_status", "exit_words", "kill_group", "merge_note", "read_note", "refs", "run_bounded", "tail",
-    "ADMIN_LOCKS", "integration_worktree", "pin_detached_head", "refuse_out_of_reach",
+    "ADMIN_LOCKS", "history_tips", "integration_worktree", "pin_detached_head", "refuse_out_of_reach",
 ]
 
 ADMIN_LOCKS = _worktrees.ADMIN_LOCKS

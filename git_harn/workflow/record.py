@@ -1,4 +1,5 @@
-"""Workflow records: one commit chain per run under refs/harnery/workflows/<id>.
+"""Workflow records: one commit chain per run under refs/harnery/workflows/<id>
+(the chain kind is ``store/workflows``).
 
 Each event is a commit whose tree holds ``workflow.json`` (the result so
 far) and whose message is ``<event>: <summary>`` with ``Harnery-Workflow:``,
@@ -20,7 +21,6 @@ seconds is shown ``stale`` [L3].
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import re
 import secrets
@@ -31,21 +31,22 @@ from dataclasses import dataclass
 from typing import Any
 
 from git_harn.clock import epoch_of, now_iso
-from git_harn.errors import BadInput, CorruptRecord, RaceLost
-from git_harn.files import loads_json
+from git_harn.errors import BadInput, RaceLost
 from git_harn.git import Repo
 from git_harn.git.identity import host_name
 from git_harn.git.workflow_refs import Oid
 from git_harn.store import lease as leases
+from git_harn.store import workflows as store
+from git_harn.store.chain import Unreadable
 from git_harn.store.clone import this_clone
 from git_harn.store.locks import settle_command
 from git_harn.store.procs import judgeable, pid_dead
-from git_harn.text import home_as_tilde, one_line
+from git_harn.text import home_as_tilde
 from git_harn.workflow import host
 from git_harn.workflow.result import IN_PROGRESS, Skipped, StoredWorkflow, TaskResult, WorkflowList, WorkflowResult
 
-PREFIX = "refs/harnery/workflows/"
-FILE = "workflow.json"
+PREFIX = store.WORKFLOWS_PREFIX
+FILE = store.WORKFLOW_FILE
 HEARTBEAT_SECONDS = 300.0  # a record event at least this often while the runner lives
 DEFAULT_STALE_AFTER = 1800.0  # harn.workflowStaleAfter: another host's runner silent this long is stale
 STALE_AFTER_KEY = "harn.workflowStaleAfter"
@@ -93,14 +94,9 @@ class Writer:
 
     def _append(self, document: dict[str, Any], event: str, summary: str, writer_host: str) -> None:
         document = home_as_tilde(document, os.path.expanduser("~"))
-        content = (json.dumps(document, indent=2, sort_keys=True, ensure_ascii=True) + "\n").encode()
-        message = (f"{event}: {one_line(summary)}\n\n"
-                   f"Harnery-Workflow: {document['workflowId']}\n"
-                   f"Harnery-Event: {event}\n"
-                   f"Harnery-State: {document['outcome']}\n"
-                   f"Harnery-Host: {writer_host}\n")
         try:
-            self.tip = host.refs.chain_write(self.repo, self.ref, FILE, content, message, self.tip)
+            self.tip = store.write(self.repo, str(document["workflowId"]), document, event, summary, self.tip,
+                                   writer_host)
         except RaceLost as exc:  # nobody else writes this run's ref: report, never overwrite
             raise RaceLost(f"{self.ref} was changed by someone else during the run") from exc
         self.written = time.monotonic()
@@ -114,39 +110,26 @@ class Stored:
     time: int
 
 
-def _body(repo: Repo, name: str, tip: Oid) -> dict[str, Any]:
-    raw = host.refs.chain_read(repo, tip, FILE)
-    if raw is None:
-        raise CorruptRecord(f"corrupt workflow record {name}: no {FILE} in {tip}")
-    try:
-        body = loads_json(raw)
-    except ValueError as exc:
-        raise CorruptRecord(f"corrupt workflow record {name}: not JSON ({exc})") from exc
-    if not isinstance(body, dict) or body.get("workflowId") != name[len(PREFIX):]:
-        raise CorruptRecord(f"corrupt workflow record {name}: not this workflow's result")
-    return body
-
-
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
 
 def read(repo: Repo, workflow_id: str) -> Stored:
     if not _ID.fullmatch(workflow_id) or ".." in workflow_id or workflow_id.endswith((".lock", ".")):
         raise BadInput(f"invalid workflow id {workflow_id!r}")
-    name = workflow_ref(workflow_id)
-    tip = repo.ref_oid(name)
-    if tip is None:
+    found = store.read(repo, workflow_id)
+    if found is None:
         raise BadInput(f"unknown workflow id: {workflow_id}")
-    return Stored(workflow_id, _body(repo, name, tip), tip, host.refs.commit_time(repo, tip))
+    return Stored(workflow_id, found.record, found.tip, host.refs.commit_time(repo, found.tip))
 
 
 def list_all(repo: Repo) -> Iterator[Stored | tuple[str, str]]:
     """Every record (oldest first by id); an unreadable one as (ref, error)."""
-    for name, tip in sorted(repo.refs_under(PREFIX)):
-        try:
-            yield Stored(name[len(PREFIX):], _body(repo, name, tip), tip, host.refs.commit_time(repo, tip))
-        except CorruptRecord as exc:
-            yield name, exc.message
+    for found in store.list_all(repo):
+        if isinstance(found, Unreadable):
+            yield found.ref, found.error
+        else:
+            workflow_id = str(found.record["workflowId"])
+            yield Stored(workflow_id, found.record, found.tip, host.refs.commit_time(repo, found.tip))
 
 
 def latest(repo: Repo) -> Stored:
@@ -157,8 +140,9 @@ def latest(repo: Repo) -> Stored:
 
 
 def events(repo: Repo, workflow_id: str) -> list[dict[str, Any]]:
+    """The record's events, newest first: both sides of a chain that sync merged."""
     return [{"commit": str(e.oid), "time": e.time, "event": e.trailers.get("Harnery-Event", ""),
-             "subject": e.subject} for e in host.refs.chain_history(repo, workflow_ref(workflow_id))]
+             "subject": e.subject} for e in store.history(repo, workflow_id)]
 
 
 # --- a stored record as a result again (to close it) ----------------------------

@@ -29,7 +29,7 @@ from git_harn.errors import HarnError
 from git_harn.failpoints import failpoint
 from git_harn.git import Repo
 from git_harn.git.identity import machine_signature
-from git_harn.git.remote import push_with_lease
+from git_harn.git.remote import MOVED_ON, Update, push
 from git_harn.git.workflow_refs import Oid
 from git_harn.tasks import roadmap as _roadmap
 from git_harn.text import one_line
@@ -225,17 +225,17 @@ def _flush(repo: Repo, eff: Effective, workflow_id: str, items: list[dict[str, A
                                        commit_message(workflow_id, added), [base], machine_signature(repo),
                                        base=base)
             failpoint("remediation-before-push")
-            pushed = push_with_lease(repo.cli_cwd, eff.remote, str(commit), eff.base, base)
-            if pushed.landed:
+            pushed = push(repo, eff.remote, [Update(f"refs/heads/{eff.base}", str(commit), str(base))], lease=True)
+            if pushed.ok:
                 failpoint("remediation-after-push")
                 _follow(repo, eff, commit, base)
                 rem.update(state=FLUSHED, reason=None, commit=str(commit), detail=(
                     f"{len(added)} addendum item(s) written to {path} on {eff.upstream} as {str(commit)[:12]} "
                     f"after {attempt} attempt(s)"))
                 return
-            if pushed.moved is None:
+            if pushed.status != MOVED_ON:
                 rem.update(state=FAILED_FLUSH, reason="push-refused",
-                           detail=one_line(f"push to {eff.upstream} was refused: {pushed.refused}", 500))
+                           detail=one_line(f"push to {eff.upstream} was refused: {pushed.told()}", 500))
                 return
         rem.update(state=FAILED_FLUSH, reason="retries-exhausted",
                    detail=f"{eff.upstream} kept moving: the remediation push was rejected {MAX_ATTEMPTS} time(s)")

@@ -360,7 +360,8 @@ def _settle_held(repo: Repo, body: dict[str, Any], task: dict[str, Any], base: O
         tip = _restore_branch(repo, rec, head)
     if here and tip is not None:
         if head is not None and not host.refs.descends(repo, tip, head):
-            host.pin_detached_head(repo, rec)  # a rebase moved the branch: what only HEAD holds stays [P1]
+            # a rebase moved the branch: what only HEAD holds stays [P1]
+            host.pin_detached_head(repo, rec, host.history_tips(repo))
         host.reattach(path, rec.branch)
     done = host.cleanup_workspace(repo, task["runId"])
     after = repo.ref_oid(rec.branch_ref)

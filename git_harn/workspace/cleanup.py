@@ -21,6 +21,7 @@ from git_harn.git.workdir import DirtyPath, dirty_paths, hidden_changes, nested_
 from git_harn.git.worktrees import admin_dir, detached_head, head_of, linked_problem, remove_worktree
 from git_harn.results import Result
 from git_harn.store import runs as store
+from git_harn.store.bookkeeping import history_tips
 from git_harn.store.locks import hold_run, hold_worktrees, holder_mark
 from git_harn.store.record import PRESERVED_DIRTY, PRESERVED_UNMERGED, RELEASED, RunRecord, already
 from git_harn.text import printable_path
@@ -37,7 +38,7 @@ from git_harn.workspace.snapshot import Snapshot
 RELEASE = "released"
 ALREADY_GONE = "already_gone"
 BLOCKED = "blocked"
-DRY_RUN = "dry_run"
+DRY_RUN = "dry-run"
 SHOWN_DIRTY = 5
 
 
@@ -62,6 +63,7 @@ class Verdict:
     outcome: str
     reason: str
     dirty: list[DirtyPath] = field(default_factory=list)
+    tips: dict[str, Oid] | None = None  # the refs judged by (Repo.ref_tips), once read
 
 
 def describe_dirty(dirty: list[DirtyPath]) -> str:
@@ -115,28 +117,28 @@ def judge(repo: Repo, record: RunRecord, frozen_oid: str, snap: Snapshot | None 
                 f"move them out of the workspace, then clean up again; also {describe_dirty(dirty)}"
             ), dirty)
         return Verdict(PRESERVED_DIRTY, f"dirty workspace was preserved: {describe_dirty(dirty)}", dirty)
-    tips = snap.tips if snap is not None else repo.ref_tips()
+    tips = snap.tips if snap is not None else history_tips(repo)
     admin = snap.admin if snap is not None else admin_dir(repo, Path(record.path))
     head = snap.detached if snap is not None else detached_head(admin)
     if head is not None and repo.has(head) and repo.unique_commits(head, set(), tips=tips):
         return Verdict(PRESERVED_UNMERGED, (
             f"unmerged workspace was preserved: its detached HEAD {str(head)[:12]} holds "
             "commits reachable from no ref"
-        ))
+        ), tips=tips)
     # A branch git-harn did not create outlives the workspace: its commits stay reachable.
     unique = repo.unique_commits(now, {record.branch_ref}, tips=tips) if record.owns_branch else []
     if unique:
         return Verdict(PRESERVED_UNMERGED, (
             f"unmerged workspace was preserved: {len(unique)} commit(s) on {record.branch} "
             "are reachable from no other ref"
-        ))
+        ), tips=tips)
     nested = snap.nested if snap is not None and snap.nested is not None else nested_git_paths(Path(record.path))
     if nested:
         return Verdict(PRESERVED_DIRTY, (
             f"workspace holds {len(nested)} nested repository or '.git' path(s) no commit can hold "
             f"and removing it would delete: {', '.join(printable_path(p) for p in nested[:SHOWN_DIRTY])}; "
             "move them out of the workspace, then clean up again"
-        ))
+        ), tips=tips)
     if admin is not None and (admin / "modules").is_dir():
         # git refuses to remove such a worktree without --force, which
         # git-harn never uses: the submodules' own repositories live there.
@@ -145,8 +147,8 @@ def judge(repo: Repo, record: RunRecord, frozen_oid: str, snap: Snapshot | None 
             "without --force (git-harn never forces); check them for unpushed commits, then remove "
             f"the worktree yourself ('git worktree remove --force {record.path}'); the next cleanup "
             "records it already_gone"
-        ))
-    return Verdict(RELEASE, "clean and merged: worktree and branch can go")
+        ), tips=tips)
+    return Verdict(RELEASE, "clean and merged: worktree and branch can go", tips=tips)
 
 
 def _result(record: RunRecord, outcome: str, reason: str, **extra: object) -> CleanupResult:
@@ -216,7 +218,7 @@ def cleanup_locked(repo: Repo, run_id: str, snap: Snapshot | None = None) -> Cle
         event = "reclaimed"
     if verdict.outcome in (PRESERVED_DIRTY, PRESERVED_UNMERGED):
         return _preserve(repo, stored, verdict, event)
-    return _release(repo, stored, event)
+    return _release(repo, stored, event, verdict.tips)
 
 
 def _undo_partial_removal(repo: Repo, record: RunRecord) -> None:
@@ -296,8 +298,10 @@ def _preserve(repo: Repo, stored: store.Stored, verdict: Verdict, event: str | N
     return _result(record, verdict.outcome, verdict.reason, dirtyPaths=verdict.dirty)
 
 
-def _release(repo: Repo, stored: store.Stored, event: str | None = None) -> CleanupResult:
-    """Remove the worktree (never forced), then delete the branch with CAS.
+def _release(repo: Repo, stored: store.Stored, event: str | None = None,
+             tips: dict[str, Oid] | None = None) -> CleanupResult:
+    """Remove the worktree (never forced), then delete the branch with CAS,
+    judged by the refs the verdict was (``tips``): git-harn reads them once.
 
     The ``releasing`` mark comes first, so a crash in between is finished as
     a release by the next run rather than mistaken for a vanished folder."""
@@ -311,7 +315,7 @@ def _release(repo: Repo, stored: store.Stored, event: str | None = None) -> Clea
         remove_worktree(repo, Path(record.path))
     failpoint("cleanup-after-remove")
     try:
-        branch_note = let_go_of_branch(repo, record)
+        branch_note = let_go_of_branch(repo, record, tips)
     except HarnError as exc:  # the worktree is gone: the release happened, only the branch is left [P6]
         branch_note = f"branch {record.branch} kept for now ({exc.message})"
     record.state = RELEASED

@@ -13,6 +13,7 @@ from git_harn.git import Repo
 from git_harn.git.workdir import Capture
 from git_harn.git.worktrees import worktree_with_branch
 from git_harn.store import runs as store
+from git_harn.store.bookkeeping import history_tips
 from git_harn.store.record import RunRecord
 from git_harn.workspace.reconcile import let_go_of_branch, refuse_out_of_reach
 from git_harn.workspace.salvage import at_risk, save
@@ -31,9 +32,9 @@ def settle_kept_branch(repo: Repo, stored: store.Stored) -> RunRecord | None:
         return None
     refuse_out_of_reach(repo, record)
     # No worktree is left: only commits can be at risk, never a working tree.
-    snap = Snapshot(stored, None, tip, None, None, repo.ref_tips())
+    snap = Snapshot(stored, None, tip, None, None, history_tips(repo))
     salvaged = save(repo, record, Capture(None, None, None), tip, snap) if at_risk(repo, record, [tip]) else None
-    branch_note = let_go_of_branch(repo, record)
+    branch_note = let_go_of_branch(repo, record, snap.tips)
     if salvaged is not None:
         record.salvage = salvaged.as_record()
         branch_note = (f"its kept branch's {salvaged.pathCount} path(s) salvaged to "

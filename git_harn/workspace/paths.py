@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
@@ -26,6 +25,8 @@ def repo_key(repo: Repo) -> str:
     """Folder name of the repository plus a short hash of its common git dir."""
     common = repo.common_dir
     name = common.parent.name if common.name == ".git" else common.name.removesuffix(".git")
+    import hashlib  # only where a workspace's folder is made
+
     digest = hashlib.sha256(str(common).encode("utf-8", "surrogateescape")).hexdigest()[:10]
     return f"{name or 'repo'}-{digest}"
 

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 
 from git_harn.errors import Busy, Refused
-from git_harn.git import Repo, worktrees
+from git_harn.git import Oid, Repo, worktrees
 from git_harn.git.identity import clone_id, host_name
 from git_harn.git.worktrees import (
     admin_dir,
@@ -26,6 +26,7 @@ from git_harn.git.worktrees import (
     registered_worktrees,
 )
 from git_harn.store import runs as store
+from git_harn.store.bookkeeping import history_tips
 from git_harn.store.locks import hold_run, hold_worktrees
 from git_harn.store.record import ALREADY_GONE, PRESERVED_DIRTY, RELEASED, RunRecord
 from git_harn.text import one_line, printable_path
@@ -109,11 +110,12 @@ def prune_registration(repo: Repo, path: Path) -> bool:
         return worktrees.prune_registration(repo, path)
 
 
-def pin_detached_head(repo: Repo, record: RunRecord) -> str | None:
+def pin_detached_head(repo: Repo, record: RunRecord, tips: dict[str, Oid]) -> str | None:
     """Before a vanished worktree's registration goes, keep commits that only
-    its detached HEAD reaches on ``refs/harnery/detached/<run-id>`` [P1]."""
+    its detached HEAD reaches on ``refs/harnery/detached/<run-id>`` [P1].
+    ``tips`` (Repo.ref_tips) learns the ref made."""
     head = detached_head(admin_dir(repo, Path(record.path)))
-    if head is None or not repo.has(head) or not repo.unique_commits(head, set()):
+    if head is None or not repo.has(head) or not repo.unique_commits(head, set(), tips=tips):
         return None
     name = f"refs/harnery/detached/{record.runId}"
     current = repo.ref_oid(name)
@@ -122,18 +124,20 @@ def pin_detached_head(repo: Repo, record: RunRecord) -> str | None:
         current = repo.ref_oid(name)
     if current is None:
         repo.create_ref(name, head, "git-harn: keep a vanished worktree's detached HEAD")
+        tips[name] = head
     return f"its detached HEAD {str(head)[:12]} is kept on {name}"
 
 
-def delete_branch_if_safe(repo: Repo, ref: str) -> tuple[bool, str]:
-    """Delete ``ref`` only if its tip is reachable from another ref [P1].
+def delete_branch_if_safe(repo: Repo, ref: str, tips: dict[str, Oid] | None = None) -> tuple[bool, str]:
+    """Delete ``ref`` only if its tip is reachable from another ref [P1];
+    ``tips``, the command's one read of the refs (Repo.ref_tips), if it has it.
 
     Returns (deleted, sentence for the operator)."""
     tip = repo.ref_oid(ref)
     short = ref.removeprefix("refs/heads/")
     if tip is None:
         return True, f"branch {short} is already gone"
-    unique = repo.unique_commits(tip, {ref})
+    unique = repo.unique_commits(tip, {ref}, tips=tips if tips is not None else history_tips(repo))
     if unique:
         return False, (
             f"branch {short} kept: {len(unique)} commit(s) reachable from no other ref "
@@ -143,12 +147,12 @@ def delete_branch_if_safe(repo: Repo, ref: str) -> tuple[bool, str]:
     return True, f"branch {short} deleted (its tip {str(tip)[:12]} is reachable elsewhere)"
 
 
-def let_go_of_branch(repo: Repo, record: RunRecord) -> str:
+def let_go_of_branch(repo: Repo, record: RunRecord, tips: dict[str, Oid] | None = None) -> str:
     """Delete the workspace branch if git-harn created it and its tip is
     reachable from another ref [P1]; a sentence for the operator either way."""
     if not record.owns_branch:
         return f"branch {record.branch} kept: git-harn did not create it"
-    return delete_branch_if_safe(repo, record.branch_ref)[1]
+    return delete_branch_if_safe(repo, record.branch_ref, tips)[1]
 
 
 def _moved_to(repo: Repo, record: RunRecord) -> Path | None:
@@ -171,9 +175,10 @@ def settle_vanished(repo: Repo, stored: store.Stored) -> RunRecord:
         record.path = str(moved_to)
         store.write(repo, record, "moved", record.reason, stored.tip)
         return record
-    pinned = pin_detached_head(repo, record)
+    tips = history_tips(repo)
+    pinned = pin_detached_head(repo, record, tips)
     prune_registration(repo, Path(record.path))
-    branch_note = let_go_of_branch(repo, record)
+    branch_note = let_go_of_branch(repo, record, tips)
     if pinned:
         branch_note += f"; {pinned}"
     finishing = record.releasing is not None

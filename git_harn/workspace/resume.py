@@ -18,6 +18,7 @@ from git_harn.errors import Refused
 from git_harn.git import Repo
 from git_harn.git.workdir import dirty_paths
 from git_harn.store import runs as store
+from git_harn.store.live import live_records
 from git_harn.store.record import ACTIVE, PRESERVED_UNMERGED, RunRecord
 from git_harn.workspace.cleanup import read_known
 from git_harn.workspace.paths import HERE
@@ -27,8 +28,8 @@ from git_harn.workspace.reconcile import presence
 def workspaces_on(repo: Repo, branch: str) -> list[RunRecord]:
     """The records of this clone's workspaces on ``branch`` that are not terminal."""
     found = []
-    for stored in store.list_records(repo):
-        if isinstance(stored, store.Stored) and not stored.record.terminal and stored.record.branch == branch:
+    for stored in live_records(repo):
+        if isinstance(stored, store.Stored) and stored.record.branch == branch:
             found.append(stored.record)
     return found
 

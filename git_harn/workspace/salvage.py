@@ -22,6 +22,7 @@ from git_harn.git.identity import operator_identity, operator_signature
 from git_harn.git.workdir import Capture
 from git_harn.git.workdir import capture as capture_trees
 from git_harn.git.worktrees import head_of
+from git_harn.store.bookkeeping import history_tips
 from git_harn.store.notes import merge_note
 from git_harn.store.record import RunRecord
 from git_harn.text import printable_path
@@ -70,7 +71,7 @@ def at_risk(repo: Repo, record: RunRecord, candidates: list[Oid | None],
     branch (which cleanup deletes, if git-harn created it) and the salvage
     branch (being decided)."""
     exclude = {salvage_ref(record.runId)} | ({record.branch_ref} if record.owns_branch else set())
-    tips = tips if tips is not None else repo.ref_tips()
+    tips = tips if tips is not None else history_tips(repo)
     found: list[Oid] = []
     for oid in candidates:
         if oid is not None and oid not in found and repo.unique_commits(oid, exclude, limit=1, tips=tips):

@@ -14,6 +14,7 @@ from pathlib import Path
 from git_harn.git import Oid, Repo
 from git_harn.git.worktrees import admin_dir, detached_head, head_of, head_ref_of
 from git_harn.store import runs as store
+from git_harn.store.bookkeeping import history_tips
 from git_harn.store.record import RunRecord
 
 
@@ -54,6 +55,6 @@ class Snapshot:
 def take(repo: Repo, stored: store.Stored) -> Snapshot:
     record = stored.record
     path = Path(record.path)
-    tips = repo.ref_tips()
+    tips = history_tips(repo)
     return Snapshot(stored=stored, admin=admin_dir(repo, path), tip=tips.get(record.branch_ref),
                     head=head_of(path), head_ref=head_ref_of(path), tips=tips)

@@ -23,7 +23,7 @@ from git_harn.store.ids import new_run_id, new_workspace_id, validate_run_id
 from git_harn.store.locks import hold_run, hold_worktrees
 from git_harn.store.record import ACTIVE, RunRecord
 from git_harn.workspace.here import workspace_here
-from git_harn.workspace.paths import default_branch, default_path, ignore_root
+from git_harn.workspace.paths import WS_BRANCH_PREFIX, default_branch, default_path, ignore_root
 from git_harn.workspace.reconcile import GONE, MISSING, presence, refuse_out_of_reach, settle_vanished, whereabouts
 
 
@@ -63,6 +63,15 @@ def _check_path(path: Path) -> None:
         raise BadInput(f"workspace path already exists and is not empty: {path}")
 
 
+def _refuse_another_runs_branch(name: str, run_id: str) -> None:
+    """``harnery/ws/<id>`` is the workspace branch of run ``<id>`` and of no
+    other: the branch guard finds a branch's run by that name alone [H1]."""
+    owner = name.removeprefix(WS_BRANCH_PREFIX)
+    if name.startswith(WS_BRANCH_PREFIX) and owner != run_id:
+        raise BadInput(f"branch {name} is the workspace branch of run {owner}, no other; "
+                       "name another branch")
+
+
 @dataclass
 class Plan:
     """What a start will make, every input checked [P7]."""
@@ -85,6 +94,7 @@ def check_start(repo: Repo, run_id: str, base_rev: str | None, branch: str | Non
     if current is not None and live and presence(repo, current.record) != GONE:
         _refuse_live(repo, current.record)
     name = branch_name(branch or default_branch(run_id))
+    _refuse_another_runs_branch(name, run_id)
     existing = repo.ref_oid(f"refs/heads/{name}")
     own_vanished = live and current is not None and current.record.branch == name
     if existing is not None and branch is None and not own_vanished:

@@ -13,6 +13,7 @@ from git_harn.git.worktrees import linked_problem
 from git_harn.results import Result
 from git_harn.store import runs as store
 from git_harn.store.ids import validate_run_id
+from git_harn.store.live import listed_records
 from git_harn.store.locks import run_busy
 from git_harn.store.record import ACTIVE, PRESERVED_DIRTY, PRESERVED_UNMERGED, RunRecord
 from git_harn.text import jsonable
@@ -105,7 +106,7 @@ def kept_steps(repo: Repo, record: RunRecord) -> list[str]:
 
 
 def _select(
-    repo: Repo, run_id: str | None, include_terminal: bool
+    repo: Repo, run_id: str | None, ended: int | None
 ) -> tuple[list[store.Stored], list[store.Unreadable]]:
     if run_id is not None:
         validate_run_id(run_id)
@@ -114,21 +115,34 @@ def _select(
             raise BadInput(f"unknown run id: {run_id}")
         return [one], []
     chosen, errors = [], []
-    for entry in store.list_records(repo):
+    for entry in listed_records(repo, ended):
         if isinstance(entry, store.Unreadable):
             errors.append(entry)
-        elif include_terminal or not entry.record.terminal:
+        else:
             chosen.append(entry)
     return chosen, errors
 
 
+def _ended_wanted(include_terminal: bool, last: int | None) -> int | None:
+    """How many ended runs to list: none, ``last`` of them, or (None) all."""
+    if last is not None:
+        return last
+    return None if include_terminal else 0
+
+
 def collect_status(repo: Repo, run_id: str | None = None, include_terminal: bool = False,
-                   limit: int = DEFAULT_LIMIT) -> StatusReport:
+                   limit: int = DEFAULT_LIMIT, last: int | None = None) -> StatusReport:
+    """The workspaces of live runs; with ``include_terminal`` the ended runs
+    too, all of them or (``last``) the ``last`` newest."""
     if limit < 0:
         raise BadInput("--limit must be 0 or more")
-    chosen, errors = _select(repo, run_id, include_terminal)
+    if last is not None and last < 0:
+        raise BadInput("--last must be 0 or more")
+    if last is not None and run_id is not None:
+        raise BadInput("--last lists runs; it cannot be given with a run id")
+    chosen, errors = _select(repo, run_id, _ended_wanted(include_terminal, last))
     records = [reconcile_quietly(repo, stored).record for stored in chosen]
-    if run_id is None and not include_terminal:
+    if run_id is None and not include_terminal and last is None:
         records = [r for r in records if not r.terminal]
     live = [Path(r.path) for r in records if not r.terminal and presence(repo, r) == HERE]
     # A folder that is no longer the linked worktree git-harn made gets no git

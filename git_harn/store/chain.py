@@ -1,0 +1,395 @@
+"""Record chains: every kind of git-harn record kept as a chain of commits
+under ``refs/harnery/<kind>/<id>`` [P3].
+
+A kind is a small declaration (``Kind``): its ref namespace, the file its
+commits hold, the trailer that names a record's id, the format version it
+writes, and the check a record must pass. This module is the only one that
+builds record commits: it writes a record by compare-and-swap with the one
+retry loop, reads the head, walks the whole history (every parent, in one
+stable order), parses the ``Harnery-*`` trailers, and tells which of the five
+cases two heads of one record are in (new, same, ahead, fast-forward,
+diverged), writing the reproducible merge commit of a diverged pair. The
+domain decides what a merged record holds; it never builds a commit.
+
+Each event is one commit whose tree holds the whole record after it and
+whose message is ``<event>: <summary>``, then the id trailer, the
+``Harnery-Event`` trailer and the kind's own trailers.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from git_harn.errors import CorruptRecord, GitFailure, HarnError, TooLarge
+from git_harn.files import loads_json
+from git_harn.git import CommitInfo, Oid, Repo, Signature
+from git_harn.git.cas import retry_cas
+from git_harn.git.identity import DEFAULT_MACHINE_EMAIL, DEFAULT_MACHINE_NAME, machine_signature
+from git_harn.git.objects import BLOB_MODE, REGULAR_MODES
+from git_harn.text import one_line
+
+T = TypeVar("T")
+
+ROOT = "refs/harnery/"
+EVENT_TRAILER = "Harnery-Event"
+TRAILER_PREFIX = "Harnery-"
+# A record larger than this was not written by git-harn [P5].
+MAX_RECORD_BYTES = 4 * 1024 * 1024
+# What a local read takes at most (a record this clone wrote itself).
+READ_LIMIT = 64 * 1024 * 1024
+
+# The five cases of two heads of one record (and what sync reports for them).
+NEW = "new"  # only the remote has it
+SAME = "same"
+AHEAD = "ahead"  # only this clone has it, or this clone's head descends from the remote's
+FAST_FORWARD = "fast-forward"
+MERGED = "merged"  # diverged: merged into a commit with both heads as parents
+
+Files = Mapping[str, tuple[bytes | Oid, int]]
+
+
+@dataclass(frozen=True)
+class Kind(Generic[T]):
+    """One kind of record: where it lives, what it holds, how it is checked."""
+
+    noun: str  # "run record": how messages name it
+    namespace: str  # "refs/harnery/runs/"
+    file: str  # the file each commit's tree holds: the whole record
+    id_trailer: str  # "Harnery-Run: <id>"
+    format_version: int  # the schemaVersion this git-harn writes and reads
+    # (id, raw file, where) -> the record; CorruptRecord when it is not one of this id.
+    check: Callable[[str, bytes, str], T]
+    # The record as a JSON object, for merging.
+    as_dict: Callable[[T], dict[str, Any]]
+    # CorruptRecord unless the id is one this kind names its records by: asked
+    # of what comes from elsewhere (a ref this clone made has a valid id).
+    check_id: Callable[[str], None] = lambda _record_id: None  # any id
+
+    def ref(self, record_id: str) -> str:
+        return self.namespace + record_id
+
+    def id_of(self, ref: str) -> str | None:
+        return ref[len(self.namespace):] if ref.startswith(self.namespace) else None
+
+
+@dataclass
+class Stored(Generic[T]):
+    record: T
+    tip: Oid
+
+
+@dataclass
+class Unreadable:
+    """A ref of a kind's namespace that does not hold a valid record."""
+
+    ref: str
+    error: str
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One commit of a chain, as its message tells it."""
+
+    oid: Oid
+    time: int
+    subject: str
+    event: str
+    summary: str
+    trailers: dict[str, str]
+    parents: tuple[Oid, ...]
+
+
+# --- reading a record ------------------------------------------------------------------
+
+
+def json_object(kind: Kind[Any], raw: bytes, where: str) -> dict[str, Any]:
+    """The record file as a JSON object of a format this git-harn reads."""
+    try:
+        data = loads_json(raw)
+    except ValueError as exc:  # NotJson: invalid, too deep, a key twice …
+        raise CorruptRecord(f"corrupt {kind.noun} {where}: not JSON ({exc})") from exc
+    if not isinstance(data, dict):
+        raise CorruptRecord(f"corrupt {kind.noun} {where}: not a JSON object")
+    version = data.get("schemaVersion", kind.format_version)
+    if isinstance(version, int) and not isinstance(version, bool) and version > kind.format_version:
+        raise CorruptRecord(f"{kind.noun} {where} has schemaVersion {version}, "
+                            f"this git-harn reads {kind.format_version}")
+    return data
+
+
+def record_at(repo: Repo, kind: Kind[T], record_id: str, tip: Oid) -> T:
+    """The record held by commit ``tip`` of ``record_id``'s chain."""
+    where = kind.ref(record_id)
+    try:
+        raw = repo.read_file(tip, kind.file, limit=READ_LIMIT)
+    except TooLarge as exc:
+        raise CorruptRecord(f"corrupt {kind.noun} {where}: {exc.message}") from exc
+    if raw is None:
+        raise CorruptRecord(f"corrupt {kind.noun} {where}: no {kind.file} in {tip}")
+    return kind.check(record_id, raw, where)
+
+
+def head(repo: Repo, kind: Kind[Any], record_id: str) -> Oid | None:
+    return repo.ref_oid(kind.ref(record_id))
+
+
+def read(repo: Repo, kind: Kind[T], record_id: str) -> Stored[T] | None:
+    tip = head(repo, kind, record_id)
+    if tip is None:
+        return None
+    return Stored(record_at(repo, kind, record_id, tip), tip)
+
+
+def list_all(repo: Repo, kind: Kind[T]) -> Iterator[Stored[T] | Unreadable]:
+    """Every record of ``kind`` by ref name; a bad one is yielded as Unreadable, not raised."""
+    for name, tip in sorted(repo.refs_under(kind.namespace)):
+        try:
+            yield Stored(record_at(repo, kind, name[len(kind.namespace):], tip), tip)
+        except HarnError as exc:
+            yield Unreadable(name, exc.message)
+
+
+def commit_record(repo: Repo, kind: Kind[T], oid: Oid) -> bytes:
+    """The record file of a commit that must be a record commit of ``kind``:
+    its tree holds that one regular file, of bounded size. CorruptRecord
+    otherwise (a commit someone else made)."""
+    entries = repo.list_folder(oid, "")
+    if len(entries) != 1:
+        raise CorruptRecord(f"commit {str(oid)[:12]} holds {len(entries)} entries, not one file")
+    name, mode = entries[0]
+    if name != kind.file:
+        raise CorruptRecord(f"commit {str(oid)[:12]} holds {name!r}, not {kind.file}")
+    try:
+        raw = repo.read_file(oid, name, limit=MAX_RECORD_BYTES) if mode in REGULAR_MODES else None
+    except TooLarge:
+        raise CorruptRecord(f"commit {str(oid)[:12]}: {name} is too large for a record") from None
+    if raw is None:
+        raise CorruptRecord(f"commit {str(oid)[:12]}: {name} is not a regular file")
+    return raw
+
+
+def checked_record(repo: Repo, kind: Kind[T], record_id: str, oid: Oid) -> T:
+    """The record of a commit that came from elsewhere, fully checked."""
+    raw = commit_record(repo, kind, oid)
+    try:
+        kind.check_id(record_id)
+        return kind.check(record_id, raw, kind.ref(record_id))
+    except CorruptRecord as exc:
+        raise CorruptRecord(f"commit {str(oid)[:12]}: {exc.message}") from exc
+
+
+# --- trailers and history -----------------------------------------------------------------
+
+
+def trailers(message: str) -> dict[str, str]:
+    """The ``Harnery-*`` trailers of a commit message (the last value of each)."""
+    found: dict[str, str] = {}
+    for line in message.splitlines():
+        key, sep, value = line.partition(": ")
+        if sep and key.startswith(TRAILER_PREFIX):
+            found[key] = value.strip()
+    return found
+
+
+def entry(commit: CommitInfo) -> Entry:
+    subject = commit.message.split("\n", 1)[0]
+    word, _, summary = subject.partition(": ")
+    said = trailers(commit.message)
+    return Entry(commit.oid, commit.time, subject, said.get(EVENT_TRAILER, word), summary, said, commit.parents)
+
+
+def stable_order(commits: Sequence[CommitInfo]) -> list[CommitInfo]:
+    """Newest first, every commit before its parents; of the commits whose
+    children are all out, the later one first, then the smaller id (a merge's
+    first parent). The same graph gives the same order on every clone,
+    whatever libgit2 walks first."""
+    known = {commit.oid: commit for commit in commits}
+    waiting = {oid: 0 for oid in known}
+    for commit in commits:
+        for parent in commit.parents:
+            if parent in waiting:
+                waiting[parent] += 1
+    ready = [(-commit.time, str(commit.oid), commit.oid) for commit in commits if not waiting[commit.oid]]
+    heapq.heapify(ready)
+    ordered: list[CommitInfo] = []
+    while ready:
+        commit = known[heapq.heappop(ready)[2]]
+        ordered.append(commit)
+        for parent in commit.parents:
+            if parent in waiting:
+                waiting[parent] -= 1
+                if not waiting[parent]:
+                    heapq.heappush(ready, (-known[parent].time, str(parent), parent))
+    return ordered
+
+
+def entries(repo: Repo, tip: Oid, hide: Sequence[Oid] = ()) -> list[Entry]:
+    """The commits reachable from ``tip`` and from none of ``hide``, in the stable order."""
+    return [entry(commit) for commit in stable_order(list(repo.walk(tip, hide)))]
+
+
+def history(repo: Repo, kind: Kind[Any], record_id: str) -> list[Entry]:
+    """A record's events, newest first: every parent of a merge sync made,
+    so both sides of a diverged chain are shown."""
+    tip = head(repo, kind, record_id)
+    return [] if tip is None else entries(repo, tip)
+
+
+# --- writing -------------------------------------------------------------------------------
+
+
+def message(kind: Kind[Any], record_id: str, event: str, summary: str,
+            more: Sequence[tuple[str, str]] = ()) -> str:
+    lines = [f"{kind.id_trailer}: {record_id}", f"{EVENT_TRAILER}: {event}"]
+    lines += [f"{key}: {one_line(value)}" for key, value in more]
+    return f"{event}: {one_line(summary)}\n\n" + "".join(line + "\n" for line in lines)
+
+
+def make(repo: Repo, kind: Kind[Any], record_id: str, content: bytes, event: str, summary: str,
+         more: Sequence[tuple[str, str]], parent: Oid | None) -> Oid:
+    """A record commit on top of ``parent``, no ref moved (a claim is pushed, not kept)."""
+    text = message(kind, record_id, event, summary, more)
+    return repo.commit_files({kind.file: (content, BLOB_MODE)}, text, [parent] if parent is not None else [],
+                             machine_signature(repo))
+
+
+def append(repo: Repo, ref: str, files: Files, text: str, old_tip: Oid | None,
+           keep_tree: bool = False) -> Oid:
+    """One commit on top of ``old_tip`` at ``ref``, with CAS; RaceLost if the
+    tip moved. ``keep_tree``: the files go into the old tip's tree."""
+    parents = [old_tip] if old_tip is not None else []
+    commit = repo.commit_files(files, text, parents, machine_signature(repo),
+                               base=old_tip if keep_tree else None)
+    repo.move_ref(ref, commit, old_tip, f"git-harn: {text.splitlines()[0][:80]}")
+    return commit
+
+
+def write(repo: Repo, kind: Kind[Any], record_id: str, content: bytes, event: str, summary: str,
+          more: Sequence[tuple[str, str]], old_tip: Oid | None) -> Oid:
+    """Append one event to a record's chain; RaceLost if the tip moved."""
+    text = message(kind, record_id, event, summary, more)
+    return append(repo, kind.ref(record_id), {kind.file: (content, BLOB_MODE)}, text, old_tip)
+
+
+@dataclass
+class Change(Generic[T]):
+    """What one event writes: the record after it, its file, its words."""
+
+    record: T
+    content: bytes
+    event: str
+    summary: str
+    more: Sequence[tuple[str, str]] = ()
+
+
+def update(repo: Repo, kind: Kind[T], record_id: str,
+           mutate: Callable[[Stored[T] | None], Change[T] | None]) -> T | None:
+    """Read, mutate, write with CAS; on a lost race, again from a fresh read.
+    ``mutate`` returns the change to write, or None to write nothing."""
+
+    def attempt() -> T | None:
+        current = read(repo, kind, record_id)
+        change = mutate(current)
+        if change is None:
+            return current.record if current else None
+        write(repo, kind, record_id, change.content, change.event, change.summary, change.more,
+              current.tip if current else None)
+        return change.record
+
+    return retry_cas(attempt, f"the {kind.noun} {record_id}")
+
+
+def update_ref(repo: Repo, ref: str, step: Callable[[Oid | None], tuple[Files, str] | None]) -> None:
+    """The same loop for a ref that is not one record (the notes): ``step``
+    gets the tip and returns the files to put into its tree and the message."""
+
+    def attempt() -> None:
+        tip = repo.ref_oid(ref)
+        change = step(tip)
+        if change is not None:
+            append(repo, ref, change[0], change[1], tip, keep_tree=True)
+
+    retry_cas(attempt, ref)
+
+
+# --- two heads of one record ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Case:
+    """Which of the five cases two heads are in; ``base`` for a diverged pair."""
+
+    action: str
+    base: Oid | None = None
+
+
+def case(repo: Repo, local: Oid | None, remote: Oid | None, unrelated_ok: bool = False) -> Case:
+    """NEW, SAME, AHEAD, FAST_FORWARD, or MERGED (diverged: to be merged on
+    ``base``). CorruptRecord when the remote's head is not a commit or (unless
+    ``unrelated_ok``: base None) shares no history with the local one."""
+    if remote is None:
+        return Case(AHEAD)
+    _must_be_commit(repo, remote)
+    if local is None:
+        return Case(NEW)
+    if local == remote:
+        return Case(SAME)
+    try:
+        if repo.contains(local, remote):
+            return Case(AHEAD)
+        if repo.contains(remote, local):
+            return Case(FAST_FORWARD)
+        base = repo.merge_base(local, remote)
+    except GitFailure as exc:
+        raise CorruptRecord(exc.message) from exc
+    if base is None and not unrelated_ok:
+        raise CorruptRecord("unrelated history: it shares no commit with the local chain")
+    return Case(MERGED, base)
+
+
+def _must_be_commit(repo: Repo, oid: Oid) -> None:
+    if not repo.has(oid):
+        raise CorruptRecord(f"object {str(oid)[:12]} is missing")
+    try:
+        repo.commit_info(oid)
+    except GitFailure:
+        raise CorruptRecord(f"points at {str(oid)[:12]}, which is not a commit") from None
+
+
+def check_new(repo: Repo, kind: Kind[Any], record_id: str, tip: Oid, hide: Sequence[Oid] = ()) -> None:
+    """Every commit that ``tip`` adds to ``hide`` must be a record commit of
+    this record (a merge commit too); CorruptRecord names the first that is not."""
+    try:
+        added = list(repo.walk(tip, hide))
+    except GitFailure as exc:
+        raise CorruptRecord(exc.message) from exc
+    for commit in added:
+        checked_record(repo, kind, record_id, commit.oid)
+
+
+def merge_commit(repo: Repo, heads: Sequence[Oid], files: Files, text: str) -> Oid:
+    """A reproducible merge commit: ``files`` as its whole tree, the heads as
+    parents in object-id order, the default machine identity and the
+    committer date of the later head, so any clone merging the same pair
+    makes the same commit."""
+    ordered = sorted(set(heads), key=str)
+    infos = [repo.commit_info(oid) for oid in ordered]
+    later = max(infos, key=lambda info: (info.time, str(info.oid)))
+    who = Signature(DEFAULT_MACHINE_NAME, DEFAULT_MACHINE_EMAIL, later.time, later.offset)
+    return repo.make_commit(repo.tree_with(None, files), ordered, text, who)
+
+
+def merge(repo: Repo, kind: Kind[Any], record_id: str, heads: Sequence[Oid], content: bytes,
+          summary: str, more: Sequence[tuple[str, str]] = ()) -> Oid:
+    """The merge commit of two diverged heads of a record, holding ``content``
+    (which must pass the kind's check). No ref moves."""
+    try:
+        kind.check(record_id, content, kind.ref(record_id))
+    except CorruptRecord as exc:
+        first, second = sorted(str(oid) for oid in heads)
+        raise CorruptRecord(f"the merge of {first[:12]} and {second[:12]} is not valid: {exc.message}") from exc
+    text = message(kind, record_id, MERGED, summary, more)
+    return merge_commit(repo, heads, {kind.file: (content, BLOB_MODE)}, text)

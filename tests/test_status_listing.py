@@ -1,0 +1,107 @@
+"""`status --all --last N`: every live workspace and the N runs that ended
+last; and the widths the status table is laid out by [W4] (issue 25 item 6)."""
+
+from __future__ import annotations
+
+import time
+import unicodedata
+from pathlib import Path
+
+import pytest
+from gitlike_helpers import start
+from helpers import assert_valid, git, harn, make_repo
+from hypothesis import given
+from hypothesis import strategies as st
+
+from git_harn.text import cells, clip
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    path = make_repo(tmp_path / "repo")
+    git(path, "config", "harn.worktreeRoot", str(tmp_path / "worktrees"))
+    return path
+
+
+def listed(repo: Path, *args: str) -> list[str]:
+    result = harn(repo, "status", *args, "--json")
+    assert result.code == 0, result.err
+    document = result.json()
+    assert_valid(document, "status")
+    return [ws["runId"] for ws in document["workspaces"]]
+
+
+def end_in_order(repo: Path, *run_ids: str) -> None:
+    """End the runs one after another, a second apart (records are dated to the second)."""
+    for n, run_id in enumerate(run_ids):
+        if n:
+            time.sleep(1.1)
+        assert harn(repo, "cleanup", run_id, "--yes").code == 0
+
+
+def test_last_lists_the_runs_that_ended_last_and_every_live_one(repo: Path) -> None:
+    for run_id in ("c-old", "b-mid", "a-new", "live"):
+        start(repo, run_id)
+    # Ended newest last, in the reverse of run-id order: a tie broken by run
+    # id would pick the wrong two.
+    end_in_order(repo, "c-old", "b-mid", "a-new")
+    assert listed(repo, "--all", "--last", "2") == ["a-new", "b-mid", "live"]
+    assert listed(repo, "--last", "1") == ["a-new", "live"]  # --last implies --all
+    assert listed(repo, "--all", "--last", "0") == ["live"]
+    assert listed(repo, "--all", "--last", "10") == ["a-new", "b-mid", "c-old", "live"]
+    assert listed(repo, "--all") == ["a-new", "b-mid", "c-old", "live"]
+    assert listed(repo) == ["live"]
+    out = harn(repo, "status", "--last", "1").out
+    assert "a-new" in out and "live" in out and "b-mid" not in out, out
+
+
+@pytest.mark.parametrize("args", [("--last", "-1"), ("--last", "many"), ("one", "--last", "2")])
+def test_a_bad_last_is_bad_input(repo: Path, args: tuple[str, ...]) -> None:
+    start(repo, "one")
+    before = git(repo, "for-each-ref")
+    result = harn(repo, "status", *args)
+    assert result.code == 2, result.err
+    assert result.err.startswith("git harn: error: ") and result.err.count("\n") == 1, result.err
+    assert git(repo, "for-each-ref") == before
+
+
+def test_status_help_and_completion_name_last(repo: Path) -> None:
+    assert "--last N" in harn(repo, "status", "--help").out
+    bash = harn(repo, "completion", "bash").out
+    assert "--last" in bash.split('"status") echo "', 1)[1].split('"', 1)[0]
+    assert "--limit|--last|" in bash  # takes a value: nothing offered after it
+
+
+def cells_by_character(text: str) -> int:
+    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in ("W", "F") else 1
+               for c in text)
+
+
+@given(st.text())
+def test_cells_counts_like_the_per_character_rule(text: str) -> None:
+    assert cells(text) == cells_by_character(text)
+
+
+@given(st.text(), st.integers(min_value=0, max_value=40), st.booleans())
+def test_clip_fits_the_width_and_keeps_the_right_end(text: str, width: int, keep_end: bool) -> None:
+    cut = clip(text, width, keep_end=keep_end)
+    if cells(text) <= width:
+        assert cut == text
+        return
+    assert cells(cut) <= width
+    if width > 1:
+        body = cut[1:] if keep_end else cut[:-1]
+        assert (text.endswith(body) if keep_end else text.startswith(body))
+        assert cut == ("…" + body if keep_end else body + "…")
+        # As many characters as fit: one more would not.
+        one_more = text[len(text) - len(body) - 1:] if keep_end else text[:len(body) + 1]
+        assert cells(one_more) + 1 > width
+
+
+def test_wide_and_combining_characters_are_counted_as_terminals_show_them() -> None:
+    assert cells("run-1") == 5
+    assert cells("日本語") == 6
+    assert cells("e\u0301") == 1
+    assert clip("abcdefgh", 5) == "abcd…"
+    assert clip("/a/long/path", 6, keep_end=True) == "…/path"
+    assert clip("日本語のパス", 7) == "日本語…"
