@@ -147,7 +147,9 @@ def test_git_lfs_install_after_git_harn(tmp_path: Path) -> None:
     hooks = repo / ".git" / "hooks"
     for name in ("pre-push", "post-commit", "post-merge"):
         assert "git lfs " + name in (hooks / name).read_text()
-    # Both run on `git worktree add`, each once.
+    # Both run on `git worktree add`, each once (git-harn's only when it has
+    # something to do: a vanished worktree to settle).
+    leave_a_vanished_worktree(repo, tmp_path / "vanished")
     log = tmp_path / "calls.log"
     env = git_harn_logger(tmp_path / "fake", log)
     (tmp_path / "fake" / "git-lfs").write_text(f'#!/bin/sh\necho "git-lfs $1" >> "{log}"\n')

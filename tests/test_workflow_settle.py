@@ -236,6 +236,23 @@ def test_a_packed_refs_lock_a_dead_run_left_is_removed_and_the_rerun_lands(tmp_p
     assert "active" not in _statuses(wf).values()  # and status --all --json exits 0
 
 
+def test_a_lock_the_kill_left_a_moment_before_the_rerun_is_waited_out_and_removed(tmp_path: Path) -> None:
+    """A rerun started right after the kill finds the lock still fresh: it
+    waits until the lock is old enough to be no live git's, then removes it
+    (it used to be left in place and the rerun ended with exit 3)."""
+    wf = setup(tmp_path, roadmap="# R\n\n- [ ] 1.1 First\n- [ ] 1.2 Second\n  Requires: 1.1\n")
+    _killed_at(wf, "integrate-after-push")
+    common = Path(git(wf.work, "rev-parse", "--path-format=absolute", "--git-common-dir"))
+    lock = common / "refs" / "harnery" / "notes.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    lock.write_text("")  # a notes write of the dead run, killed a moment ago
+
+    rerun = wf.run("--json")
+    assert rerun.code == 0, rerun.err
+    assert f"removed {lock}" in rerun.err and not lock.exists()
+    assert [(t["taskId"], t["status"]) for t in rerun.json()["tasks"]] == [("1.2", "done")]
+
+
 def test_discard_clears_the_index_lock_a_dead_runs_agent_left(tmp_path: Path) -> None:
     wf = setup(tmp_path, roadmap="# R\n\n- [ ] 1.1 First\n")
     dead = _killed_at(wf, "workflow-stage-gates")

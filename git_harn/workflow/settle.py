@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -271,13 +272,28 @@ def _git_at_work(repo: Repo, extra: list[Path]) -> list[int]:
     return sorted({pid for folder in folders if folder.exists() for pid in git_processes_in(folder)})
 
 
-def _remove_stale(paths: list[Path], busy: list[int], why: str) -> list[str]:
+def _age(path: Path) -> float | None:
+    try:
+        return time.time() - path.lstat().st_mtime
+    except FileNotFoundError:
+        return None
+
+
+def _remove_stale(paths: list[Path], busy_now: Callable[[], list[int]], why: str) -> list[str]:
+    """Remove the lock files no live git holds. One made a moment ago may be
+    a live process's (libgit2 starts no git): it is given until it is
+    FRESH_LOCK old, which a next run started right after the kill needs, and
+    is then judged again with whoever works in the repository then."""
+    busy = busy_now()
+    ages = [age for age in map(_age, paths) if age is not None]
+    if not busy and ages and min(ages) < FRESH_LOCK:
+        time.sleep(FRESH_LOCK - min(ages))
+        busy = busy_now()
     removed = []
     for path in paths:
-        try:
-            age = time.time() - path.lstat().st_mtime
-        except FileNotFoundError:
-            continue
+        age = _age(path)
+        if age is None:
+            continue  # its holder finished: nothing was left
         if busy or age < FRESH_LOCK:
             warn(f"left {path} in place: " + (f"git process(es) {', '.join(map(str, busy[:5]))} work in the "
                                                "repository" if busy else "it was made a moment ago"))
@@ -294,7 +310,7 @@ def _clear_git_locks(repo: Repo, body: dict[str, Any], tasks: list[dict[str, Any
     paths = [p for p in _lock_candidates(repo, body, tasks) if os.path.lexists(p)]
     if not paths:
         return []
-    return _remove_stale(paths, _git_at_work(repo, []),
+    return _remove_stale(paths, lambda: _git_at_work(repo, []),
                          f"left by a git of workflow {wid}, whose runner and agents are dead")
 
 
@@ -305,7 +321,7 @@ def _clear_workspace_locks(repo: Repo, wid: str, path: Path) -> list[str]:
     found = host.admin_locks(admin)
     if not found:
         return []
-    return _remove_stale(found, _git_at_work(repo, [path]),
+    return _remove_stale(found, lambda: _git_at_work(repo, [path]),
                          f"left by a git in a workspace of workflow {wid}, whose runner and agents are dead")
 
 
