@@ -20,7 +20,8 @@ from __future__ import annotations
 from typing import Any
 
 from git_harn.workflow.host import AgentSettings
-from git_harn.workflow.stages import INFRA, INVALID_REPORT, StageOutcome, TaskContext, run_stage
+from git_harn.workflow.stages import INVALID_REPORT, StageOutcome, TaskContext, run_stage
+from git_harn.workflow.state import INFRA
 
 
 def run_in_place(ctx: TaskContext, agent: AgentSettings, attempt: int, timeout: float,

@@ -399,6 +399,7 @@ class Scheduler:
         except BadInput as exc:  # a duplicate id pushed while the run went on, or a roadmap too
             # large to read whole (TooLarge): select nothing more from it
             self.result.halted = one_line(f"no further task selected: {exc.message}", 500)
+            self.result.next = state.halt_advice(None, self.where).document()
             self.progress.say(self.result.halted)
             return
         if roadmap is None:
@@ -466,6 +467,8 @@ class Scheduler:
                                        sum(s.reason == self.breakers.halted() for s in left))
         if halt is not None and not result.interrupted:
             result.halted = halt
+            result.next = state.halt_advice(self.breakers.halted_reason(), self.where,
+                                            self.breakers.wait_needed()).document()
         result.breakers = self.breakers.shown()
         if self.claims is not None:
             self.claims.close()
