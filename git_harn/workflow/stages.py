@@ -118,7 +118,8 @@ class TaskContext:
     advisory: list[str] = field(default_factory=list)
     stage_attempts: int = 1  # in-place attempts of a stage after infra faults (retries.py)
     schema_retries: int = 0  # reruns after an invalid report, with the error (retries.py)
-    on_retry: Callable[[str, int | None], int | None] | None = None  # (stage, reviewer) -> next attempt, or same
+    # (stage, reviewer, what the fault was) -> the next attempt, or None: the same one (a reviewer's retry)
+    on_retry: Callable[[str, int | None, str | None], int | None] | None = None
 
 
 @dataclass
@@ -151,6 +152,8 @@ class StageOutcome:
     schemaRetries: int = 0  # reruns after an invalid report, before this outcome
     agentRun: dict[str, Any] | None = None  # an adapter's run: log, session, resumed, usage
     earlierRuns: list[dict[str, Any]] = field(default_factory=list)  # adapter runs this one retried
+    startedAt: str | None = None  # a reviewer's part of its round, retries included (review.py)
+    finishedAt: str | None = None
 
     def summary_entry(self) -> dict[str, Any]:
         entry: dict[str, Any] = {"attempt": self.attempt, "ok": self.ok, "summary": self.summary,
