@@ -49,6 +49,9 @@ EXIT_FOR_OUTCOME: dict[str, int] = {
     "workflow-blocked": EXIT_NEEDS_OPERATOR,
     # settling what a dead run left [L3]
     "settled": EXIT_OK,
+    # git harn doctor: 1 while findings remain
+    "doctor-clean": EXIT_OK,
+    "doctor-findings": EXIT_ERROR,
 }
 
 

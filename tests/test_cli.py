@@ -173,3 +173,18 @@ def test_every_configuration_key_is_documented() -> None:
     readme = (root / "README.md").read_text()
     missing = sorted(k for k in keys if k not in page or f"`{k}`" not in readme)
     assert not missing, f"configuration keys missing from the man page or README: {missing}"
+
+
+def test_every_command_and_flag_is_in_the_markdown_docs() -> None:
+    """Beside the man page: the README or a page of docs/ names every command
+    and every long flag that ``--help`` shows."""
+    root = Path(__file__).resolve().parent.parent
+    text = (root / "README.md").read_text() + "".join(p.read_text() for p in sorted((root / "docs").glob("*.md")))
+    missing = []
+    for path, command in _commands():
+        if path and f"git harn {path}" not in text:
+            missing.append(f"git harn {path}")
+        missing += [f"git harn {path} {option}" for param in command.params if not getattr(param, "hidden", False)
+                    for option in getattr(param, "opts", []) + getattr(param, "secondary_opts", [])
+                    if option.startswith("--") and option != "--help" and option not in text]
+    assert not missing, f"not in README.md or docs/*.md: {missing}"

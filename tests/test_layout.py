@@ -29,7 +29,7 @@ LAYERS = {
     "workspace": 3, "tasks": 3,
     "hooks": 4, "assess": 4, "integrate": 4,
     "workflow": 5, "sync": 5,
-    "demo": 6,
+    "demo": 6, "doctor": 6,
     "commands": 7,
     "cli": 8, "__main__": 9,
 }
@@ -324,6 +324,32 @@ def test_the_namespace_check_sees_a_planted_mention(tmp_path: Path) -> None:
                        'def ref(x: str) -> str:\n    return f"refs/harnery-remotes/{x}"\n'
                        "# keeps refs/harnery/notes\nOK = 'refs/heads/'\n")
     assert [hit.split(":")[1] for hit in namespace_mentions(planted)] == ["1", "3", "4"]
+
+
+# One remote door: every fetch, push and ls-remote is run by git/remote.py,
+# which reads git's messages with one table.
+REMOTE_VERBS = re.compile(r"""[\[(,]\s*["'](push|fetch|ls-remote)["']""")
+
+
+def remote_argv(path: Path) -> list[str]:
+    """The lines of ``path`` that start a git argv talking to a remote."""
+    lines = path.read_text().splitlines()
+    return [f"{path.name}:{number}: {line.strip()}" for number, line in enumerate(lines, 1)
+            if REMOTE_VERBS.search(line)]
+
+
+def test_only_the_remote_door_talks_to_a_remote() -> None:
+    door = PACKAGE / "git" / "remote.py"
+    wrong = [hit for path in modules().values() if path != door for hit in remote_argv(path)]
+    assert not wrong, "\n".join(wrong)
+    assert remote_argv(door), "the door itself is seen"
+
+
+def test_the_remote_check_sees_a_planted_push(tmp_path: Path) -> None:
+    planted = tmp_path / "planted.py"
+    planted.write_text('run_git(["push", "-q", "origin", "main"], cwd)\nARGV = ("fetch", remote)\n'
+                       "args = [GIT, 'ls-remote', url]\nwords = \"push it\"\n")
+    assert [hit.split(":")[1] for hit in remote_argv(planted)] == ["1", "2", "3"]
 
 
 # One spelling for enumerated values (README, "How values are spelled"):

@@ -88,3 +88,24 @@ def test_a_group_whose_leader_pid_went_to_another_process_is_never_signalled(tmp
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_a_gate_dies_with_a_killed_runner(tmp_path: Path) -> None:
+    import sys
+
+    from wfrepo import config_text
+
+    marker = tmp_path / "gate.pid"
+    hang = f"import os, time; open({str(marker)!r}, 'w').write(str(os.getpid())); time.sleep(120)"
+    gates = json.dumps([[sys.executable, "-c", hang]])
+    config = config_text(tmp_path / "agents").replace(
+        '[gates]\ncommands = [["sh", "-c", "test ! -e broken"]]\n', f"[gates]\ncommands = {gates}\n")
+    wf = setup(tmp_path, roadmap="# R\n\n- [ ] 1.1 First\n", config=config)
+    runner = start(wf.work, "workflow", "run")
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (marker.exists() and marker.read_text()):
+        time.sleep(0.05)
+    gate = int(marker.read_text())
+    assert alive(gate)
+    runner.kill_group()  # the gate runs in a group of its own, as agents do
+    assert _gone((gate,), 10), "the gate outlived its runner"

@@ -8,6 +8,7 @@ never takes a live run's branch for a survivor, in any mode.
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 from helpers import all_refs, assert_valid, git, harn, record
@@ -72,3 +73,33 @@ def test_a_live_runs_branch_is_never_a_survivor_in_any_mode(tmp_path: Path) -> N
         assert git(wf.work, "rev-parse", "roadmap-1.1") == tip
         assert git(Path(workspace["path"]), "symbolic-ref", "HEAD") == "refs/heads/roadmap-1.1"
         first.stop()
+
+
+def test_a_runner_whose_pid_was_reused_is_gone_and_its_lease_is_taken_over(tmp_path: Path) -> None:
+    """The pid in a dead runner's lease now belongs to another live process
+    (ours, started by this test): its start time differs, so the runner is
+    gone, the next run settles it and takes the lease, and the other process
+    is never signalled [L3]."""
+    from runtools import alive, at_failpoint
+
+    wf = setup(tmp_path, roadmap=ROADMAP)
+    runner = at_failpoint(wf.work, "workflow-stage-plan", "workflow", "run")
+    runner.kill_group()
+    common = Path(git(wf.work, "rev-parse", "--path-format=absolute", "--git-common-dir"))
+    [lease] = (common / "harnery" / "locks").glob("runner-*.lock")
+    owner = json.loads(lease.read_text())
+    stranger = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    try:
+        lease.write_text(json.dumps({**owner, "pid": stranger.pid}))  # the same pid, another process
+        listed = harn(wf.work, "workflow", "list", "--json").json()
+        assert [w["runnerState"] for w in listed["workflows"]] == ["gone"]
+        rerun = wf.run("--json")
+        assert rerun.code == 0, rerun.err
+        doc = rerun.json()
+        assert_valid(doc, "workflow-result")
+        assert [s["workflowId"] for s in doc["settled"]] == [owner["workflowId"]]
+        assert alive(stranger.pid)  # a reused pid is never signalled
+        assert {t["taskId"]: t["status"] for t in doc["tasks"]} == {"1.1": "done", "1.3": "done"}
+    finally:
+        stranger.kill()
+        stranger.wait()

@@ -26,5 +26,6 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sync": ("sync", "sync"),
     "demo": ("demo", "demo"),
     "workflow": ("workflow", "workflow"),
+    "doctor": ("doctor", "doctor"),
     "completion": ("completion", "completion"),
 }

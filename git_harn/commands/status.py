@@ -90,6 +90,7 @@ def _wrapped(text: str, width: int | None, indent: str = "    ") -> Iterator[str
 def _status_lines(report: StatusReport) -> Iterator[str]:
     if not report.workspaces:
         yield "no workspaces" if not report.errors else "no readable workspaces"
+        yield from _doctor_line(report)
         return
     width = terminal_width()
     rows = []
@@ -120,6 +121,12 @@ def _status_lines(report: StatusReport) -> Iterator[str]:
             yield from _wrapped(ws.reason, width)
         if ws.next and ws.state != "active":
             yield from _wrapped(f"resolve: {'  or  '.join(ws.next)}", width)
+    yield from _doctor_line(report)
+
+
+def _doctor_line(report: StatusReport) -> Iterator[str]:
+    if report.noticed:
+        yield f"{report.noticed} thing(s) to look at: 'git harn doctor' shows all that is left and its cost"
 
 
 @click.command(cls=RunIdCommand)

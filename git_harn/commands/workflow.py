@@ -1,10 +1,11 @@
-"""``git harn workflow run|show|list|init|check|claims|discard``: drive roadmap tasks through stage
-agents, gates, dual review and integration (SPEC §7)."""
+"""``git harn workflow run|show|report|list|init|check|claims|discard``: drive roadmap tasks through
+stage agents, gates, dual review and integration (SPEC §7), and show what a run did."""
 
 from __future__ import annotations
 
 import shlex
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 import click
@@ -12,7 +13,7 @@ import click
 from git_harn.commands.common import confirm, json_option, repository
 from git_harn.commands.render import show, table, terminal_width, wrapped_table
 from git_harn.errors import BadInput
-from git_harn.notices import interactive
+from git_harn.notices import interactive, warn
 from git_harn.proc import exit_status
 from git_harn.text import clip, one_line
 from git_harn.workflow import record
@@ -23,6 +24,7 @@ from git_harn.workflow.claims import Claim, ClaimsResult, claim_settings, list_c
 from git_harn.workflow.claims import take_over as take_over_claim
 from git_harn.workflow.config import Options
 from git_harn.workflow.discard import DiscardResult, discard, surviving
+from git_harn.workflow.page.write import ReportWritten, write_report
 from git_harn.workflow.result import InitResult, StoredWorkflow, WorkflowList, WorkflowResult
 from git_harn.workflow.runner import run_workflow
 from git_harn.workflow.scaffold import init as init_workflow
@@ -231,6 +233,32 @@ def _settled_lines(body: dict[str, Any]) -> list[str]:
     for dead in body.get("settled") or []:
         lines.append(f"settled {dead['summary']}")
     return lines
+
+
+@workflow.command(name="report")
+@click.argument("workflow_id", required=False)
+@click.option("--output", "-o", type=click.Path(path_type=Path), metavar="FILE.html",
+              help="Write the page here (default: report.html beside the run's stage files).")
+@click.option("--open", "open_page", is_flag=True, help="Open the page in a browser (BROWSER, else the desktop's).")
+@json_option
+def report_cmd(workflow_id: str | None, output: Path | None, open_page: bool, as_json: bool) -> int:
+    """Write a workflow run (default: the newest) as one HTML page: timeline, tasks, totals."""
+    result = write_report(repository(), workflow_id, output, open_page)
+
+    def view(item: ReportWritten) -> Iterable[str]:
+        yield shown_path(Path(item.path))
+        if item.opened is False:
+            warn(item.openDetail)
+
+    return show(result, as_json, view)
+
+
+def shown_path(path: Path) -> str:
+    """A path as git prints one: relative to the current folder when inside it."""
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
 
 
 @workflow.command(name="list")

@@ -12,7 +12,8 @@ that refusal and its branch survives for ``assess`` and then ``reclaim`` or
 1.4's ExecPlan, uncommitted: the run assesses the failed branch and salvages
 the plan onto it. The plan agent (configured with
 ``--crash-first-attempt 1.3``) crashes on 1.3's first attempt: an infra fault, retried
-in place, after which 1.3 lands.
+in place, after which 1.3 lands. The demo ends with the run's page (``workflow
+report``), which shows all of it on one timeline.
 """
 
 from __future__ import annotations
@@ -152,5 +153,10 @@ def run_workflow_demo(say: Say) -> Path:
         say.command(f"git log --oneline {UPSTREAM}..harnery/salvage/{run_id}")
         say.show(oneline_log(project, f"{UPSTREAM}..harnery/salvage/{run_id}"))
         harn(project, say, "status")
+    say.say("\nthe morning report: the run as one page (timeline, tasks, findings, totals), from its record "
+            "alone, written beside the run's stage files; open it in a browser:")
+    harn(project, say, "workflow", "report")
+    for page in sorted((project / ".git" / "harnery" / "workflow").glob("*/report.html"))[-1:]:
+        say.say(f"\nopen it from its file path: {page.as_uri()}")
     say.say(f"\nthe demo repository stays at {project}; delete {root} when done.")
     return project

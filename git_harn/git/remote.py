@@ -218,7 +218,7 @@ def push(repo: Repo, remote: str, updates: Sequence[Update], lease: bool, atomic
     else:
         folder = _stage(repo, staging, updates)
         try:
-            failpoint("sync-push-staged")
+            failpoint("push-staged")
             done = run_git([*args, remote, f"{folder}*:refs/*"], where, check=False)
         finally:
             _unstage(repo, folder, updates)

@@ -93,3 +93,11 @@ def error_line(raw: bytes) -> str:
     if errors:
         return errors[-1].removeprefix("fatal: ").removeprefix("error: ")
     return lines[0] if lines else "(no message)"
+
+
+def git_version(cwd: Path) -> tuple[str, tuple[int, ...]]:
+    """git's version as it prints it, and its leading numbers (2.39.5 -> (2, 39, 5))."""
+    done = run_git(["--version"], cwd, check=False)
+    text = done.stdout.decode("utf-8", "replace").strip().removeprefix("git version ")
+    numbers = re.match(r"(\d+(?:\.\d+)*)", text)
+    return text, tuple(int(n) for n in numbers.group(1).split(".")) if numbers else ()

@@ -5,6 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from git_harn.errors import GitFailure
+from git_harn.git import remote
+from git_harn.git.repo import open_repo
 from git_harn.git.run import run_git
 
 
@@ -25,9 +28,18 @@ def init_repository(path: Path, files: Mapping[str, str], config: Mapping[str, s
     if bare_remote is not None:
         run_git(["init", "-q", "--bare", "-b", "main", str(bare_remote)], path)
         run_git(["remote", "add", "origin", str(bare_remote)], path)
-        run_git(["push", "-q", "origin", "main"], path)
-        run_git(["fetch", "-q", "origin"], path)
+        _publish(path)
     return path
+
+
+def _publish(path: Path) -> None:
+    """Push main to ``origin`` and track it, through the one remote door."""
+    repo = open_repo(path)
+    head = repo.ref_oid("refs/heads/main")
+    pushed = remote.push(repo, "origin", [remote.Update("refs/heads/main", str(head))], lease=False)
+    fetched = remote.fetch(repo, "origin", ["+refs/heads/*:refs/remotes/origin/*"])
+    if not (pushed.ok and fetched.ok):
+        raise GitFailure(f"could not publish {path} to origin: {pushed.words or fetched.words}")
 
 
 def log_text(path: Path, rev: str) -> str:

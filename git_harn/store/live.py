@@ -34,6 +34,15 @@ pointing at a commit of its chain, and an ended run has none:
 
 The entries are this clone's: ``sync`` never pushes them, and the walks for
 unmerged work never read them (``bookkeeping.BOOKKEEPING``).
+
+``live_records_by_tip`` (``git harn doctor``) reads each ended record once,
+ever. A record's state is a function of its tip (the commit names its tree,
+the tree its ``run.json``), so the tips whose record was read and found
+ended are kept in a cache file beside the locks, one object id a line, and
+a record whose ref still points at such a tip is ended without being read.
+A record that moved (a new event, a sync merge) has a new tip and is read
+again. The file is only a cache: unreadable or absent, every record is
+read, and the file is written afresh.
 """
 
 from __future__ import annotations
@@ -41,13 +50,15 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterator
 from contextlib import suppress
+from pathlib import Path
 
 from git_harn.errors import GitFailure, HarnError, RaceLost
+from git_harn.files import atomic_write
 from git_harn.git import ANY, Oid, Repo, to_oid
 from git_harn.git.repo import Unchecked
 from git_harn.notices import warn
 from git_harn.store import chain
-from git_harn.store.runs import LIVE, RUNS, Stored, Unreadable, list_records, read, run_ref
+from git_harn.store.runs import LIVE, RUNS, RUNS_PREFIX, Stored, Unreadable, list_records, read, read_at, run_ref
 
 
 def live_records(repo: Repo) -> Iterator[Stored | Unreadable]:
@@ -161,3 +172,45 @@ def _newest_ended(entries: list[Stored | Unreadable], count: int) -> set[str]:
     ended = [e for e in entries if isinstance(e, Stored) and e.record.terminal]
     newest = heapq.nlargest(count, ended, key=lambda e: (e.record.updatedAt, e.record.runId))
     return {e.record.runId for e in newest}
+
+
+CACHE_NAME = "ended-run-tips"
+HEADER = "# git-harn: tips of ended run records (a cache; safe to delete)\n"
+
+
+def cache_path(repo: Repo) -> Path:
+    return repo.common_dir / "harnery" / "cache" / CACHE_NAME
+
+
+def _load(path: Path) -> set[str]:
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError):
+        return set()
+    if not text.startswith(HEADER):
+        return set()
+    return {line for line in text[len(HEADER):].splitlines() if len(line) in (40, 64)}
+
+
+def live_records_by_tip(repo: Repo) -> tuple[list[Stored | Unreadable], int]:
+    """The records that have not ended (and the unreadable ones, in ref
+    order), and how many ended; each ended record is read once, ever."""
+    path = cache_path(repo)
+    known = _load(path)
+    ended: set[str] = set()
+    live: list[Stored | Unreadable] = []
+    for name, tip in sorted(repo.refs_under(RUNS_PREFIX)):
+        hexed = str(tip)
+        if hexed in known:
+            ended.add(hexed)
+            continue
+        entry = read_at(repo, name, tip)
+        if isinstance(entry, Stored) and entry.record.terminal:
+            ended.add(hexed)
+        else:
+            live.append(entry)
+    if ended != known:
+        with suppress(OSError):  # a cache: a read-only repository only pays the reads again
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(path, (HEADER + "".join(f"{oid}\n" for oid in sorted(ended))).encode())
+    return live, len(ended)

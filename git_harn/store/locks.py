@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from git_harn.clock import precise_iso, waited
 from git_harn.errors import Busy
 from git_harn.files import atomic_write, loads_json
 from git_harn.git import Repo
@@ -260,17 +261,23 @@ def hold(path: Path, label: str, purpose: str, wait_seconds: float = 0.0,
     """Hold the lock at ``path`` for the block; Busy if another live process has it."""
     path.parent.mkdir(parents=True, exist_ok=True)
     deadline = time.monotonic() + wait_seconds
-    announced = False
-    while not _try_create(path, purpose):
-        if _break_if_dead(path, label):
-            continue
-        if time.monotonic() >= deadline:
-            subject = "the merge lock" if label == "merge" else label
-            raise Busy(f"{subject} is busy: {_busy_message(path, label)}")
-        if announce and not announced:
-            warn(f"waiting up to {wait_seconds:g}s: {_busy_message(path, label)}")
-            announced = True
-        time.sleep(0.1)
+    waited_since: str | None = None  # the lock was busy: the wait is kept (clock.waiting)
+    busy = ""
+    try:
+        while not _try_create(path, purpose):
+            if _break_if_dead(path, label):
+                continue
+            if time.monotonic() >= deadline:
+                subject = "the merge lock" if label == "merge" else label
+                raise Busy(f"{subject} is busy: {_busy_message(path, label)}")
+            if waited_since is None:
+                waited_since, busy = precise_iso(), _busy_message(path, label)
+                if announce:
+                    warn(f"waiting up to {wait_seconds:g}s: {busy}")
+            time.sleep(0.1)
+    finally:
+        if waited_since is not None:
+            waited(f"{label.split()[0]}-lock", busy, waited_since)
     try:
         yield
     finally:
@@ -390,3 +397,9 @@ def git_processes_in(folder: Path) -> list[int]:
         if name.startswith("git") and (cwd == top or cwd.startswith(top + os.sep)):
             found.append(pid)
     return found
+
+
+def break_dead(path: Path) -> bool:
+    """Remove the git-harn lock at ``path`` if its holder is dead (as the next
+    command to take it would, with the same warning); True if it is gone now."""
+    return _break_if_dead(path, path.name.removesuffix(".lock"))

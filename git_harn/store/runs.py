@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from git_harn.clock import now_iso
-from git_harn.errors import BadInput, CorruptRecord
+from git_harn.errors import BadInput, CorruptRecord, HarnError
 from git_harn.git import Oid, Repo
 from git_harn.git.identity import host_name
 from git_harn.store import chain
@@ -26,7 +26,8 @@ from git_harn.store.record import SCHEMA_VERSION, RunRecord
 RUNS_PREFIX = chain.ROOT + "runs/"
 RECORD_FILE = "run.json"
 
-__all__ = ["LIVE", "RUNS", "Event", "Stored", "Unreadable", "history", "list_records", "read", "run_ref", "undo",
+__all__ = ["LIVE", "RUNS", "Event", "Stored", "Unreadable", "history", "list_records", "read", "read_at", "run_ref",
+           "undo",
            "update", "write"]
 
 
@@ -122,6 +123,14 @@ def update(repo: Repo, run_id: str, mutate: Mutation) -> RunRecord | None:
         return None if made is None else _change(repo, *made)
 
     return chain.update(repo, RUNS, run_id, change)
+
+
+def read_at(repo: Repo, name: str, tip: Oid) -> Stored | Unreadable:
+    """The record ref ``name`` holds at ``tip``; Unreadable when it holds none."""
+    try:
+        return Stored(chain.record_at(repo, RUNS, name[len(RUNS_PREFIX):], tip), tip)
+    except HarnError as exc:
+        return Unreadable(name, exc.message)
 
 
 def list_records(repo: Repo) -> Iterator[Stored | Unreadable]:

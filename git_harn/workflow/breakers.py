@@ -109,6 +109,15 @@ class Breakers:
             return AUTH_FAULT_HALT
         return PROVIDER_LIMIT if self.gave_up is not None else None
 
+    def halted_reason(self) -> SkipReason | None:
+        """``halted`` as the state module names it."""
+        reason = self.halted()
+        return SkipReason(reason) if reason is not None else None
+
+    def wait_needed(self) -> float | None:
+        """Seconds until the limit the run gave up on is reached, if any."""
+        return max(0.0, self.gave_up.until - time.time()) if self.gave_up is not None else None
+
     def blocking(self) -> Limit | None:
         """The limit that keeps a task from starting now (the latest of those
         of the agents a task uses), else None."""

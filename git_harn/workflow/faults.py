@@ -31,9 +31,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from git_harn.workflow.result import TaskResult, zero_fault_metrics
-from git_harn.workflow.stages import AUTH, CONFIG, INFRA, INTERRUPTED, PROVIDER
-
-__all__ = ["AUTH", "CONFIG", "INFRA", "INTERRUPTED", "PROVIDER"]
+from git_harn.workflow.state import AUTH, CONFIG, INFRA, PROVIDER
 
 METRIC_FOR = {INFRA: "infraFaults", PROVIDER: "providerFaults", AUTH: "authFaults", CONFIG: "configFaults"}
 

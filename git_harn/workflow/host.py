@@ -8,12 +8,13 @@ so a rename elsewhere is one edit here.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
-from contextlib import suppress
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
 from git_harn.assess import gates as _gates
+from git_harn.clock import waiting
 from git_harn.errors import BadInput, HarnError
 from git_harn.git import Repo, open_repo
 from git_harn.git import workflow_refs as refs
@@ -242,6 +243,19 @@ def run_gates(repo: Repo, branch: str, tip: Oid, base: Base, timeout: float,
 # This run's own integrations take turns here first, so the merge lock is
 # contended (and announced) only by other processes.
 INTEGRATIONS = threading.Lock()
+
+
+@contextmanager
+def integration_turn() -> Iterator[None]:
+    """This task's turn among the run's integrations; waiting for it is a
+    merge-lock wait like any other (kept in the task's timeline)."""
+    if not INTEGRATIONS.acquire(blocking=False):
+        with waiting("merge-lock", "another task of this run is integrating"):
+            INTEGRATIONS.acquire()
+    try:
+        yield
+    finally:
+        INTEGRATIONS.release()
 INTEGRATED_PREFIX = _land.INTEGRATED_PREFIX
 
 
@@ -255,7 +269,7 @@ def integration_crashed(repo: Repo, task_id: str, addendum: int | None) -> bool:
 
 
 def integrate_builtin(repo: Repo, branch: str, base: str, remote: str, task_id: str) -> dict[str, Any]:
-    with INTEGRATIONS:
+    with integration_turn():
         report = _land.integrate(repo, _target.Request(branch, base, remote, task_id))
     document: dict[str, Any] = jsonable(report)
     return document

@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import shlex
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from git_harn.assess.evidence import REVIEW_NOTE
-from git_harn.clock import now_iso
+from git_harn.clock import Wait, keeping_waits, now_iso, precise_iso
 from git_harn.errors import HarnError
 from git_harn.git import Repo
 from git_harn.git.workflow_refs import Oid
@@ -63,14 +64,17 @@ class StageEnd(Exception):
 
 
 class Attempts:
-    """The one owner of a task's ``attempts`` and ``infraRetries``, and of how
-    progress words them: a writing stage counts attempts (an infra retry is
-    the next one); review counts rounds, and a reviewer's retry stays in its
-    round."""
+    """The one owner of a task's ``attempts``, ``infraRetries`` and
+    ``timeline``, and of how progress words them: a writing stage counts
+    attempts (an infra retry is the next one); review counts rounds, and a
+    reviewer's retry stays in its round. Every attempt and round is a span
+    of the timeline, from its start to its outcome; every wait the task's
+    thread says (``clock.waiting``) is one too."""
 
     def __init__(self, job: Job) -> None:
         self.job = job  # the job owns its counters
         self._lock = threading.Lock()
+        self._open: dict[str, Any] | None = None  # the span of the stage running now
 
     def begin(self, stage: str, round_no: int) -> int:
         """A stage starts (again): its attempt number, or the review round."""
@@ -80,17 +84,56 @@ class Attempts:
             number = tr.attempts[stage]
             # the gates are checked for the write attempt they follow
             shown = tr.attempts.get("implement", 1) if stage == "gates" else number
+            self._open = {"kind": "stage", "stage": stage, "attempt": number, "startedAt": precise_iso(),
+                          "finishedAt": None, "outcome": None, "fault": None, "faultKind": None}
+            tr.timeline.append(self._open)
         self.job.progress(self.job.task.key, stage, f"round {shown}" if stage == "review" else f"attempt {shown}")
         return number
 
-    def retry(self, stage: str, reviewer: int | None) -> int | None:
+    def end(self, outcome: Outcome, fault: str | None = None, kind: str | None = None,
+            retried: bool = False) -> None:
+        """The running stage came to ``outcome`` (``retried``: an infra fault, run again in place)."""
+        with self._lock:
+            span, self._open = self._open, None
+            if span is not None:
+                span.update(finishedAt=precise_iso(), outcome="retried" if retried else outcome.value,
+                            fault=fault, faultKind=kind)
+
+    def retry(self, stage: str, reviewer: int | None, kind: str | None = None) -> int | None:
         """An in-place retry after an infra fault; None for a reviewer (same round)."""
         tr = self.job.result
         with self._lock:
             tr.infraRetries += 1
         if reviewer is not None:
             return None
+        self.end(Outcome.INFRA, state.INFRA, kind, retried=True)
         return self.begin(stage, 0)
+
+    @contextmanager
+    def timed(self, stage: str) -> Iterator[None]:
+        """A span of the task's own work that is no stage attempt (assessment
+        and cleanup at its end): timed, never counted."""
+        span = {"kind": "stage", "stage": stage, "attempt": 1, "startedAt": precise_iso(), "finishedAt": None,
+                "outcome": None, "fault": None, "faultKind": None}
+        with self._lock:
+            self.job.result.timeline.append(span)
+        outcome = Outcome.ERROR
+        try:
+            yield
+            outcome = Outcome.OK
+        finally:
+            with self._lock:
+                span.update(finishedAt=precise_iso(), outcome=outcome.value)
+
+    def waited(self, wait: Wait) -> None:
+        """A wait of this task (a lock, a provider's reset time), as its timeline keeps it."""
+        with self._lock:
+            self.job.result.timeline.append(wait_span(wait))
+
+
+def wait_span(wait: Wait) -> dict[str, Any]:
+    return {"kind": "wait", "reason": wait.reason, "detail": one_line(wait.detail, 300),
+            "startedAt": wait.startedAt, "finishedAt": wait.finishedAt}
 
 
 @dataclass
@@ -131,7 +174,8 @@ def run_task(main_repo: Repo, job: Job) -> TaskResult:
     assert tr.runId is not None
     ending: Ending | None = None
     try:
-        with host.hold_run(repo, tr.runId, f"workflow {job.workflow_id} task {tr.taskId}"):
+        with keeping_waits(job.attempts.waited), \
+                host.hold_run(repo, tr.runId, f"workflow {job.workflow_id} task {tr.taskId}"):
             ending = _in_workspace(repo, job, life)
     except HarnError as exc:  # the run lock itself
         lost = one_line(exc.message, 500)
@@ -152,22 +196,27 @@ def _in_workspace(repo: Repo, job: Job, life: Lifecycle) -> Ending:
     tr = job.result
     _track(job, life, State.STARTING, "workspace")
     if job.agents.stop.is_set():
+        job.attempts.end(Outcome.INTERRUPTED)
         return life.interrupted("workspace", "the workflow was interrupted before workspace")
     try:
         record = _workspace(repo, job)
     except HarnError as exc:
+        job.attempts.end(Outcome.ERROR)
         return life.stop(Outcome.ERROR, "workspace", one_line(exc.message, 500))
+    job.attempts.end(Outcome.OK)
     ending: Ending | None = None
     try:
         ending = _walk_path(repo, job, Path(record.path), life)
     except HarnError as exc:
+        job.attempts.end(Outcome.ERROR)  # the stage git or the host failed under
         ending = life.stop(Outcome.ERROR, tr.stage, one_line(exc.message, 500))
     finally:
-        try:
-            if ending is not None:
-                ending.detail += assessment.before_cleanup(repo, job.eff, tr, ending, job.agents.stop.is_set())
-        finally:
-            _cleanup(repo, tr)
+        with job.attempts.timed("cleanup"):
+            try:
+                if ending is not None:
+                    ending.detail += assessment.before_cleanup(repo, job.eff, tr, ending, job.agents.stop.is_set())
+            finally:
+                _cleanup(repo, tr)
     assert ending is not None
     return ending
 
@@ -183,7 +232,7 @@ def _workspace(repo: Repo, job: Job) -> Any:
 def _walk_path(repo: Repo, job: Job, worktree: Path, life: Lifecycle) -> Ending:
     path = TaskPath(repo, job, _context(repo, job, worktree))
     entry = ENTRY[job.resume_at] if addenda.number_of(job.task) is None else "write"
-    return walk(life, path.steps(), entry, job.agents.stop.is_set, path.begin, path.finished)
+    return walk(life, path.steps(), entry, job.agents.stop.is_set, path.begin, path.finished, job.attempts.end)
 
 
 def _track(job: Job, life: Lifecycle, now: State, stage: str) -> None:
@@ -202,13 +251,18 @@ class Step:
     run: Callable[[int], str | None]  # the round number → None (go on) or AGAIN
 
 
+Ended = Callable[[Outcome, str | None, str | None], None]  # (outcome, fault class, fault kind)
+
+
 def walk(life: Lifecycle, steps: list[Step], entry: str, stopping: Callable[[], bool],
-         begin: Callable[[Step, int], None], finished: Callable[[], str]) -> Ending:
+         begin: Callable[[Step, int], None], finished: Callable[[], str], ended: Ended | None = None) -> Ending:
     """Run ``steps`` in order from the step whose role is ``entry``: each
     enters its state in the lifecycle table; AGAIN goes back to the write
-    step for the next round; a ``StageEnd`` ends the task there."""
+    step for the next round; a ``StageEnd`` ends the task there. ``ended``
+    hears what each step came to."""
     roles = [s.role for s in steps]
     at, round_no = roles.index(entry), 1
+    heard = ended or (lambda outcome, fault, kind: None)
     while at < len(steps):
         step = steps[at]
         if stopping():
@@ -218,7 +272,9 @@ def walk(life: Lifecycle, steps: list[Step], entry: str, stopping: Callable[[], 
         try:
             said = step.run(round_no)
         except StageEnd as stop:
+            heard(stop.outcome, stop.fault, stop.kind)
             return life.stop(stop.outcome, stop.stage, stop.detail, stop.fault, stop.kind)
+        heard(Outcome.CHANGES_REQUESTED if said == AGAIN else Outcome.OK, None, None)
         if said == AGAIN:
             round_no += 1
             at = roles.index("write")
@@ -445,7 +501,7 @@ class TaskPath:
 
     def _integrate_agent(self, agent: host.AgentSettings) -> None:
         ctx, eff, job = self.ctx, self.eff, self.job
-        with host.INTEGRATIONS, host.hold_merge(
+        with host.integration_turn(), host.hold_merge(
                 self.repo, f"workflow {job.workflow_id}: integration agent for task {ctx.task_id}"):
             outcome = run_stage(ctx, agent, 1, eff.timeout_of("integrate"), {"round": 1})
             self.tr.stages[outcome.stage] = outcome.summary_entry()

@@ -201,7 +201,7 @@ def finish(repo: Repo, eff: Effective, result: WorkflowResult) -> None:
 def _flush(repo: Repo, eff: Effective, workflow_id: str, items: list[dict[str, Any]],
            rem: dict[str, Any]) -> None:
     path = host.roadmap_file(repo)
-    with host.INTEGRATIONS, host.hold_merge(repo, f"workflow {workflow_id}: remediation flush"):
+    with host.integration_turn(), host.hold_merge(repo, f"workflow {workflow_id}: remediation flush"):
         for attempt in range(1, MAX_ATTEMPTS + 1):
             rem["attempts"] = attempt
             base = host.refs.fetch_branch(repo, eff.remote, eff.base)

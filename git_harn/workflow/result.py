@@ -91,6 +91,8 @@ class TaskResult:
     addendum: int | None = None  # addendum <n> of the task, on roadmap-<id>-addendum-<n>
     state: str = "pending"  # the lifecycle state (workflow/state.py); ``status`` is what it reports
     next: dict[str, Any] | None = None  # the one next step: {"command", "why"} (state.advice)
+    # every stage attempt, review round and wait, with its start, end and outcome (pipeline.Attempts)
+    timeline: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def finished(self) -> bool:
@@ -138,6 +140,8 @@ class WorkflowResult(Result):
     closed: dict[str, Any] | None = None  # set when another process closed a dead runner's record
     breakers: dict[str, Any] | None = None  # circuit breakers: the auth halt, provider limits and waits
     next: dict[str, Any] | None = None  # the run's own next step when it halted before any task (state.Next)
+    waits: list[dict[str, Any]] = field(default_factory=list)  # the run's own waits (its final flush's merge lock)
+    baseOidAfter: str | None = None  # the base's tip on the remote when the run finished
 
     @property
     def outcome(self) -> str:

@@ -20,7 +20,8 @@ from __future__ import annotations
 from typing import Any
 
 from git_harn.workflow.host import AgentSettings
-from git_harn.workflow.stages import INFRA, INVALID_REPORT, StageOutcome, TaskContext, run_stage
+from git_harn.workflow.stages import INVALID_REPORT, StageOutcome, TaskContext, run_stage
+from git_harn.workflow.state import INFRA
 
 
 def run_in_place(ctx: TaskContext, agent: AgentSettings, attempt: int, timeout: float,
@@ -32,7 +33,7 @@ def run_in_place(ctx: TaskContext, agent: AgentSettings, attempt: int, timeout: 
     for number in range(2, tries + 1):
         if outcome.fault != INFRA or ctx.agents.stop.is_set():
             break
-        following = ctx.on_retry(agent.stage, reviewer) if ctx.on_retry is not None else None
+        following = ctx.on_retry(agent.stage, reviewer, outcome.faultKind) if ctx.on_retry is not None else None
         label = f"-try{number}" if following is None or following == attempt else ""
         attempt = following or attempt
         outcome = _carry(outcome, _with_schema_retries(ctx, agent, attempt, timeout, extra or {}, reviewer, label))

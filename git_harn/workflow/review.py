@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from git_harn.clock import precise_iso
 from git_harn.text import one_line
 from git_harn.workflow.host import AgentSettings
 from git_harn.workflow.retries import run_in_place
@@ -74,7 +75,8 @@ class Verdict:
         return [{"round": self.round, "reviewer": o.reviewer,
                  "verdict": (o.report or {}).get("verdict"), "approved": self.approves(o),
                  "summary": o.summary, "findings": list((o.report or {}).get("findings", [])),
-                 "fault": o.fault, "detail": o.detail, "seconds": round(o.seconds, 3),
+                 "fault": o.fault, "detail": o.detail, "seconds": round(o.seconds, 3), "tries": o.tries,
+                 **({"startedAt": o.startedAt, "finishedAt": o.finishedAt} if o.startedAt else {}),
                  **({"agentRun": o.agentRun} if o.agentRun is not None else {})}
                 for o in self.outcomes]
 
@@ -82,6 +84,15 @@ class Verdict:
 def dual_review(ctx: TaskContext, agent: AgentSettings, round_no: int, timeout: float,
                 extra: dict[str, Any]) -> Verdict:
     with ThreadPoolExecutor(max_workers=len(REVIEWERS)) as pool:
-        futures = [pool.submit(run_in_place, ctx, agent, round_no, timeout, extra, reviewer)
+        futures = [pool.submit(_timed_review, ctx, agent, round_no, timeout, extra, reviewer)
                    for reviewer in REVIEWERS]
         return Verdict(round_no, [f.result() for f in futures])
+
+
+def _timed_review(ctx: TaskContext, agent: AgentSettings, round_no: int, timeout: float,
+                  extra: dict[str, Any], reviewer: int) -> StageOutcome:
+    """One reviewer's part of the round, retries included, with its start and end."""
+    started = precise_iso()
+    outcome = run_in_place(ctx, agent, round_no, timeout, extra, reviewer)
+    outcome.startedAt, outcome.finishedAt = started, precise_iso()
+    return outcome

@@ -27,7 +27,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import suppress
 from typing import Any
 
-from git_harn.clock import now_iso
+from git_harn.clock import Wait, keeping_waits, now_iso, precise_iso
 from git_harn.errors import BadInput
 from git_harn.failpoints import failpoint
 from git_harn.files import private_dir
@@ -52,7 +52,7 @@ from git_harn.workflow import (
     usage,
 )
 from git_harn.workflow import claims as claiming
-from git_harn.workflow.pipeline import Job, run_id_for, run_task
+from git_harn.workflow.pipeline import Job, run_id_for, run_task, wait_span
 from git_harn.workflow.progress import Progress
 from git_harn.workflow.result import TaskResult, WorkflowResult
 from git_harn.workflow.state import Ending, State
@@ -203,6 +203,7 @@ class Scheduler:
         self.recovery: recovery.Recovery | None = None
         self.recovery_started: list[str] = []
         self.where: state.Where = state.Where(eff.remote, eff.base)
+        self.waiting_since: dict[str, tuple[str, str]] = {}  # task id -> (since, what it requires)
 
     # --- the loop ---------------------------------------------------------------
 
@@ -215,9 +216,11 @@ class Scheduler:
         failpoint("workflow-after-select")
         self.progress.say(f"workflow {self.result.workflowId} on {self.eff.upstream}: "
                           f"{len(self.queue)} task(s) selectable")
+        self._note_waiting()
         pool = ThreadPoolExecutor(max_workers=self.eff.parallel, thread_name_prefix="harn-task")
         try:
-            self._loop(pool)
+            with keeping_waits(self._run_waited):  # the run's own waits, e.g. for a provider's reset
+                self._loop(pool)
         except (KeyboardInterrupt, SystemExit) as exc:
             self._interrupted(exc)
         finally:
@@ -288,12 +291,14 @@ class Scheduler:
                 self.limited = True
                 self.queue.clear()
                 return
+            claiming_since = precise_iso()
             if self.claims is not None and self._claimed_elsewhere(task):
                 continue
             self.taken.add(task.key)
             # The worker fills its own copy; the result shows this placeholder until
             # the task ends, so the record is never written from half-changed data.
             placeholder = _task_result(self.result.workflowId, task)
+            placeholder.timeline = self._waits_before(task, claiming_since)
             state.track(placeholder, self._taken_as, None)
             self.result.tasks.append(placeholder)
             self.result.selected.append(task.id)
@@ -304,6 +309,24 @@ class Scheduler:
             # recorded before it starts: whoever settles a killed run finds its workspace [L3]
             self.writer.write(self.result, "task-start", f"task {task.key} on {placeholder.branch}")
             self.running[pool.submit(run_task, self.repo, job)] = job.result
+
+    def _note_waiting(self) -> None:
+        """Tasks that wait for their requirements, from when this run first saw them wait."""
+        for task_id, detail in select.waiting(self.tasks).items():
+            self.waiting_since.setdefault(task_id, (precise_iso(), detail))
+
+    def _waits_before(self, task: host.Task, claiming_since: str) -> list[dict[str, Any]]:
+        """What a task waited for before it started: its requirements, its claim."""
+        spans = []
+        if task.key in self.waiting_since:
+            since, detail = self.waiting_since.pop(task.key)
+            spans.append(wait_span(Wait("requirements", detail, since, precise_iso())))
+        if self.claims is not None:
+            spans.append(wait_span(Wait("claim", f"claimed on {self.eff.remote}", claiming_since, precise_iso())))
+        return spans
+
+    def _run_waited(self, wait: Wait) -> None:
+        self.result.waits.append(wait_span(wait))
 
     @property
     def _taken_as(self) -> State:
@@ -376,11 +399,13 @@ class Scheduler:
         except BadInput as exc:  # a duplicate id pushed while the run went on, or a roadmap too
             # large to read whole (TooLarge): select nothing more from it
             self.result.halted = one_line(f"no further task selected: {exc.message}", 500)
+            self.result.next = state.halt_advice(None, self.where).document()
             self.progress.say(self.result.halted)
             return
         if roadmap is None:
             return
         self.tasks, self.result.unparsed = roadmap.tasks, roadmap.unparsed
+        self._note_waiting()
         queued = {t.key for t in self.queue}
         for task in select.selectable(self.tasks, self.taken, self.held):
             if task.key not in queued:
@@ -422,6 +447,7 @@ class Scheduler:
             killer.cancel()
         for work in list(self.running.values()):  # still running after the drain
             at = next(i for i, t in enumerate(self.result.tasks) if t.runId == work.runId)
+            self.result.tasks[at].timeline = [dict(span) for span in list(work.timeline)]
             state.interrupt(self.result.tasks[at], work.stage,
                             f"still running {work.stage or 'its start'} when the workflow stopped")
         for tr in self.result.tasks:
@@ -441,6 +467,8 @@ class Scheduler:
                                        sum(s.reason == self.breakers.halted() for s in left))
         if halt is not None and not result.interrupted:
             result.halted = halt
+            result.next = state.halt_advice(self.breakers.halted_reason(), self.where,
+                                            self.breakers.wait_needed()).document()
         result.breakers = self.breakers.shown()
         if self.claims is not None:
             self.claims.close()
@@ -449,6 +477,8 @@ class Scheduler:
             recovery.settle(self.repo, self.recovery, result, self.where)
         result.faultMetrics = faults.metrics(result.tasks)
         remediation.finish(self.repo, self.eff, result)  # the one final flush, after every task ended
+        after = self.repo.ref_oid(host.refs.tracking_ref(self.eff.remote, self.eff.base))
+        result.baseOidAfter = str(after) if after is not None else None
         result.finished = True
         result.finishedAt = now_iso()
         result.faultMetrics = faults.metrics(result.tasks)

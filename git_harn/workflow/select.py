@@ -57,3 +57,15 @@ def left_out(tasks: list[host.Task], taken: set[str], held: set[str], limited: b
         elif limited:
             out.append(Skipped(task.id, MAX_TASKS, "the run reached --max-tasks"))
     return out
+
+
+def waiting(tasks: list[host.Task]) -> dict[str, str]:
+    """Unchecked tasks that wait for tasks they require (which exist but are
+    not ticked yet): task id -> what they wait for."""
+    done = {t.id for t in tasks if t.done}
+    out = {}
+    for task in tasks:
+        missing = [r for r in task.requires if r not in done]
+        if not task.done and missing and not host.unknown_requirements(tasks, task):
+            out[task.id] = "requires " + ", ".join(missing)
+    return out

@@ -29,6 +29,8 @@ from git_harn.schemas import schema_errors
 from git_harn.text import one_line, with_article
 from git_harn.workflow import adapters, host
 from git_harn.workflow.host import AgentSettings
+from git_harn.workflow.state import AUTH, CONFIG, INFRA, PROVIDER
+from git_harn.workflow.state import INTERRUPTED_FAULT as INTERRUPTED
 
 MAX_REPORT_BYTES = 1 << 20
 PROMPTS_DIR = ".harn/prompts"
@@ -41,14 +43,13 @@ BUILTIN_PROMPTS = {
                  "checkbox, push it, then write your integration report.",
 }
 
-# Fault classes (StageOutcome.fault): decided by the host from what it sees.
-INFRA = "infra"  # the process died, timed out, or never wrote a valid report: retried in place
-PROVIDER = "provider"  # exit 75 (EX_TEMPFAIL) or a fault report of class provider: ends the task
-AUTH = "auth"  # exit 77 (EX_NOPERM) or a fault report of class auth: ends the task
-# exit 78 (EX_CONFIG), a fault report of class config, or an executable that cannot be started: a
-# refusal that will repeat (an unknown flag, root without IS_SANDBOX=1): ends the task, never retried
-CONFIG = "config"
-INTERRUPTED = "interrupted"  # the workflow was stopped
+# Fault classes (StageOutcome.fault), named by the state module, decided here from what is seen:
+# INFRA, the process died, timed out, or never wrote a valid report: retried in place; PROVIDER,
+# exit 75 (EX_TEMPFAIL) or a fault report of class provider: ends the task; AUTH, exit 77
+# (EX_NOPERM) or a fault report of class auth: ends the task; CONFIG, exit 78 (EX_CONFIG), a fault
+# report of class config, or an executable that cannot be started: a refusal that will repeat (an
+# unknown flag, root without IS_SANDBOX=1): ends the task, never retried; INTERRUPTED, the
+# workflow was stopped.
 FAULT_CLASSES = (INFRA, PROVIDER, AUTH, CONFIG, INTERRUPTED)
 # What was seen (StageOutcome.faultKind).
 TIMEOUT = "timeout"
@@ -117,7 +118,8 @@ class TaskContext:
     advisory: list[str] = field(default_factory=list)
     stage_attempts: int = 1  # in-place attempts of a stage after infra faults (retries.py)
     schema_retries: int = 0  # reruns after an invalid report, with the error (retries.py)
-    on_retry: Callable[[str, int | None], int | None] | None = None  # (stage, reviewer) -> next attempt, or same
+    # (stage, reviewer, what the fault was) -> the next attempt, or None: the same one (a reviewer's retry)
+    on_retry: Callable[[str, int | None, str | None], int | None] | None = None
 
 
 @dataclass
@@ -150,6 +152,8 @@ class StageOutcome:
     schemaRetries: int = 0  # reruns after an invalid report, before this outcome
     agentRun: dict[str, Any] | None = None  # an adapter's run: log, session, resumed, usage
     earlierRuns: list[dict[str, Any]] = field(default_factory=list)  # adapter runs this one retried
+    startedAt: str | None = None  # a reviewer's part of its round, retries included (review.py)
+    finishedAt: str | None = None
 
     def summary_entry(self) -> dict[str, Any]:
         entry: dict[str, Any] = {"attempt": self.attempt, "ok": self.ok, "summary": self.summary,

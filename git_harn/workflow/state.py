@@ -447,6 +447,20 @@ def _why_not(state: State, facts: Facts) -> str:
     return "it holds no committed work of its own"
 
 
+def halt_advice(reason: SkipReason | None, where: Where, wait_seconds: float | None = None) -> Next:
+    """The run's own next step when it stopped starting tasks (a breaker, or
+    a roadmap it could not read again): the relaunch that starts the tasks it
+    left, since a task never started leaves no branch [L4]."""
+    if reason is SkipReason.PROVIDER_FAULT_HALT and wait_seconds is not None:
+        bound = str(max(60, int(wait_seconds) + 60))  # the reset time, and a minute for the provider's clock
+        return Next(where.workflow_run(f"--wait-for-provider={bound}"),
+                    "the tasks not started wait for the provider's reset time, then run")
+    if reason is SkipReason.AUTH_FAULT_HALT:
+        return Next(where.workflow_run(), "the tasks not started run once the credential works again "
+                    f"({harn_command('workflow', 'check', '--live')} says so)")
+    return Next(where.workflow_run(), "once the roadmap on the base reads again, a relaunch starts what is left")
+
+
 def harn_command(*words: str) -> str:
     """A ``git harn`` command for an operator to run, quoted as a shell
     would need it (it is printed, never run here)."""

@@ -17,6 +17,7 @@ from git_harn.store.live import listed_records
 from git_harn.store.locks import run_busy
 from git_harn.store.record import ACTIVE, PRESERVED_DIRTY, PRESERVED_UNMERGED, RunRecord
 from git_harn.text import jsonable
+from git_harn.workspace.paths import FOREIGN, REMOTE, UNAVAILABLE
 from git_harn.workspace.reconcile import GONE, HERE, MISSING, presence, reconcile_quietly, whereabouts
 
 DEFAULT_LIMIT = 10
@@ -49,6 +50,9 @@ class StatusReport(Result):
 
     workspaces: list[WorkspaceStatus]
     errors: list[store.Unreadable]
+    # what ``git harn doctor`` would report among what status read anyway
+    # (preserved, away, broken, killed runs, unreadable records): not in the document
+    noticed: int = 0
 
     @property
     def outcome(self) -> str:
@@ -153,7 +157,18 @@ def collect_status(repo: Repo, run_id: str | None = None, include_terminal: bool
     dirty = dirty_paths_many([path for path in live if path not in broken])
     dirty.update(broken)
     rows = [_row(repo, r, dirty.get(Path(r.path)), limit) for r in records]
-    return StatusReport(rows, errors)
+    return StatusReport(rows, errors, len(errors) + sum(_doctor_would_report(r, row)
+                                                         for r, row in zip(records, rows, strict=True)))
+
+
+def _doctor_would_report(record: RunRecord, row: WorkspaceStatus) -> bool:
+    """What doctor reports of a workspace, from what status read anyway: a
+    preserved or away one, one it could not look into, a ``git harn run``
+    that died before its command ended (its lock's holder is gone)."""
+    if record.terminal or row.location in (REMOTE, FOREIGN):
+        return False
+    killed = record.state == ACTIVE and record.command is not None and record.exitCode is None and not row.busy
+    return record.preserved or row.location in (MISSING, UNAVAILABLE) or row.error is not None or killed
 
 
 def _row(repo: Repo, record: RunRecord, dirty: list[DirtyPath] | str | None,

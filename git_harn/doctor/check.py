@@ -1,0 +1,56 @@
+"""``git harn doctor``: one look at the whole state of a clone and its
+machine, read-only. The checks run in the order the report groups them;
+a check that a later one would repeat is told what to leave out (a dead
+run's workspaces are its settling's; a killed run's lock is its cleanup's).
+"""
+
+from __future__ import annotations
+
+import re
+
+from git_harn.doctor.findings import DoctorReport, Finding, grouped
+from git_harn.doctor.leftovers import check_leftovers
+from git_harn.doctor.locks import check_locks
+from git_harn.doctor.setup import check_setup
+from git_harn.doctor.workflows import check_task_branches, check_workflows
+from git_harn.doctor.workspaces import check_workspaces
+from git_harn.errors import BadInput
+from git_harn.git import Repo
+from git_harn.store import runs
+from git_harn.store.live import live_records_by_tip
+from git_harn.store.record import RunRecord
+
+DEFAULT_OLDER_THAN = "30d"
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+_AGE = re.compile(r"(\d+)([smhdw]?)")
+
+
+def parse_age(text: str) -> float:
+    """``--older-than``: a number of seconds, or with a unit (``90m``, ``12h``, ``30d``, ``2w``)."""
+    found = _AGE.fullmatch(text.strip())
+    if found is None:
+        raise BadInput(f"--older-than {text!r}: give a number with an optional unit s, m, h, d or w (e.g. 30d)")
+    return float(int(found.group(1)) * _UNITS[found.group(2) or "s"])
+
+
+def live_records(repo: Repo) -> tuple[list[RunRecord], dict[str, int]]:
+    """The records of workspaces that have not ended, and the counts; an
+    ended record is read once, ever (``store.live``)."""
+    found, ended = live_records_by_tip(repo)
+    live = [entry.record for entry in found if isinstance(entry, runs.Stored)]
+    return live, {"live": len(live), "ended": ended, "unreadable": len(found) - len(live)}
+
+
+def diagnose(repo: Repo, older_than: str = DEFAULT_OLDER_THAN) -> DoctorReport:
+    age = parse_age(older_than)
+    live, counts = live_records(repo)
+    dead = check_workflows(repo)
+    seen = check_workspaces(repo, live, dead.dead_runs)
+    killed = {f"run-{f.subject['runId']}.lock" for f in seen.findings if f.code == "workspace-run-killed"}
+    killed |= {f"run-{run_id}.lock" for run_id in dead.dead_runs}
+    findings: list[Finding] = [*seen.findings, *check_locks(repo, killed), *dead.findings,
+                               *check_task_branches(repo, live, dead.dead_runs), *check_leftovers(repo, age)]
+    setup, notes, version = check_setup(repo)
+    findings += setup
+    in_order = [finding for _, group in grouped(findings) for finding in group]
+    return DoctorReport(in_order, seen.notes + notes, counts, version)

@@ -1,0 +1,77 @@
+"""What finished or killed operations leave: the integration worktree left
+mid-operation, ``refs/harnery-push/*`` staging refs a killed sync left, and
+salvage branches older than ``--older-than`` (reported, never deleted: they
+are the work) [P1] [P6].
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from git_harn.doctor.disk import disk_use
+from git_harn.doctor.findings import LEFTOVER, Finding, command
+from git_harn.git import Repo
+from git_harn.git.checkout import leftovers
+from git_harn.git.worktrees import registered_here
+from git_harn.integrate.worktree import integration_worktree
+from git_harn.store.locks import locks_dir, owner_alive, read_owner
+from git_harn.sync.push import STAGING_ROOT
+from git_harn.workspace.salvage import SALVAGE_PREFIX
+
+
+def check_leftovers(repo: Repo, older_than: float) -> list[Finding]:
+    return [*_integration(repo), *_staging(repo), *_salvage(repo, older_than)]
+
+
+def _held(repo: Repo, name: str) -> bool:
+    owner = read_owner(locks_dir(repo) / name)
+    return bool(owner) and owner_alive(owner or {})
+
+
+def _integration(repo: Repo) -> list[Finding]:
+    """The integration worktree is kept between integrations; it is a
+    leftover when a killed one left it mid-operation, or unregistered."""
+    path = integration_worktree(repo)
+    if not os.path.lexists(path) or _held(repo, "merge.lock"):
+        return []
+    if registered_here(repo, path):
+        left = leftovers(path)
+        if not left:
+            return []
+        why = (f"the integration worktree was left mid-operation ({', '.join(left[:3])}); it holds only "
+               "committed content, and the next integration makes it afresh")
+        fix = command("git worktree remove --force --force", str(path))
+    else:
+        why = "a folder where the integration worktree was, no longer registered: committed content only"
+        fix = command("rm -r --", str(path))
+    return [Finding(LEFTOVER, "integration-worktree-left", str(path), why, fix, diskBytes=disk_use(path),
+                    subject={"path": str(path)})]
+
+
+def _staging(repo: Repo) -> list[Finding]:
+    """Staging refs while no sync holds the sync lock: a killed sync's."""
+    found = {name: str(oid) for name, oid in repo.refs_under(STAGING_ROOT)}
+    if not found or _held(repo, "sync.lock"):
+        return []
+    return [Finding(LEFTOVER, "staging-ref-left", name,
+                    "a staging ref a killed 'git harn sync' left; it only names what that sync was pushing, "
+                    "which its record refs still hold", command("git update-ref -d", name, oid),
+                    fixable=True, subject={"ref": name, "oid": oid}) for name, oid in sorted(found.items())]
+
+
+def _salvage(repo: Repo, older_than: float) -> list[Finding]:
+    found = []
+    now = time.time()
+    for name, tip in sorted(repo.refs_under(SALVAGE_PREFIX)):
+        age = int(now - repo.commit_info(tip).time)
+        if age < older_than:
+            continue
+        branch = name.removeprefix("refs/heads/")
+        found.append(Finding(LEFTOVER, "salvage-old", branch,
+                             f"salvaged work, last changed {age // 86400} day(s) ago; doctor never deletes it "
+                             "(it is the work): merge what is wanted, then delete the branch",
+                             command("git branch -D", branch), ageSeconds=age,
+                             subject={"ref": name, "oid": str(tip)}))
+    return found
+

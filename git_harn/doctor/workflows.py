@@ -1,0 +1,139 @@
+"""Workflow runs that did not end: a record still running whose runner is
+provably dead here (``interrupted (runner gone)``, settled by ``git harn
+workflow settle``), another host's gone silent (``stale``), and a dead
+runner's lease whose record ended or was never written [L2] [L3].
+
+Whether a runner lives is asked of ``workflow.record.Liveness``, the same
+judgement ``workflow list`` and ``show`` make; the agents and gates a dead
+runner left running are the process groups its lease names.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from git_harn.doctor.disk import age_of
+from git_harn.doctor.findings import WORKFLOW, Finding, command
+from git_harn.doctor.locks import remove_command
+from git_harn.git import Oid, Repo
+from git_harn.git.workflow_refs import descends
+from git_harn.git.worktrees import checked_out_branches
+from git_harn.integrate.land import INTEGRATED_PREFIX
+from git_harn.store import lease
+from git_harn.store.locks import run_busy, settle_command
+from git_harn.store.record import RunRecord
+from git_harn.tasks.roadmap import parse_task_branch
+from git_harn.workflow import record
+from git_harn.workflow.result import IN_PROGRESS
+
+
+@dataclass
+class Runs:
+    findings: list[Finding] = field(default_factory=list)
+    dead_runs: set[str] = field(default_factory=set)  # run ids of the workspaces a dead run left
+
+
+def check_workflows(repo: Repo) -> Runs:
+    found = Runs()
+    alive = record.Liveness(repo, record.stale_after(repo, None))
+    leases = {left.workflow_id: left for left in lease.leases(repo)}
+    running = set()
+    for item in record.list_all(repo):
+        if not isinstance(item, record.Stored) or item.body.get("outcome") != IN_PROGRESS:
+            continue
+        running.add(item.workflowId)
+        state = alive.of(item.body)
+        if state == record.GONE:
+            found.findings.append(_gone(item.workflowId, item.body, leases.get(item.workflowId)))
+            found.dead_runs |= _run_ids(item.body)
+        elif state == record.STALE:
+            runner = item.body.get("runner") or {}
+            found.findings.append(Finding(
+                WORKFLOW, "workflow-stale", f"workflow {item.workflowId}",
+                f"running on host {runner.get('host', '?')}, silent since {runner.get('heartbeatAt', 'ever')}; "
+                "only that host can tell whether it died: settle it there", None,
+                ageSeconds=age_of(runner.get("heartbeatAt")), subject={"workflowId": item.workflowId}))
+    for left in lease.leases(repo):
+        if left.workflow_id not in running and left.dead():
+            found.findings.append(_lease_left(repo, left))
+    return found
+
+
+def _run_ids(body: dict[str, Any]) -> set[str]:
+    return {t["runId"] for t in body.get("tasks") or [] if isinstance(t, dict) and isinstance(t.get("runId"), str)}
+
+
+def _gone(workflow_id: str, body: dict[str, Any], left: lease.Left | None) -> Finding:
+    runner = body.get("runner") or {}
+    alive = [g.pgid for g in left.groups() if g.alive()] if left is not None else []
+    tasks = _run_ids(body)
+    why = (f"still 'running', but its runner (pid {runner.get('pid', '?')} on {runner.get('host', '?')}) is dead; "
+           f"settling ends what it left running, clears its lock files, settles its {len(tasks)} workspace(s) "
+           "(landed ones released, the rest left as survivors) and closes the record as interrupted")
+    if alive:
+        why += f"; its agents' process group(s) {', '.join(map(str, alive))} still run"
+    return Finding(WORKFLOW, "workflow-runner-gone", f"workflow {workflow_id}", why, settle_command(workflow_id),
+                   fixable=True, ageSeconds=age_of(runner.get("heartbeatAt")),
+                   subject={"workflowId": workflow_id, "groupsAlive": alive})
+
+
+def _lease_left(repo: Repo, left: lease.Left) -> Finding:
+    """A dead runner's lease whose record is not running: settling goes over
+    what it left and drops the lease; with no record there is nothing to settle."""
+    wid = left.workflow_id
+    subject = {"path": str(left.path), "workflowId": wid}
+    if wid is not None and repo.ref_oid(record.workflow_ref(wid)) is not None:
+        return Finding(WORKFLOW, "runner-lease-left", f"workflow {wid}",
+                       f"the lease of its dead runner is left ({left.path.name}); settling goes over what the "
+                       "run left and drops it", settle_command(wid), fixable=True, subject=subject)
+    return Finding(WORKFLOW, "runner-lease-left", str(left.path),
+                   "the lease of a dead runner that never wrote a record: nothing was made, nothing to settle",
+                   remove_command(left.path), fixable=True, subject=subject)
+
+
+def check_task_branches(repo: Repo, live: list[RunRecord], dead_runs: set[str]) -> list[Finding]:
+    """``roadmap-*`` branches a run left: survivors the next ``workflow run
+    --resume-partial-branches`` assesses first. A branch a live run works on
+    is none; one a dead run left is its settling's."""
+    busy = {r.branch_ref for r in live if r.runId in dead_runs or run_busy(repo, r.runId)}
+    found = []
+    integrated = dict(repo.refs_under(INTEGRATED_PREFIX))
+    checked_out = {ref for _, ref in checked_out_branches(repo)}
+    for name, tip in sorted(repo.refs_under("refs/heads/roadmap-")):
+        parsed = parse_task_branch(name)
+        if parsed is None or name in busy:
+            continue
+        task_id, addendum = parsed
+        branch = name.removeprefix("refs/heads/")
+        if _landed(repo, integrated, task_id, addendum, tip):
+            if name not in checked_out:
+                found.append(_landed_branch(branch, tip))
+            continue
+        found.append(Finding(
+            WORKFLOW, "task-branch-survivor", branch,
+            f"a task branch a run left (at {str(tip)[:12]}); 'git harn assess {branch}' says what recovery "
+            "would do with it, 'git harn workflow run --resume-partial-branches' resumes it, and discard retires "
+            "it, its commits kept under harnery/salvage/",
+            f"git harn workflow discard {task_id} --yes" if addendum is None else None,
+            ageSeconds=max(0, int(time.time() - repo.commit_info(tip).time)),
+            subject={"branch": branch, "taskId": task_id}))
+    return found
+
+
+def _landed(repo: Repo, integrated: dict[str, Oid], task_id: str, addendum: int | None, tip: Oid) -> bool:
+    """The branch's tip is kept under ``refs/harnery/integrated/<key>[-<n>]``:
+    the task landed, and the branch holds nothing that is not kept."""
+    key = task_id if addendum is None else f"{task_id}-addendum-{addendum}"
+    return any(descends(repo, oid, tip) for name, oid in integrated.items()
+               if name == INTEGRATED_PREFIX + key or re.fullmatch(re.escape(INTEGRATED_PREFIX + key) + r"-\d+", name))
+
+
+def _landed_branch(branch: str, tip: Oid) -> Finding:
+    return Finding(WORKFLOW, "task-branch-landed", branch,
+                   "the branch of a task that landed: its tip is kept under refs/harnery/integrated/, so deleting "
+                   "it loses nothing (a run would have; a clean-up that failed after the push leaves it)",
+                   command("git update-ref -d", f"refs/heads/{branch}", str(tip)), fixable=True,
+                   subject={"ref": f"refs/heads/{branch}", "oid": str(tip)})
