@@ -459,3 +459,30 @@ def test_an_integration_worktree_left_mid_operation_is_reported_and_its_command_
     assert _codes(_doctor(work)[1]) == []
     make_task(work, "1.2", {"two.txt": "2\n"})  # and the next integration makes it afresh
     assert harn(work, "integrate", "roadmap-1.2").code == 0
+
+
+@pytest.mark.parametrize("key, value", [("harn.worktreeRoot", "{tmp}/unplugged/disk/wt"),
+                                        ("harn.assessor", "{tmp}/no-such/assessor --strict")])
+def test_a_setting_naming_a_missing_path_is_reported_and_its_command_unsets_it(
+        tmp_path: Path, key: str, value: str) -> None:
+    repo = _repo(tmp_path)
+    git(repo, "config", key, value.format(tmp=tmp_path))
+    _, document = _doctor(repo, "--fix", "--yes")
+    finding = _one(document, "setting-path-missing")
+    assert finding["kind"] == "setup" and not finding["fixable"], finding  # report-only: --fix left it
+    assert git(repo, "config", key) == value.format(tmp=tmp_path)
+    assert finding["what"].startswith(f"{key} = {tmp_path}/")
+    config = (repo / ".git" / "config").resolve()
+    assert finding["fix"] == f"git config --file {shlex.quote(str(config))} --unset-all {key}"
+    _run_as_printed(repo, finding["fix"])
+    assert git(repo, "config", key, check=False) == ""
+    assert "setting-path-missing" not in _codes(_doctor(repo)[1])
+
+
+def test_a_worktree_root_that_has_held_no_workspace_yet_is_no_finding(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    git(repo, "config", "harn.worktreeRoot", str(tmp_path / "not-made-yet"))  # its parent is there
+    git(repo, "config", "harn.assessor", "python3 -m my_assessor")  # found on PATH: not a path
+    code, document = _doctor(repo)
+    assert (code, document["findings"]) == (0, [])
+
