@@ -18,6 +18,8 @@ from runtools import at_failpoint, start
 from wfrepo import setup
 
 from git_harn.git import open_repo
+from git_harn.git.objects import to_oid
+from git_harn.store.notes import merge_note
 from git_harn.workspace.paths import repo_key
 
 
@@ -147,6 +149,8 @@ def test_a_killed_run_is_found_and_cleanup_releases_its_clean_workspace(tmp_path
 LOCK_HOLDER = """
 import sys, time, pathlib
 from git_harn.git import open_repo
+from git_harn.git.objects import to_oid
+from git_harn.store.notes import merge_note
 from git_harn.store.locks import hold_merge
 with hold_merge(open_repo(pathlib.Path('.')), "integrate (doctor test)", 0):
     pathlib.Path(sys.argv[1]).touch()
@@ -486,3 +490,35 @@ def test_a_worktree_root_that_has_held_no_workspace_yet_is_no_finding(tmp_path: 
     code, document = _doctor(repo)
     assert (code, document["findings"]) == (0, [])
 
+
+def test_notes_on_pruned_commits_are_counted_and_the_fix_keeps_the_others_and_the_history(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    notes = "refs/harnery/notes"
+    git(repo, "switch", "-q", "-c", "scratch")
+    gone = []
+    for n in range(2):
+        (repo / f"scratch{n}.txt").write_text(f"{n}\n")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", f"scratch {n}")
+        gone.append(git(repo, "rev-parse", "HEAD"))
+        merge_note(open_repo(repo), to_oid(gone[-1]), "gate", "passed")  # git-harn's own writer
+    git(repo, "switch", "-q", "main")
+    kept = git(repo, "rev-parse", "HEAD")
+    merge_note(open_repo(repo), to_oid(kept), "gate", "kept")
+    assert _codes(_doctor(repo)[1]) == []  # the commits are still there: nothing yet
+    git(repo, "branch", "-D", "scratch")
+    git(repo, "reflog", "expire", "--expire=now", "--all")
+    git(repo, "gc", "-q", "--prune=now")
+    before = git(repo, "rev-parse", notes)
+    _, document = _doctor(repo)
+    finding = _one(document, "notes-object-gone")
+    assert (finding["kind"], finding["fixable"], finding["what"]) == ("leftover", True, notes)
+    assert (finding["subject"]["count"], finding["subject"]["objects"]) == (2, sorted(gone))
+    assert finding["why"].startswith("2 note(s)") and git(repo, "rev-parse", notes) == before  # doctor reads only
+    assert finding["fix"] == "git harn doctor --fix --yes"
+    _run_as_printed(repo, finding["fix"])
+    after = git(repo, "rev-parse", notes)
+    assert git(repo, "rev-parse", f"{after}^") == before  # one commit on top: nothing rewritten
+    assert git(repo, "ls-tree", "--name-only", after) == kept  # the note on a live commit stays
+    assert '"passed"' in git(repo, "show", f"{before}:{gone[0]}")  # the pruned ones: in the history
+    assert "notes-object-gone" not in _codes(_doctor(repo)[1])

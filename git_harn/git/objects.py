@@ -238,6 +238,17 @@ class ObjectsMixin:
             index.add(pygit2.IndexEntry(path, blob, pygit2.enums.FileMode(mode)))
         return index.write_tree(self._pg)
 
+    def tree_without(self, base: Oid, paths: Iterable[str]) -> Oid:
+        """Tree ``base`` (a tree or commit) with ``paths`` (at any depth) taken out."""
+        index = pygit2.Index()
+        base_tree = self._tree(base)
+        if base_tree is not None:
+            index.read_tree(base_tree)
+        for path in paths:
+            if path in index:
+                index.remove(path)
+        return index.write_tree(self._pg)
+
     def make_commit(self, tree: Oid, parents: list[Oid], message: str, author: Signature,
                     committer: Signature | None = None) -> Oid:
         """A commit object (no ref moves, no hook runs)."""
