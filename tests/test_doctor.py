@@ -350,7 +350,7 @@ def test_status_ends_with_one_line_pointing_at_doctor_when_it_saw_something(tmp_
 def test_completion_offers_doctor_and_its_options(tmp_path: Path) -> None:
     script = harn(tmp_path, "completion", "bash")
     assert script.code == 0
-    assert '"doctor") echo "--fix --help --json --older-than --yes"' in script.out
+    assert '"doctor") echo "--fix --help --json --older-than --remote --yes"' in script.out
     assert " doctor " in next(line for line in script.out.splitlines() if line.startswith('\t"")'))
 
 
@@ -522,3 +522,33 @@ def test_notes_on_pruned_commits_are_counted_and_the_fix_keeps_the_others_and_th
     assert git(repo, "ls-tree", "--name-only", after) == kept  # the note on a live commit stays
     assert '"passed"' in git(repo, "show", f"{before}:{gone[0]}")  # the pruned ones: in the history
     assert "notes-object-gone" not in _codes(_doctor(repo)[1])
+
+
+def test_a_claim_a_dead_run_left_is_listed_only_with_remote_and_settle_releases_it(tmp_path: Path) -> None:
+    from runtools import wait_for_log
+
+    wf = setup(tmp_path, roadmap="# R\n\n- [ ] 1.1 First\n")
+    assert harn(wf.work, "hooks", "install").code == 0
+    wf.script({"1.1:implement": "hang"})
+    runner = start(wf.work, "workflow", "run", "--claims", env={"HARN_WATCHDOG": "off"})
+    wait_for_log(wf.log, lambda log: any(e["event"] == "hanging" for e in log))
+    runner.kill_group()
+    claim = "refs/harnery/claims/1.1"
+    assert ref(wf.remote, claim) is not None  # the dead run's claim, still on the remote
+    assert "claim-run-ended" not in _codes(_doctor(wf.work)[1])  # no network call unless asked
+    _, document = _doctor(wf.work, "--remote", "origin")
+    found = _one(document, "claim-run-ended")
+    workflow_id = _one(document, "workflow-runner-gone")["subject"]["workflowId"]
+    assert (found["kind"], found["what"], found["fixable"]) == ("workflow", "claim 1.1 on origin", False)
+    assert found["subject"]["workflowId"] == workflow_id and "whose runner is gone" in found["why"]
+    assert found["fix"] == f"git harn workflow settle {workflow_id}"
+    _run_as_printed(wf.work, found["fix"])
+    assert ref(wf.remote, claim) is None  # released, with a lease on its value
+    left = _codes(_doctor(wf.work, "--remote", "origin")[1])
+    assert "claim-run-ended" not in left and "workflow-runner-gone" not in left, left  # its work stays: preserved
+
+
+def test_doctor_remote_names_an_unknown_remote_with_a_one_line_error(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    done = harn(repo, "doctor", "--remote", "nowhere")
+    assert done.code == 2 and len(done.err.strip().splitlines()) == 1 and "nowhere" in done.err, done.err

@@ -34,10 +34,11 @@ from git_harn.workspace.reconcile import prune_registration
 Approve = Callable[[list[Finding]], bool]
 
 
-def doctor_run(repo: Repo, older_than: str, fix: bool, approve: bool | Approve) -> DoctorReport:
+def doctor_run(repo: Repo, older_than: str, fix: bool, approve: bool | Approve,
+               remote: str | None = None) -> DoctorReport:
     """The report; with ``fix`` and approval, the safe fixes applied and the
     state judged again (what is left is what was left on purpose)."""
-    report = diagnose(repo, older_than)
+    report = diagnose(repo, older_than, remote)
     if not fix:
         return report
     wanted = [f for f in report.findings if f.fixable]
@@ -48,7 +49,7 @@ def doctor_run(repo: Repo, older_than: str, fix: bool, approve: bool | Approve) 
     for finding in wanted:
         applied.append(apply(repo, finding))
         failpoint("doctor-fix-applied")
-    after = diagnose(repo, older_than)
+    after = diagnose(repo, older_than, remote)
     after.fixed = applied
     return after
 
