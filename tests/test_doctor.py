@@ -18,6 +18,8 @@ from runtools import at_failpoint, start
 from wfrepo import setup
 
 from git_harn.git import open_repo
+from git_harn.git.objects import to_oid
+from git_harn.store.notes import merge_note
 from git_harn.workspace.paths import repo_key
 
 
@@ -147,6 +149,8 @@ def test_a_killed_run_is_found_and_cleanup_releases_its_clean_workspace(tmp_path
 LOCK_HOLDER = """
 import sys, time, pathlib
 from git_harn.git import open_repo
+from git_harn.git.objects import to_oid
+from git_harn.store.notes import merge_note
 from git_harn.store.locks import hold_merge
 with hold_merge(open_repo(pathlib.Path('.')), "integrate (doctor test)", 0):
     pathlib.Path(sys.argv[1]).touch()
@@ -346,7 +350,7 @@ def test_status_ends_with_one_line_pointing_at_doctor_when_it_saw_something(tmp_
 def test_completion_offers_doctor_and_its_options(tmp_path: Path) -> None:
     script = harn(tmp_path, "completion", "bash")
     assert script.code == 0
-    assert '"doctor") echo "--fix --help --json --older-than --yes"' in script.out
+    assert '"doctor") echo "--fix --help --json --older-than --remote --yes"' in script.out
     assert " doctor " in next(line for line in script.out.splitlines() if line.startswith('\t"")'))
 
 
@@ -459,3 +463,92 @@ def test_an_integration_worktree_left_mid_operation_is_reported_and_its_command_
     assert _codes(_doctor(work)[1]) == []
     make_task(work, "1.2", {"two.txt": "2\n"})  # and the next integration makes it afresh
     assert harn(work, "integrate", "roadmap-1.2").code == 0
+
+
+@pytest.mark.parametrize("key, value", [("harn.worktreeRoot", "{tmp}/unplugged/disk/wt"),
+                                        ("harn.assessor", "{tmp}/no-such/assessor --strict")])
+def test_a_setting_naming_a_missing_path_is_reported_and_its_command_unsets_it(
+        tmp_path: Path, key: str, value: str) -> None:
+    repo = _repo(tmp_path)
+    git(repo, "config", key, value.format(tmp=tmp_path))
+    _, document = _doctor(repo, "--fix", "--yes")
+    finding = _one(document, "setting-path-missing")
+    assert finding["kind"] == "setup" and not finding["fixable"], finding  # report-only: --fix left it
+    assert git(repo, "config", key) == value.format(tmp=tmp_path)
+    assert finding["what"].startswith(f"{key} = {tmp_path}/")
+    config = (repo / ".git" / "config").resolve()
+    assert finding["fix"] == f"git config --file {shlex.quote(str(config))} --unset-all {key}"
+    _run_as_printed(repo, finding["fix"])
+    assert git(repo, "config", key, check=False) == ""
+    assert "setting-path-missing" not in _codes(_doctor(repo)[1])
+
+
+def test_a_worktree_root_that_has_held_no_workspace_yet_is_no_finding(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    git(repo, "config", "harn.worktreeRoot", str(tmp_path / "not-made-yet"))  # its parent is there
+    git(repo, "config", "harn.assessor", "python3 -m my_assessor")  # found on PATH: not a path
+    code, document = _doctor(repo)
+    assert (code, document["findings"]) == (0, [])
+
+
+def test_notes_on_pruned_commits_are_counted_and_the_fix_keeps_the_others_and_the_history(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    notes = "refs/harnery/notes"
+    git(repo, "switch", "-q", "-c", "scratch")
+    gone = []
+    for n in range(2):
+        (repo / f"scratch{n}.txt").write_text(f"{n}\n")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", f"scratch {n}")
+        gone.append(git(repo, "rev-parse", "HEAD"))
+        merge_note(open_repo(repo), to_oid(gone[-1]), "gate", "passed")  # git-harn's own writer
+    git(repo, "switch", "-q", "main")
+    kept = git(repo, "rev-parse", "HEAD")
+    merge_note(open_repo(repo), to_oid(kept), "gate", "kept")
+    assert _codes(_doctor(repo)[1]) == []  # the commits are still there: nothing yet
+    git(repo, "branch", "-D", "scratch")
+    git(repo, "reflog", "expire", "--expire=now", "--all")
+    git(repo, "gc", "-q", "--prune=now")
+    before = git(repo, "rev-parse", notes)
+    _, document = _doctor(repo)
+    finding = _one(document, "notes-object-gone")
+    assert (finding["kind"], finding["fixable"], finding["what"]) == ("leftover", True, notes)
+    assert (finding["subject"]["count"], finding["subject"]["objects"]) == (2, sorted(gone))
+    assert finding["why"].startswith("2 note(s)") and git(repo, "rev-parse", notes) == before  # doctor reads only
+    assert finding["fix"] == "git harn doctor --fix --yes"
+    _run_as_printed(repo, finding["fix"])
+    after = git(repo, "rev-parse", notes)
+    assert git(repo, "rev-parse", f"{after}^") == before  # one commit on top: nothing rewritten
+    assert git(repo, "ls-tree", "--name-only", after) == kept  # the note on a live commit stays
+    assert '"passed"' in git(repo, "show", f"{before}:{gone[0]}")  # the pruned ones: in the history
+    assert "notes-object-gone" not in _codes(_doctor(repo)[1])
+
+
+def test_a_claim_a_dead_run_left_is_listed_only_with_remote_and_settle_releases_it(tmp_path: Path) -> None:
+    from runtools import wait_for_log
+
+    wf = setup(tmp_path, roadmap="# R\n\n- [ ] 1.1 First\n")
+    assert harn(wf.work, "hooks", "install").code == 0
+    wf.script({"1.1:implement": "hang"})
+    runner = start(wf.work, "workflow", "run", "--claims", env={"HARN_WATCHDOG": "off"})
+    wait_for_log(wf.log, lambda log: any(e["event"] == "hanging" for e in log))
+    runner.kill_group()
+    claim = "refs/harnery/claims/1.1"
+    assert ref(wf.remote, claim) is not None  # the dead run's claim, still on the remote
+    assert "claim-run-ended" not in _codes(_doctor(wf.work)[1])  # no network call unless asked
+    _, document = _doctor(wf.work, "--remote", "origin")
+    found = _one(document, "claim-run-ended")
+    workflow_id = _one(document, "workflow-runner-gone")["subject"]["workflowId"]
+    assert (found["kind"], found["what"], found["fixable"]) == ("workflow", "claim 1.1 on origin", False)
+    assert found["subject"]["workflowId"] == workflow_id and "whose runner is gone" in found["why"]
+    assert found["fix"] == f"git harn workflow settle {workflow_id}"
+    _run_as_printed(wf.work, found["fix"])
+    assert ref(wf.remote, claim) is None  # released, with a lease on its value
+    left = _codes(_doctor(wf.work, "--remote", "origin")[1])
+    assert "claim-run-ended" not in left and "workflow-runner-gone" not in left, left  # its work stays: preserved
+
+
+def test_doctor_remote_names_an_unknown_remote_with_a_one_line_error(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    done = harn(repo, "doctor", "--remote", "nowhere")
+    assert done.code == 2 and len(done.err.strip().splitlines()) == 1 and "nowhere" in done.err, done.err

@@ -24,8 +24,10 @@ WIDTH = 80  # the report fits 80 columns, whatever the terminal
 @click.option("--yes", is_flag=True, help="With --fix: apply without asking.")
 @click.option("--older-than", default=DEFAULT_OLDER_THAN, show_default=True, metavar="AGE",
               help="Report salvage branches older than this (30d, 12h, 2w, or seconds).")
+@click.option("--remote", metavar="NAME", help="Also list the claims this clone holds on NAME for runs that "
+              "ended (the only network call doctor makes).")
 @json_option
-def doctor(fix: bool, yes: bool, older_than: str, as_json: bool) -> int:
+def doctor(fix: bool, yes: bool, older_than: str, remote: str | None, as_json: bool) -> int:
     """Find what git-harn could have left behind; say what it costs and how to fix it."""
     from git_harn.doctor.fix import doctor_run
 
@@ -33,7 +35,7 @@ def doctor(fix: bool, yes: bool, older_than: str, as_json: bool) -> int:
         raise BadInput("--yes goes with --fix")
     if fix and not yes and not interactive():
         raise BadInput("--fix needs --yes when not on a terminal (nothing was changed)")
-    report = doctor_run(repository(), older_than, fix, yes or _ask)
+    report = doctor_run(repository(), older_than, fix, yes or _ask, remote)
     return show(report, as_json, _lines)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from git_harn.doctor.claims import check_claims
 from git_harn.doctor.findings import DoctorReport, Finding, grouped
 from git_harn.doctor.leftovers import check_leftovers
 from git_harn.doctor.locks import check_locks
@@ -41,7 +42,9 @@ def live_records(repo: Repo) -> tuple[list[RunRecord], dict[str, int]]:
     return live, {"live": len(live), "ended": ended, "unreadable": len(found) - len(live)}
 
 
-def diagnose(repo: Repo, older_than: str = DEFAULT_OLDER_THAN) -> DoctorReport:
+def diagnose(repo: Repo, older_than: str = DEFAULT_OLDER_THAN, remote: str | None = None) -> DoctorReport:
+    """``remote``: also the claims this clone holds there for runs that ended
+    (the one network call doctor makes, and only when asked)."""
     age = parse_age(older_than)
     live, counts = live_records(repo)
     dead = check_workflows(repo)
@@ -50,6 +53,8 @@ def diagnose(repo: Repo, older_than: str = DEFAULT_OLDER_THAN) -> DoctorReport:
     killed |= {f"run-{run_id}.lock" for run_id in dead.dead_runs}
     findings: list[Finding] = [*seen.findings, *check_locks(repo, killed), *dead.findings,
                                *check_task_branches(repo, live, dead.dead_runs), *check_leftovers(repo, age)]
+    if remote is not None:
+        findings += check_claims(repo, remote, dead.dead_workflows)
     setup, notes, version = check_setup(repo)
     findings += setup
     in_order = [finding for _, group in grouped(findings) for finding in group]

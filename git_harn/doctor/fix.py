@@ -24,6 +24,7 @@ from git_harn.git import Repo
 from git_harn.git.worktrees import checked_out_branches
 from git_harn.store import lease
 from git_harn.store.locks import break_dead, git_processes_in, locks_dir, owner_alive, read_owner
+from git_harn.store.notes import prune_notes
 from git_harn.store.procs import dead_ran_out
 from git_harn.sync.push import STAGING_ROOT
 from git_harn.workflow.settle import settle
@@ -33,10 +34,11 @@ from git_harn.workspace.reconcile import prune_registration
 Approve = Callable[[list[Finding]], bool]
 
 
-def doctor_run(repo: Repo, older_than: str, fix: bool, approve: bool | Approve) -> DoctorReport:
+def doctor_run(repo: Repo, older_than: str, fix: bool, approve: bool | Approve,
+               remote: str | None = None) -> DoctorReport:
     """The report; with ``fix`` and approval, the safe fixes applied and the
     state judged again (what is left is what was left on purpose)."""
-    report = diagnose(repo, older_than)
+    report = diagnose(repo, older_than, remote)
     if not fix:
         return report
     wanted = [f for f in report.findings if f.fixable]
@@ -47,7 +49,7 @@ def doctor_run(repo: Repo, older_than: str, fix: bool, approve: bool | Approve) 
     for finding in wanted:
         applied.append(apply(repo, finding))
         failpoint("doctor-fix-applied")
-    after = diagnose(repo, older_than)
+    after = diagnose(repo, older_than, remote)
     after.fixed = applied
     return after
 
@@ -138,6 +140,11 @@ def _delete_ref(repo: Repo, name: str, subject: dict[str, object]) -> tuple[bool
     return True, "deleted"
 
 
+def _notes(repo: Repo, subject: dict[str, object]) -> tuple[bool, str]:
+    pruned = prune_notes(repo)  # judged again: only what is gone now
+    return True, f"{pruned} note(s) pruned; the notes ref's history keeps them"
+
+
 FIXES: dict[str, Callable[[Repo, dict[str, object]], tuple[bool, str]]] = {
     "workspace-gone": _cleanup,
     "workspace-run-killed": _cleanup,
@@ -148,4 +155,5 @@ FIXES: dict[str, Callable[[Repo, dict[str, object]], tuple[bool, str]]] = {
     "runner-lease-left": _lease,
     "staging-ref-left": _staging,
     "task-branch-landed": _landed_branch,
+    "notes-object-gone": _notes,
 }

@@ -1,7 +1,7 @@
 """What finished or killed operations leave: the integration worktree left
 mid-operation, ``refs/harnery-push/*`` staging refs a killed sync left, and
 salvage branches older than ``--older-than`` (reported, never deleted: they
-are the work) [P1] [P6].
+are the work), and notes on objects that are gone [P1] [P6].
 """
 
 from __future__ import annotations
@@ -16,12 +16,13 @@ from git_harn.git.checkout import leftovers
 from git_harn.git.worktrees import registered_here
 from git_harn.integrate.worktree import integration_worktree
 from git_harn.store.locks import locks_dir, owner_alive, read_owner
+from git_harn.store.notes import NOTES_REF, notes_on_missing_objects
 from git_harn.sync.push import STAGING_ROOT
 from git_harn.workspace.salvage import SALVAGE_PREFIX
 
 
 def check_leftovers(repo: Repo, older_than: float) -> list[Finding]:
-    return [*_integration(repo), *_staging(repo), *_salvage(repo, older_than)]
+    return [*_integration(repo), *_staging(repo), *_salvage(repo, older_than), *_notes(repo)]
 
 
 def _held(repo: Repo, name: str) -> bool:
@@ -75,3 +76,17 @@ def _salvage(repo: Repo, older_than: float) -> list[Finding]:
                              subject={"ref": name, "oid": str(tip)}))
     return found
 
+
+
+def _notes(repo: Repo) -> list[Finding]:
+    """Notes whose object is gone: nothing can show them any more, and the
+    prune keeps them in the notes ref's history, so it loses nothing. Plain
+    ``git notes prune`` refuses a ref outside refs/notes/: --fix does it."""
+    gone = notes_on_missing_objects(repo)
+    if not gone:
+        return []
+    return [Finding(LEFTOVER, "notes-object-gone", NOTES_REF,
+                    f"{len(gone)} note(s) annotate objects this repository no longer has (their commits were "
+                    "deleted and pruned), so nothing can show them; --fix takes them out in one commit on the "
+                    "notes ref, whose history keeps them", "git harn doctor --fix --yes", fixable=True,
+                    subject={"ref": NOTES_REF, "count": len(gone), "objects": gone[:20]})]

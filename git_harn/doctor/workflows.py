@@ -34,6 +34,7 @@ from git_harn.workflow.result import IN_PROGRESS
 class Runs:
     findings: list[Finding] = field(default_factory=list)
     dead_runs: set[str] = field(default_factory=set)  # run ids of the workspaces a dead run left
+    dead_workflows: set[str] = field(default_factory=set)  # workflow ids whose runner is gone here
 
 
 def check_workflows(repo: Repo) -> Runs:
@@ -49,6 +50,7 @@ def check_workflows(repo: Repo) -> Runs:
         if state == record.GONE:
             found.findings.append(_gone(item.workflowId, item.body, leases.get(item.workflowId)))
             found.dead_runs |= _run_ids(item.body)
+            found.dead_workflows.add(item.workflowId)
         elif state == record.STALE:
             runner = item.body.get("runner") or {}
             found.findings.append(Finding(

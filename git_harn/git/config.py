@@ -57,3 +57,15 @@ def parse_list(text: str) -> dict[str, list[str | None]]:
         key, newline, value = item.partition("\n")
         entries.setdefault(key, []).append(value if newline else None)
     return entries
+
+
+def origin_file(cwd: Path, key: str) -> Path | None:
+    """The config file that sets the value git uses for ``key`` (the last
+    one), or None when it is not set or set outside a file (``git -c``)."""
+    done = run_git(["config", "--show-origin", "-z", "--get-all", key], cwd, check=False)
+    fields = done.stdout.decode("utf-8", "surrogateescape").split("\0")
+    origins = fields[0:-1:2]
+    if done.returncode != 0 or not origins or not origins[-1].startswith("file:"):
+        return None
+    path = Path(origins[-1].removeprefix("file:"))
+    return path if path.is_absolute() else cwd / path

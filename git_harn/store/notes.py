@@ -12,6 +12,8 @@ from typing import Any
 
 from git_harn.files import loads_json
 from git_harn.git import Oid, Repo
+from git_harn.git.cas import retry_cas
+from git_harn.git.identity import machine_signature
 from git_harn.git.objects import BLOB_MODE
 from git_harn.store import chain
 
@@ -61,3 +63,44 @@ def merge_note(repo: Repo, commit: Oid, kind: str, value: Any) -> None:
 def show_notes_in_log(repo: Repo) -> None:
     """Make plain ``git log`` show our notes (notes.displayRef)."""
     repo.ensure_config_value("notes.displayRef", NOTES_REF)
+
+
+def notes_on_missing_objects(repo: Repo) -> list[str]:
+    """The objects our notes annotate that the repository no longer has
+    (a commit of a deleted branch, pruned by gc); read from the notes tree,
+    flat or fanned out as ``git notes`` writes it."""
+    tip = repo.ref_oid(NOTES_REF)
+    return [] if tip is None else sorted(_gone_paths(repo, tip).values())
+
+
+def prune_notes(repo: Repo) -> int:
+    """Take out the notes whose object is gone, as one commit on the notes
+    ref with compare-and-swap (``git notes prune`` refuses a ref outside
+    refs/notes/, and moves a ref without a lease). The pruned notes stay in
+    the ref's history. Returns how many were taken out."""
+    pruned = 0
+
+    def attempt() -> None:
+        nonlocal pruned
+        tip = repo.ref_oid(NOTES_REF)
+        gone = _gone_paths(repo, tip) if tip is not None else {}
+        pruned = len(gone)
+        if tip is None or not gone:
+            return
+        text = f"git-harn: prune {len(gone)} note(s) whose object is gone\n"
+        commit = repo.make_commit(repo.tree_without(tip, gone), [tip], text, machine_signature(repo))
+        repo.move_ref(NOTES_REF, commit, tip, text.strip())
+
+    retry_cas(attempt, NOTES_REF)
+    return pruned
+
+
+def _gone_paths(repo: Repo, tip: Oid) -> dict[str, str]:
+    """path in the notes tree -> the object it annotates, for each object
+    that is gone; one tree listing and one object lookup per note (a year's
+    100,000 notes cost well under a second)."""
+    paths, fanned_out = repo.names_in(tip)
+    for folder in fanned_out:  # as git notes writes them (ab/cdef…)
+        paths += [f"{folder}/{name}" for name in repo.names_in(tip, folder)[0]]
+    annotated = {path.replace("/", ""): path for path in paths}
+    return {annotated[hex_id]: hex_id for hex_id in repo.missing_objects(annotated)}
