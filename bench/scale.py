@@ -8,7 +8,9 @@ sync`, and the repository and the remote gc'd. Building 100,000 records
 takes minutes, so the repositories are kept in a cache folder (see
 --cache) and reused while the code of the record format (store/runs.py,
 store/record.py) is unchanged; each round tidies away the runs it made
-(named bench-*), so every round sees the same repository.
+(named bench-*, with their live index entries), so every round sees the
+same repository. A repository built before the live index gets its index
+from the first command that lists live runs, in the warm-up round.
 
 Each row of ROWS is one command: what to do untimed before and after it,
 the plain-git way of doing the same job (when there is one), and its
@@ -204,7 +206,7 @@ def tidy(world: World) -> None:
         if "/bench-" in path:
             git(world, "worktree", "remove", "--force", path)
     here = git(world, "for-each-ref", "--format=%(refname)", "refs/harnery/runs/bench-",
-               "refs/harnery-remotes/origin/runs/bench-", "refs/heads/harnery/ws/bench-",
+               "refs/harnery/live/bench-", "refs/harnery-remotes/origin/runs/bench-", "refs/heads/harnery/ws/bench-",
                "refs/heads/harnery/salvage/bench-", "refs/heads/bench-", f"refs/heads/harnery/ws/{ENDED}")
     there = run(["git", "for-each-ref", "--format=%(refname)", "refs/harnery/runs/bench-"], world.remote)
     for folder, names in ((world.repo, here), (world.remote, there)):

@@ -68,8 +68,14 @@ def actions(document: dict[str, Any]) -> dict[str, str]:
     return {entry["ref"]: entry["action"] for entry in document["refs"]}
 
 
+# The live index is each clone's own (sync never pushes it): not what clones share.
+LOCAL_ONLY = ("refs/harnery/live/", "refs/harnery/live-index/")
+
+
 def harnery_refs(repo: Path) -> dict[str, str]:
-    return {name: oid for name, oid in all_refs(repo).items() if name.startswith("refs/harnery/")}
+    """What a clone shares of refs/harnery/*."""
+    return {name: oid for name, oid in all_refs(repo).items()
+            if name.startswith("refs/harnery/") and not name.startswith(LOCAL_ONLY)}
 
 
 def add_record(clone: Path, run_id: str, **fields: Any) -> str:

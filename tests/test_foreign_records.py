@@ -114,8 +114,8 @@ def test_an_old_record_fetched_from_another_clone_is_foreign_by_its_registration
     clones, wt = preserved_in_a(tmp_path)
     drop_clone_field(clones.a, "x")
     share_records(clones)
-    work, refs = worktree_files(wt), all_refs(clones.b)
     assert rows(clones.b)["x"]["location"] == "foreign"  # its folder is A's linked worktree
+    work, refs = worktree_files(wt), all_refs(clones.b)
     refused = harn(clones.b, "reclaim", "x", "--discard", "--yes")
     assert refused.code == 3 and str(clones.a) in refused.err, refused.err
     assert worktree_files(wt) == work and all_refs(clones.b) == refs

@@ -152,6 +152,12 @@ def test_packing_refs_is_no_deletion_and_a_packed_branch_stays_guarded(repo: Pat
     assert allowed.returncode == 0, allowed.stderr
     assert "warning:" in allowed.stderr and "ignored" not in allowed.stderr
     assert state(repo, "r1") == "already_gone"
+    # Its live index entry could not go while git held packed-refs.lock: left
+    # stale (the record says the run ended), never listed, dropped once read.
+    assert ref(repo, "refs/harnery/live/r1") is not None
+    listed = harn(repo, "status", "--json")
+    assert listed.code == 0 and listed.json()["workspaces"] == [], listed.out
+    assert ref(repo, "refs/harnery/live/r1") is None
 
 
 def test_renaming_a_workspace_branch_is_guarded_like_a_deletion(repo: Path) -> None:

@@ -73,7 +73,8 @@ def test_start_over_a_vanished_workspace_asks_once(repo: Path, tmp_path: Path) -
 
 
 @pytest.mark.parametrize("holder", ["refs/harnery-push/t0/runs/x", "refs/harnery/workflows/w1",
-                                    "refs/harnery/claims/task-1", "refs/harnery-remotes/origin/runs/x"])
+                                    "refs/harnery/claims/task-1", "refs/harnery-remotes/origin/runs/x",
+                                    "refs/harnery/live/x", "refs/harnery/live-index/v1"])
 def test_a_commit_only_bookkeeping_reaches_is_work_to_keep(repo: Path, holder: str) -> None:
     path = start(repo, "r1")
     tip = commit_in(path, "work.txt")

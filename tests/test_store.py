@@ -84,7 +84,9 @@ def test_stale_cas_write_is_refused(repo: Path) -> None:
         store.write(handle, stale.record, "second", "second", stale.tip)
 
 
-def _plant(repo: Path, run_id: str, content: bytes) -> None:
+def _plant(repo: Path, run_id: str, content: bytes, listed: bool = True) -> None:
+    """A record git-harn did not write; ``listed``: with its live index entry,
+    as a live record that went bad has."""
     handle = pygit2.Repository(str(repo))
     blob = handle.create_blob(content)
     builder = handle.TreeBuilder()
@@ -92,12 +94,20 @@ def _plant(repo: Path, run_id: str, content: bytes) -> None:
     sig = pygit2.Signature("x", "x@example.com")
     commit = handle.create_commit(None, sig, sig, "bad", builder.write(), [])
     handle.references.create(f"refs/harnery/runs/{run_id}", commit)
+    if listed:
+        handle.references.create(f"refs/harnery/live/{run_id}", commit)
 
 
 def test_corrupt_records_are_named_and_do_not_hide_the_others(repo: Path) -> None:
     assert harn(repo, "start", "good").code == 0
     _plant(repo, "bad-json", b"{not json")
     _plant(repo, "foreign", b'{"schemaVersion": 1, "hello": "world"}')
+    _plant(repo, "unlisted", b"{not json", listed=False)
+    # Listing every record (--all) reads the one no live index entry names too.
+    every = harn(repo, "status", "--all", "--json")
+    assert every.code == 1
+    assert {e["ref"] for e in every.json()["errors"]} == {"refs/harnery/runs/bad-json", "refs/harnery/runs/foreign",
+                                                         "refs/harnery/runs/unlisted"}
     result = harn(repo, "status", "--json")
     assert result.code == 1
     document = result.json()

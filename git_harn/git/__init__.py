@@ -9,6 +9,6 @@ imports pygit2 or runs git.
 """
 
 from git_harn.git.objects import Change, CommitInfo, Oid, Signature, to_oid
-from git_harn.git.repo import Repo, open_repo
+from git_harn.git.repo import ANY, Repo, open_repo
 
-__all__ = ["Change", "CommitInfo", "Oid", "Repo", "Signature", "open_repo", "to_oid"]
+__all__ = ["ANY", "Change", "CommitInfo", "Oid", "Repo", "Signature", "open_repo", "to_oid"]

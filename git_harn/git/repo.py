@@ -18,6 +18,16 @@ from git_harn.git.run import error_line, run_git
 BIG_PACKED_REFS = 256 * 1024
 
 
+class Unchecked:
+    """The old value of a ref update that takes the ref whatever it holds."""
+
+    def __repr__(self) -> str:
+        return "ANY"
+
+
+ANY = Unchecked()
+
+
 @dataclass
 class Repo(ObjectsMixin):
     _pg: pygit2.Repository
@@ -141,6 +151,12 @@ class Repo(ObjectsMixin):
                 return oid
         return None
 
+    def packed_refs_locked(self) -> bool:
+        """Whether a git holds ``packed-refs.lock`` now: git's own ref
+        transaction around a hook, say. Any ref deletion needs that lock
+        (git waits for it up to core.packedRefsTimeout, then fails)."""
+        return (self.common_dir / "packed-refs.lock").exists()
+
     def grep_log(self, tip: Oid, pattern: str) -> list[tuple[str, str]]:
         """(commit, message) of the commits from ``tip`` whose message matches
         the extended regular expression ``pattern``, newest first."""
@@ -225,19 +241,26 @@ class Repo(ObjectsMixin):
         if done.returncode != 0:
             raise RaceLost(f"cannot delete {name}: {error_line(done.stderr)}")
 
-    def update_refs(self, updates: Iterable[tuple[str, Oid | None, Oid | None]]) -> None:
-        """Apply (name, new, old) updates in one transaction; all or none.
+    def update_refs(self, updates: Iterable[tuple[str, Oid | None, Oid | None | Unchecked]]) -> None:
+        """Apply (name, new, old) updates in one ``git update-ref --stdin``
+        transaction: all or none, so no reader or crash sees some without
+        the others.
 
-        ``new`` None deletes; ``old`` None requires the ref to be absent.
+        ``new`` None deletes; ``old`` None requires the ref to be absent;
+        ``old`` ANY takes the ref whatever it holds (absent too: deleting an
+        absent ref does nothing); ``new`` equal to ``old`` only checks that
+        the ref is still there (or, both None, still absent).
         """
         zero = "0" * 40
         lines = ["start"]
         for name, new, old in updates:
-            old_hex = str(old) if old is not None else zero
-            if new is None:
-                lines.append(f"delete {name} {old_hex}")
+            old_hex = "" if isinstance(old, Unchecked) else f" {old}" if old is not None else f" {zero}"
+            if not isinstance(old, Unchecked) and new == old:
+                lines.append(f"verify {name}{old_hex}")
+            elif new is None:
+                lines.append(f"delete {name}{old_hex}")
             else:
-                lines.append(f"update {name} {new} {old_hex}")
+                lines.append(f"update {name} {new}{old_hex}")
         lines += ["prepare", "commit", ""]
         done = run_git(
             ["update-ref", "--stdin"], self.cli_cwd, check=False,

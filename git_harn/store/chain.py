@@ -14,18 +14,25 @@ domain decides what a merged record holds; it never builds a commit.
 Each event is one commit whose tree holds the whole record after it and
 whose message is ``<event>: <summary>``, then the id trailer, the
 ``Harnery-Event`` trailer and the kind's own trailers.
+
+A kind may keep a live index (``LiveIndex``): one ref per live record, made
+or dropped in the same ``git update-ref --stdin`` transaction as the event
+that makes the record live or ended, so no reader and no crash ever sees
+one without the other (``store/live`` reads it).
 """
 
 from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from git_harn.errors import CorruptRecord, GitFailure, HarnError, TooLarge
+from git_harn.errors import CorruptRecord, GitFailure, HarnError, RaceLost, TooLarge
+from git_harn.failpoints import failpoint
 from git_harn.files import loads_json
-from git_harn.git import CommitInfo, Oid, Repo, Signature
+from git_harn.git import ANY, CommitInfo, Oid, Repo, Signature
 from git_harn.git.cas import retry_cas
 from git_harn.git.identity import DEFAULT_MACHINE_EMAIL, DEFAULT_MACHINE_NAME, machine_signature
 from git_harn.git.objects import BLOB_MODE, REGULAR_MODES
@@ -52,6 +59,22 @@ Files = Mapping[str, tuple[bytes | Oid, int]]
 
 
 @dataclass(frozen=True)
+class LiveIndex(Generic[T]):
+    """Where a kind lists its live records: ``namespace<id>`` exists for
+    every record whose latest event left it live (pointing at a commit of
+    its chain), and for no other but a stale one a reader drops. ``marker``
+    exists once every live record has its entry: a repository written
+    before the index gets them from one rebuild."""
+
+    namespace: str  # "refs/harnery/live/"
+    marker: str  # "refs/harnery/live-index/v1"
+    is_live: Callable[[T], bool]
+
+    def entry(self, record_id: str) -> str:
+        return self.namespace + record_id
+
+
+@dataclass(frozen=True)
 class Kind(Generic[T]):
     """One kind of record: where it lives, what it holds, how it is checked."""
 
@@ -67,6 +90,7 @@ class Kind(Generic[T]):
     # CorruptRecord unless the id is one this kind names its records by: asked
     # of what comes from elsewhere (a ref this clone made has a valid id).
     check_id: Callable[[str], None] = lambda _record_id: None  # any id
+    live: LiveIndex[T] | None = None  # the index of its live records, if it keeps one
 
     def ref(self, record_id: str) -> str:
         return self.namespace + record_id
@@ -268,10 +292,103 @@ def append(repo: Repo, ref: str, files: Files, text: str, old_tip: Oid | None,
 
 
 def write(repo: Repo, kind: Kind[Any], record_id: str, content: bytes, event: str, summary: str,
-          more: Sequence[tuple[str, str]], old_tip: Oid | None) -> Oid:
-    """Append one event to a record's chain; RaceLost if the tip moved."""
+          more: Sequence[tuple[str, str]], old_tip: Oid | None, live: bool | None = None) -> Oid:
+    """Append one event to a record's chain; RaceLost if the tip moved.
+    ``live``: for a kind with a live index, whether the record is live after
+    this event (its index entry is made or dropped with the event)."""
     text = message(kind, record_id, event, summary, more)
-    return append(repo, kind.ref(record_id), {kind.file: (content, BLOB_MODE)}, text, old_tip)
+    if kind.live is None:
+        return append(repo, kind.ref(record_id), {kind.file: (content, BLOB_MODE)}, text, old_tip)
+    if live is None:
+        raise TypeError(f"a {kind.noun} is written saying whether it is live")
+    parents = [old_tip] if old_tip is not None else []
+    commit = repo.commit_files({kind.file: (content, BLOB_MODE)}, text, parents, machine_signature(repo))
+    publish(repo, kind, record_id, commit, old_tip, live, f"git-harn: {text.splitlines()[0][:80]}")
+    return commit
+
+
+def publish(repo: Repo, kind: Kind[Any], record_id: str, new: Oid | None, old: Oid | None, live: bool,
+            reflog: str) -> None:
+    """Move a record ref of an indexed kind from ``old`` to ``new`` (None:
+    delete it), compare-and-swap, and its index entry with it when its
+    liveness changes: both in one ref transaction, so there is no moment
+    with the record written and the index not. git commits a transaction's
+    updates in the order given and its deletions after them, so with the
+    entry first even a kill inside git's commit leaves at worst an entry
+    for a record that is not live, never a live record without one. Only a write
+    that leaves the entry as it is moves the record ref alone (no git
+    process); that entry is looked at again afterwards, because a reader
+    may have dropped it as stale just before (a run started again under an
+    ended record's id), and then put back.
+
+    Dropping an entry is a ref deletion, which needs ``packed-refs.lock``;
+    while another git holds it (the ``git branch -D`` whose hook settles
+    this record) a run that ends moves its record alone and leaves the
+    entry, stale, for a reader to drop. Never the other way round: an entry
+    a live record needs is made with it or the record is not written."""
+    assert kind.live is not None
+    ref, entry = kind.ref(record_id), kind.live.entry(record_id)
+    listed = repo.ref_oid(entry) is not None
+    wanted = live and new is not None
+    first = _first_record(repo, kind) if old is None and new is not None else []
+    if first or listed != wanted or new is None:
+        try:
+            if wanted or new is None or not repo.packed_refs_locked():
+                failpoint("record-index-before")
+                # The entry first: git commits updates in order, then deletions.
+                repo.update_refs([*first, (entry, new if wanted else None, ANY), (ref, new, old)])
+                failpoint("record-index-after")
+                return
+        except RaceLost:
+            if wanted or new is None or repo.ref_oid(ref) != old:
+                raise
+    repo.move_ref(ref, new, old, reflog)
+    if wanted and repo.ref_oid(entry) is None:
+        with suppress(RaceLost):  # the record moved on: its writer keeps the entry right
+            repo.update_refs([(entry, new, None), (ref, new, new)])
+
+
+def index_marker(repo: Repo, index: LiveIndex[Any]) -> Oid:
+    """What a live index's marker points at: a commit of the empty tree
+    whose message says what it marks."""
+    text = (f"live index: format 1\n\nEvery live record has a ref {index.namespace}<id>; "
+            "this ref says every one has it.\n")
+    return repo.commit_files({}, text, [], machine_signature(repo))
+
+
+def _first_record(repo: Repo, kind: Kind[Any]) -> list[tuple[str, Oid, Any]]:
+    """The marker, to go with the first record of a kind: a repository
+    whose records were all written with their entries needs no build. ANY:
+    two first records at once both say so."""
+    assert kind.live is not None
+    if repo.ref_oid(kind.live.marker) is not None or repo.ref_ids([kind.namespace]):
+        return []
+    return [(kind.live.marker, index_marker(repo, kind.live), ANY)]
+
+
+def index_edits(repo: Repo, kind: Kind[T], moves: Sequence[tuple[str, Oid]]) -> list[tuple[str, Oid | None, Any]]:
+    """The index entries that ref moves made elsewhere (a sync's: record
+    ref -> the tip it takes, already checked) must change, to go into the
+    same transaction as the moves: made for a record the move leaves live,
+    dropped for one it leaves ended. A tip that cannot be read is taken as
+    live: listed, a reader reports it rather than losing sight of it."""
+    if kind.live is None:
+        return []
+    index = kind.live
+    listed = set(repo.ref_ids([index.namespace]))
+    edits: list[tuple[str, Oid | None, Any]] = []
+    for ref, tip in moves:
+        record_id = kind.id_of(ref)
+        if record_id is None:
+            continue
+        try:
+            live = index.is_live(record_at(repo, kind, record_id, tip))
+        except HarnError:
+            live = True
+        entry = index.entry(record_id)
+        if live != (entry in listed):
+            edits.append((entry, tip if live else None, ANY))
+    return [*_first_record(repo, kind), *edits] if moves else edits
 
 
 @dataclass
@@ -295,8 +412,9 @@ def update(repo: Repo, kind: Kind[T], record_id: str,
         change = mutate(current)
         if change is None:
             return current.record if current else None
+        live = kind.live.is_live(change.record) if kind.live is not None else None
         write(repo, kind, record_id, change.content, change.event, change.summary, change.more,
-              current.tip if current else None)
+              current.tip if current else None, live)
         return change.record
 
     return retry_cas(attempt, f"the {kind.noun} {record_id}")

@@ -1,10 +1,39 @@
 """Which run records a command lists: the live ones, and the newest ended ones.
 
-Every command that looks for live runs (``status``, the hooks) or for the
-run a workspace branch belongs to (the branch guard), and every listing of
-ended runs, asks here, never ``runs.list_records`` itself, so that one
-place decides how records are found. Today the live records are found by
-reading every record: a run's state is only known from its record.
+Every command that looks for live runs (``status``, the hooks, ``resume``)
+or for the run a workspace branch belongs to (the branch guard), and every
+listing of ended runs, asks here, never ``runs.list_records`` itself, so
+that one place decides how records are found.
+
+The live index. A team ends a year with 100,000 run records, nearly all of
+them ended; listing the live runs must read none of those. So every live
+run has one more ref, ``refs/harnery/live/<run-id>`` (``runs.LIVE``),
+pointing at a commit of its chain, and an ended run has none:
+
+- Written with the record. The event that makes a run live (``start``) or
+  ended (released, already gone) moves the record ref and makes or drops
+  the entry in one ``git update-ref --stdin`` transaction (``chain.write``,
+  the one writer of records), so there is no moment, and no crash, with one
+  done and the other not. An event that leaves the run as live as it was
+  moves the record ref alone, as before. ``sync`` puts the entries of the
+  records it fetches or merges into the transaction that moves them.
+- Read here: one ``git for-each-ref refs/harnery/live/``, then the record
+  each entry names, read alone. The record decides, never the entry: an
+  entry whose record ended (or is gone) is stale, left by a tool that does
+  not keep the index, and is dropped when read, in a transaction that
+  checks the record is still at the tip that was read.
+- Built once. The first record of a repository (or the first a sync
+  brings) is written with the marker ref ``refs/harnery/live-index/v1``,
+  which says every live record has its entry. A repository written before
+  the index has neither entries nor marker: the first command that lists
+  live runs then reads every record once, and writes an entry for each
+  live (or unreadable) one and the marker in one transaction. A killed
+  build leaves no marker, so the next command builds again; a build racing
+  another, or a writer, errs only towards a stale entry, which the next
+  read drops. Deleting the marker builds it again.
+
+The entries are this clone's: ``sync`` never pushes them, and the walks for
+unmerged work never read them (``bookkeeping.BOOKKEEPING``).
 
 ``live_records_by_tip`` (``git harn doctor``) reads each ended record once,
 ever. A record's state is a function of its tip (the commit names its tree,
@@ -23,17 +52,95 @@ from collections.abc import Iterator
 from contextlib import suppress
 from pathlib import Path
 
+from git_harn.errors import GitFailure, HarnError, RaceLost
 from git_harn.files import atomic_write
-from git_harn.git import Repo
-from git_harn.store.runs import RUNS_PREFIX, Stored, Unreadable, list_records, read, read_at
+from git_harn.git import ANY, Oid, Repo, to_oid
+from git_harn.git.repo import Unchecked
+from git_harn.notices import warn
+from git_harn.store import chain
+from git_harn.store.runs import LIVE, RUNS, RUNS_PREFIX, Stored, Unreadable, list_records, read, read_at, run_ref
 
 
 def live_records(repo: Repo) -> Iterator[Stored | Unreadable]:
     """The records of runs that have not ended, with the records that
-    cannot be read (whether those ended is unknown), in run-id order."""
-    for entry in list_records(repo):
-        if isinstance(entry, Unreadable) or not entry.record.terminal:
-            yield entry
+    cannot be read (whether those ended is unknown), in run-id order. No
+    ended record is read (but once, to build the index: see above)."""
+    for run_id, entry in sorted(live_entries(repo).items()):
+        found = _record(repo, run_id, entry)
+        if found is not None:
+            yield found
+
+
+def live_entries(repo: Repo) -> dict[str, Oid]:
+    """run id -> what its index entry points at, the index built first if
+    this repository has none yet."""
+    listed = _listed(repo)
+    found = {name[len(LIVE.namespace):]: to_oid(oid) for name, oid in listed.items()
+             if name.startswith(LIVE.namespace)}
+    if LIVE.marker not in listed:
+        found.update(_build(repo, set(found)))
+    return found
+
+
+def _listed(repo: Repo) -> dict[str, str]:
+    return repo.ref_ids([LIVE.namespace, LIVE.marker])
+
+
+def _record(repo: Repo, run_id: str, entry: Oid) -> Stored | Unreadable | None:
+    """The live record an entry names; None (the entry dropped) when it has ended."""
+    tip = repo.ref_oid(run_ref(run_id))
+    if tip is None:
+        _drop(repo, run_id, None, entry)
+        return None
+    try:
+        record = chain.record_at(repo, RUNS, run_id, tip)
+    except HarnError as exc:
+        return Unreadable(run_ref(run_id), exc.message)
+    if record.terminal:
+        _drop(repo, run_id, tip, entry)
+        return None
+    return Stored(record, tip)
+
+
+def _drop(repo: Repo, run_id: str, tip: Oid | None, entry: Oid) -> None:
+    """Drop a stale entry, if the record is still at ``tip`` (None: still
+    absent) and the entry still at ``entry``: a record that moved since it
+    was read is its writer's to index. Tidying only, so a failure is left
+    for the next read, as it is while another git holds packed-refs.lock
+    (a deletion would wait for it)."""
+    if repo.packed_refs_locked():
+        return
+    with suppress(RaceLost, GitFailure):
+        repo.update_refs([(run_ref(run_id), tip, tip), (LIVE.entry(run_id), None, entry)])
+
+
+def _build(repo: Repo, listed: set[str]) -> dict[str, Oid]:
+    """The entries of a repository written before the index (those of
+    ``listed`` runs are there already), and its marker, in one transaction;
+    another command that built them first wins. Returns the entries made
+    (nothing is written where there is no record at all)."""
+    built: dict[str, Oid] = {}
+    records = repo.ref_ids([RUNS.namespace])
+    if not records:
+        return built
+    for name, oid in sorted(records.items()):
+        run_id, tip = name[len(RUNS.namespace):], to_oid(oid)
+        try:
+            live = LIVE.is_live(chain.record_at(repo, RUNS, run_id, tip))
+        except HarnError:
+            live = True  # listed, so status reports it
+        if live and run_id not in listed:
+            built[run_id] = tip
+    marker = chain.index_marker(repo, LIVE)
+    # ANY: a writer may have made an entry since its record was read here.
+    edits: list[tuple[str, Oid | None, Oid | None | Unchecked]] = [
+        *((LIVE.entry(run_id), tip, ANY) for run_id, tip in built.items()), (LIVE.marker, marker, None)]
+    try:
+        repo.update_refs(edits)
+    except RaceLost as exc:
+        if repo.ref_oid(LIVE.marker) is None:  # not another build that won: say so, as this listing reads all
+            warn(f"could not write the live index ({exc.message}); every record was read to find the live runs")
+    return built
 
 
 def record_on_branch(repo: Repo, run_id: str, branch_ref: str) -> Stored | None:

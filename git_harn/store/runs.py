@@ -26,7 +26,8 @@ from git_harn.store.record import SCHEMA_VERSION, RunRecord
 RUNS_PREFIX = chain.ROOT + "runs/"
 RECORD_FILE = "run.json"
 
-__all__ = ["RUNS", "Event", "Stored", "Unreadable", "history", "list_records", "read", "read_at", "run_ref",
+__all__ = ["LIVE", "RUNS", "Event", "Stored", "Unreadable", "history", "list_records", "read", "read_at", "run_ref",
+           "undo",
            "update", "write"]
 
 
@@ -49,8 +50,15 @@ def _as_dict(record: RunRecord) -> dict[str, Any]:
     return record.as_dict()
 
 
+def _live(record: RunRecord) -> bool:
+    return not record.terminal
+
+
+# One ref per live run, made and dropped with the event that starts or ends it
+# (store/live reads it, so that listing live runs reads no ended record).
+LIVE = chain.LiveIndex(chain.ROOT + "live/", chain.ROOT + "live-index/v1", _live)
 RUNS: chain.Kind[RunRecord] = chain.Kind("run record", RUNS_PREFIX, RECORD_FILE, "Harnery-Run", SCHEMA_VERSION,
-                                         _check, _as_dict, _check_id)
+                                         _check, _as_dict, _check_id, LIVE)
 
 
 def run_ref(run_id: str) -> str:
@@ -88,7 +96,16 @@ def _change(repo: Repo, record: RunRecord, event: str, summary: str) -> chain.Ch
 def write(repo: Repo, record: RunRecord, event: str, summary: str, old_tip: Oid | None) -> Oid:
     """Append one event commit to the run's chain; RaceLost if the tip moved."""
     change = _change(repo, record, event, summary)
-    return chain.write(repo, RUNS, record.runId, change.content, event, summary, change.more, old_tip)
+    return chain.write(repo, RUNS, record.runId, change.content, event, summary, change.more, old_tip,
+                       _live(record))
+
+
+def undo(repo: Repo, run_id: str, tip: Oid, old_tip: Oid | None) -> None:
+    """Put the run's chain back from ``tip`` to ``old_tip`` (None: remove
+    the record), its live index entry with it: a start that failed leaves
+    the record, and the index, as they were."""
+    live = old_tip is not None and _live(chain.record_at(repo, RUNS, run_id, old_tip))
+    chain.publish(repo, RUNS, run_id, old_tip, tip, live, "git-harn: start failed")
 
 
 Mutation = Callable[[RunRecord | None], tuple[RunRecord, str, str] | None]

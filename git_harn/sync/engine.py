@@ -8,9 +8,10 @@ from __future__ import annotations
 import random
 import re
 import time
+from collections.abc import Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from git_harn.errors import BadInput, CorruptRecord, GitFailure, RaceLost
 from git_harn.git import Repo, to_oid
@@ -44,6 +45,8 @@ HARNERY_PREFIX = "refs/harnery/"
 LOCK_WAIT_SECONDS = 60.0
 FETCH_BUDGET = 256  # fetches spent isolating refs the remote cannot send
 _REMOTE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+
+RefEdit = tuple[str, Any, Any]  # (name, new, old) as Repo.update_refs takes them
 
 SYNCED, DRY_RUN, CONFIGURED = "synced", "dry-run", "configured"
 PUSH_REFUSED, RETRIES_EXHAUSTED = "push-refused", "retries-exhausted"
@@ -264,11 +267,12 @@ def _settle_tracking(repo: Repo, remote: str, pushed: dict[str, str]) -> None:
         _move(repo, moves)
 
 
-def _move(repo: Repo, moves: list[tuple[str, str, str | None]]) -> None:
-    """(name, new, old) in one compare-and-swap transaction [P3]; RaceLost on a
-    lost race. ``old`` None: the ref must not exist yet. Never deletes."""
-    if moves:
-        repo.update_refs((name, to_oid(new), to_oid(old) if old else None) for name, new, old in moves)
+def _move(repo: Repo, moves: list[tuple[str, str, str | None]], index: Sequence[RefEdit] = ()) -> None:
+    """(name, new, old) in one compare-and-swap transaction [P3], with the
+    live index entries the moved records need (``index``); RaceLost on a
+    lost race. ``old`` None: the ref must not exist yet. Deletes no record."""
+    if moves:  # the entries first: git commits updates in order (see chain.publish)
+        repo.update_refs([*index, *((name, to_oid(new), to_oid(old) if old else None) for name, new, old in moves)])
 
 
 def _pause(round_number: int) -> None:
@@ -310,7 +314,7 @@ def _sync_locked(repo: Repo, remote: str, salvage: bool, dry_run: bool, rounds: 
             finished = True
             break
         try:
-            _move(repo, this.local_updates)
+            _move(repo, this.local_updates, records.index_edits(repo, this.local_updates))
         except RaceLost as exc:
             info(f"a local ref moved while merging ({exc.message}); reading again")
             _pause(number)

@@ -35,6 +35,17 @@ def kind_of(ref: str) -> Kind | None:
     return None
 
 
+def index_edits(repo: Repo, updates: list[tuple[str, str, str | None]]) -> list[tuple[str, Oid | None, Any]]:
+    """What the live index must change for the record refs a sync moves
+    (ref, new, old): to go into the transaction that moves them."""
+    edits = []
+    for kind in KINDS:
+        moves = [(ref, to_oid(new)) for ref, new, _ in updates if ref.startswith(kind.namespace)]
+        if moves:
+            edits += chain.index_edits(repo, kind, moves)
+    return edits
+
+
 def _oid(value: str | None) -> Oid | None:
     return to_oid(value) if value is not None else None
 

@@ -192,8 +192,4 @@ def _undo_start(repo: Repo, record: RunRecord, plan: Plan, tip: Oid, old_tip: Oi
     """A failed ``worktree add`` leaves the branch and the record as they were."""
     if plan.existing is None and repo.ref_oid(plan.branch_ref) == plan.base_oid:
         repo.delete_ref(plan.branch_ref, plan.base_oid)
-    ref = store.run_ref(record.runId)
-    if old_tip is None:
-        repo.delete_ref(ref, tip)
-    else:
-        repo.move_ref(ref, old_tip, tip, "git-harn: start failed")
+    store.undo(repo, record.runId, tip, old_tip)
