@@ -21,7 +21,7 @@ interleaved (row by row, size by size, the order of the sizes turning each
 round) after one warm-up round, so load on the machine hits every size
 alike. A row prints the median, min and max of each size, and the ratio to
 the same command at 100 records: the median of the per-round ratios, with
-their min and max. At the end, one Markdown table for the README.
+their min and max. At the end, one Markdown table for docs/speed.md.
 
 Run from a checkout: python bench/scale.py [--sizes 100,10000,100000]
 [--rounds 5] [--only status,sync] [--cache DIR] [--rebuild]

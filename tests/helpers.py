@@ -134,3 +134,9 @@ def assert_error_document(stdout: str, code: int) -> None:
     document = json.loads(stdout)
     assert_valid(document, "error")
     assert document["error"]["exitCode"] == code and "\n" not in document["error"]["message"]
+
+
+def docs_text() -> str:
+    """The Markdown documentation: the README and every page of docs/."""
+    root = Path(__file__).resolve().parent.parent
+    return "".join(p.read_text() for p in [root / "README.md", *sorted((root / "docs").glob("*.md"))])

@@ -1,10 +1,11 @@
-"""The man page and README document every assessment command and option."""
+"""The man page and the README or docs/ document every assessment command and option."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import click
+from helpers import docs_text
 
 from git_harn.commands.assess import assess, gates, salvage_artefacts
 
@@ -13,7 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def test_every_assessment_command_and_option_is_in_the_man_page_and_readme() -> None:
     man = (ROOT / "man/git-harn.1").read_text().replace("\\-", "-")
-    readme = (ROOT / "README.md").read_text()
+    readme = docs_text()
     commands: list[tuple[str, click.Command]] = [("assess", assess), ("salvage-artefacts", salvage_artefacts)]
     assert isinstance(gates, click.Group)
     commands += [(f"gates {name}", command) for name, command in gates.commands.items()]

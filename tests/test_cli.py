@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 import pytest
-from helpers import all_refs, git, harn, make_repo, record, wait_for
+from helpers import all_refs, docs_text, git, harn, make_repo, record, wait_for
 
 from git_harn.cli import cli
 
@@ -170,16 +170,15 @@ def test_every_configuration_key_is_documented() -> None:
     keys = set(re.findall(r"\"(harn\.[A-Za-z]+)\"", code))
     assert "harn.worktreeRoot" in keys
     page = (root / "man" / "git-harn.1").read_text()
-    readme = (root / "README.md").read_text()
+    readme = docs_text()
     missing = sorted(k for k in keys if k not in page or f"`{k}`" not in readme)
-    assert not missing, f"configuration keys missing from the man page or README: {missing}"
+    assert not missing, f"configuration keys missing from the man page or the README and docs/: {missing}"
 
 
 def test_every_command_and_flag_is_in_the_markdown_docs() -> None:
     """Beside the man page: the README or a page of docs/ names every command
     and every long flag that ``--help`` shows."""
-    root = Path(__file__).resolve().parent.parent
-    text = (root / "README.md").read_text() + "".join(p.read_text() for p in sorted((root / "docs").glob("*.md")))
+    text = docs_text()
     missing = []
     for path, command in _commands():
         if path and f"git harn {path}" not in text:
@@ -188,3 +187,16 @@ def test_every_command_and_flag_is_in_the_markdown_docs() -> None:
                     for option in getattr(param, "opts", []) + getattr(param, "secondary_opts", [])
                     if option.startswith("--") and option != "--help" and option not in text]
     assert not missing, f"not in README.md or docs/*.md: {missing}"
+
+
+def test_the_readme_is_a_start_and_links_every_page_of_the_reference() -> None:
+    """The README is what a new user needs; the reference is in docs/, one
+    page per area, each linked from it, and every link goes somewhere."""
+    root = Path(__file__).resolve().parent.parent
+    readme = (root / "README.md").read_text()
+    assert len(readme.splitlines()) < 300
+    for page in sorted((root / "docs").glob("*.md")):
+        assert f"](docs/{page.name})" in readme, page.name
+    for source in [root / "README.md", *sorted((root / "docs").glob("*.md"))]:
+        for target in re.findall(r"\]\(([^)#:]+\.md)\)", source.read_text()):
+            assert (source.parent / target).is_file(), (source.name, target)

@@ -1,6 +1,6 @@
 """The layers stay layers: imports go down only, git stays in git/, click in commands/.
 
-Folders are the layers (README, "How the code is laid out"). This test reads
+Folders are the layers (docs/code-layout.md). This test reads
 every module's imports (statically, lazy ones inside functions included) and
 fails on an upward import, an import across two packages of the same layer,
 an import cycle, pygit2 or the git CLI outside ``git/``, and click outside
@@ -352,7 +352,7 @@ def test_the_remote_check_sees_a_planted_push(tmp_path: Path) -> None:
     assert [hit.split(":")[1] for hit in remote_argv(planted)] == ["1", "2", "3"]
 
 
-# One spelling for enumerated values (README, "How values are spelled"):
+# One spelling for enumerated values (docs/code-layout.md, "How values are spelled"):
 # kebab-case, but for the workspace states as SPEC §3 names them.
 KEBAB = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 SCHEMAS = PACKAGE.parent / "schemas"

@@ -5,8 +5,8 @@ what the merge of a diverged pair holds.
 The chains themselves (their commits, trailers, history, the five cases and
 the reproducible merge commit) are ``store/chain``; a kind of record joins
 sync by a line in ``KINDS``. What is decided here is sync's own rule for a
-diverged record: the owner's side wins a field changed on both (see the
-README).
+diverged record: the owner's side wins a field changed on both (see
+docs/sync.md).
 """
 
 from __future__ import annotations
@@ -122,7 +122,7 @@ def _side_hosts(repo: Repo, kind: Kind, record_id: str, tip: Oid, base: Oid) -> 
 
 def merge(repo: Repo, kind: Kind, record_id: str, local: Oid, remote: Oid, base: Oid) -> Oid:
     """The merge commit of two diverged heads of a chain, decided the same
-    way on every clone (owner wins; see the README)."""
+    way on every clone (owner wins; see docs/sync.md)."""
     sides = sorted([local, remote], key=str)
     documents = {oid: _document(repo, kind, record_id, oid) for oid in (*sides, base)}
     base_data = documents[base]

@@ -1,6 +1,6 @@
 """The roadmap (``docs/roadmap.md``, git config ``harn.roadmap``) and task names.
 
-The one grammar (the README's "The roadmap" says it for people):
+The one grammar ("The roadmap" in docs/workflow.md says it for people):
 
 - a task is a list item ``- [ ] <id> <title>`` or ``- [x] <id> <title>``
   (bullet ``-``, ``*`` or ``+``, any indentation), ``<id>`` a dotted number

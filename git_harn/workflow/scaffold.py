@@ -31,7 +31,7 @@ STARTER = '''\
 # Stage agents: argv lists, run in the task's worktree, never through a shell.
 # They read the task context on stdin (stdin = "json", the default, or
 # "prompt") and in HARN_* variables, and write a JSON report to $HARN_REPORT.
-# See "Workflow" in the README, or `man git-harn`.
+# See docs/workflow.md in git-harn's source, or `man git-harn`.
 
 [agents.plan]
 command = ["my-agent", "plan"]
