@@ -25,7 +25,7 @@ DEEP = "[" * 200000
 SUFFIXES = (".prompt.md", ".input.json", ".report.json", ".report.json.partial", ".events.jsonl", ".schema.json",
             ".schema.json.partial", ".answer.json")
 
-CONFIG = adapter_config("stageTimeout = 60\nidleTimeout = 20\nreviewRounds = 1\nstageAttempts = 2\n"
+CONFIG = adapter_config("stageTimeout = 120\nidleTimeout = 60\nreviewRounds = 1\nstageAttempts = 2\n"
                         "schemaRetries = 0\n")
 
 
