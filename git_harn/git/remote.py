@@ -264,13 +264,12 @@ def _ref_lines(stdout: bytes, wanted: set[str]) -> dict[str, RefPush]:
 # one): with thousands of records, 25 ``<oid>:<ref>`` specs cost more than the
 # transfer. One glob over a folder that holds exactly the refs to push is
 # matched in one pass. The folder is local only, never pushed as itself, and
-# what a killed push left there is swept by the next one.
+# what a killed push left there is swept (``sweep``) by the next push's caller,
+# under the lock that keeps any other push out (sync sweeps before each sync).
 def _stage(repo: Repo, staging: str, updates: Sequence[Update]) -> str:
     """A fresh folder under ``staging`` holding ``<folder><ref minus refs/>`` at each update."""
     folder = f"{staging}{secrets.token_hex(6)}/"
-    left = repo.ref_ids([staging])
-    lines = [f"delete {name} {oid}" for name, oid in left.items()]
-    lines += [f"create {folder}{u.ref.removeprefix('refs/')} {u.new}" for u in updates]
+    lines = [f"create {folder}{u.ref.removeprefix('refs/')} {u.new}" for u in updates]
     run_git(["update-ref", "--stdin"], repo.cli_cwd, input_bytes=("\n".join(lines) + "\n").encode())
     return folder
 

@@ -300,10 +300,8 @@ class Repo(ObjectsMixin):
         for-each-ref`` that reads only those (packed refs are found by binary
         search, loose ones by their folders); a ref to a tree, a blob or a
         missing object is left out. A command reads this once and passes it on."""
-        out = self._git("for-each-ref", "--format=%(objectname) %(refname)", *namespaces)
         tips: dict[str, Oid] = {}
-        for line in out.splitlines():
-            oid, _, name = line.partition(" ")
+        for name, oid in self.ref_ids(namespaces).items():
             commit = self._commit_of(oid)
             if commit is not None:
                 tips[name] = commit
