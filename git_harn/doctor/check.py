@@ -6,8 +6,7 @@ run's workspaces are its settling's; a killed run's lock is its cleanup's).
 
 from __future__ import annotations
 
-import re
-
+from git_harn.clock import parse_age
 from git_harn.doctor.claims import check_claims
 from git_harn.doctor.findings import DoctorReport, Finding, grouped
 from git_harn.doctor.leftovers import check_leftovers
@@ -15,25 +14,12 @@ from git_harn.doctor.locks import check_locks
 from git_harn.doctor.setup import check_setup
 from git_harn.doctor.workflows import check_task_branches, check_workflows
 from git_harn.doctor.workspaces import check_workspaces
-from git_harn.errors import BadInput
 from git_harn.git import Repo
 from git_harn.store import runs
 from git_harn.store.live import live_records_by_tip
 from git_harn.store.record import RunRecord
 
 DEFAULT_OLDER_THAN = "30d"
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
-_AGE = re.compile(r"(\d+)([smhdw]?)")
-
-
-def parse_age(text: str) -> float:
-    """``--older-than``: a number of seconds, or with a unit (``90m``, ``12h``, ``30d``, ``2w``)."""
-    found = _AGE.fullmatch(text.strip())
-    if found is None:
-        raise BadInput(f"--older-than {text!r}: give a number with an optional unit s, m, h, d or w (e.g. 30d)")
-    return float(int(found.group(1)) * _UNITS[found.group(2) or "s"])
-
-
 def live_records(repo: Repo) -> tuple[list[RunRecord], dict[str, int]]:
     """The records of workspaces that have not ended, and the counts; an
     ended record is read once, ever (``store.live``)."""
