@@ -14,6 +14,7 @@ rather than taken as kept, which errs on the side of keeping work.
 from __future__ import annotations
 
 from git_harn.git import Oid, Repo
+from git_harn.store.archive import ARCHIVE_REF
 from git_harn.store.claims import CLAIMS
 from git_harn.store.notes import NOTES_REF
 from git_harn.store.runs import LIVE, RUNS
@@ -21,9 +22,10 @@ from git_harn.store.workflows import WORKFLOWS
 
 # Where sync keeps what a remote holds of refs/harnery/* (its tracking copies).
 TRACKING_ROOT = "refs/harnery-remotes/"
-# The live index (store/live) points at record commits: bookkeeping too.
+# The live index (store/live) points at record commits, the archive holds
+# ended records' blobs: bookkeeping too.
 BOOKKEEPING = (RUNS.namespace, LIVE.namespace, LIVE.marker, WORKFLOWS.namespace, CLAIMS.namespace, NOTES_REF,
-               TRACKING_ROOT)
+               ARCHIVE_REF, TRACKING_ROOT)
 
 # A vanished worktree's detached HEAD, pinned; a landed task's tip.
 DETACHED_ROOT = "refs/harnery/detached/"

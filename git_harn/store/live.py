@@ -57,7 +57,7 @@ from git_harn.files import atomic_write
 from git_harn.git import ANY, Oid, Repo, to_oid
 from git_harn.git.repo import Unchecked
 from git_harn.notices import warn
-from git_harn.store import chain
+from git_harn.store import archive, chain
 from git_harn.store.runs import LIVE, RUNS, RUNS_PREFIX, Stored, Unreadable, list_records, read, read_at, run_ref
 
 
@@ -156,15 +156,29 @@ def record_on_branch(repo: Repo, run_id: str, branch_ref: str) -> Stored | None:
 def listed_records(repo: Repo, ended: int | None) -> Iterator[Stored | Unreadable]:
     """The live records and, of the ended ones, every one (``ended`` None)
     or the ``ended`` that were written last (by their ``updatedAt``), in
-    run-id order; unreadable records too."""
+    run-id order; unreadable records too. Archived runs count as ended
+    runs (``store/archive``), except where the run has a ref: the ref wins.
+    For ``ended`` N only the archive's newest batches are read."""
     if ended == 0:
         yield from live_records(repo)
         return
     entries = list(list_records(repo))
+    with_refs = {e.ref[len(RUNS_PREFIX):] if isinstance(e, Unreadable) else e.record.runId for e in entries}
+    if ended is None:
+        entries += list(archive.every_archived(repo, with_refs))
+    else:
+        entries += archive.newest_archived(repo, ended, with_refs)
     chosen = None if ended is None else _newest_ended(entries, ended)
-    for entry in entries:
+    for entry in sorted(entries, key=_run_order):
         if chosen is None or isinstance(entry, Unreadable) or not entry.record.terminal or entry.record.runId in chosen:
             yield entry
+
+
+def _run_order(entry: Stored | Unreadable) -> str:
+    """Run-id order, as the refs list them (an archived one sorts by its id too)."""
+    if isinstance(entry, Stored):
+        return entry.record.runId
+    return entry.ref[len(RUNS_PREFIX):] if entry.ref.startswith(RUNS_PREFIX) else entry.ref.rsplit("/", 1)[-1][:-5]
 
 
 def _newest_ended(entries: list[Stored | Unreadable], count: int) -> set[str]:

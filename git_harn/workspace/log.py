@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 from git_harn.errors import BadInput
 from git_harn.git import Repo
 from git_harn.results import Result
-from git_harn.store import runs as store
+from git_harn.store import archive
 from git_harn.store.ids import validate_run_id
 
 
@@ -33,8 +33,8 @@ class LogResult(Result):
 
 def run_log(repo: Repo, run_id: str) -> LogResult:
     validate_run_id(run_id)
-    stored = store.read(repo, run_id)
+    stored = archive.read_run(repo, run_id)
     if stored is None:
         raise BadInput(f"unknown run id: {run_id}")
-    events = [LogEvent(str(e.oid), e.time, e.event, e.summary, e.state) for e in store.history(repo, run_id)]
+    events = [LogEvent(str(e.oid), e.time, e.event, e.summary, e.state) for e in archive.run_history(repo, run_id)]
     return LogResult(run_id, events, stored.record.extra.get("diverged"))
