@@ -17,6 +17,8 @@ EXIT_FOR_OUTCOME: dict[str, int] = {
     "released": EXIT_OK,
     "already_gone": EXIT_OK,
     "dry-run": EXIT_OK,
+    # gc: ended records archived
+    "archived": EXIT_OK,
     "preserved_dirty": EXIT_NEEDS_OPERATOR,
     "preserved_unmerged": EXIT_NEEDS_OPERATOR,
     "blocked": EXIT_NEEDS_OPERATOR,

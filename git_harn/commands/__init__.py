@@ -27,5 +27,6 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("demo", "demo"),
     "workflow": ("workflow", "workflow"),
     "doctor": ("doctor", "doctor"),
+    "gc": ("gc", "gc"),
     "completion": ("completion", "completion"),
 }

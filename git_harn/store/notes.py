@@ -99,8 +99,14 @@ def _gone_paths(repo: Repo, tip: Oid) -> dict[str, str]:
     """path in the notes tree -> the object it annotates, for each object
     that is gone; one tree listing and one object lookup per note (a year's
     100,000 notes cost well under a second)."""
-    paths, fanned_out = repo.names_in(tip)
-    for folder in fanned_out:  # as git notes writes them (ab/cdef…)
-        paths += [f"{folder}/{name}" for name in repo.names_in(tip, folder)[0]]
-    annotated = {path.replace("/", ""): path for path in paths}
+    annotated = {path.replace("/", ""): path for path in note_paths(repo, tip)}
     return {annotated[hex_id]: hex_id for hex_id in repo.missing_objects(annotated)}
+
+
+def note_paths(repo: Repo, tip: Oid) -> list[str]:
+    """Every note's path in the notes tree at ``tip``, flat or fanned out
+    as ``git notes`` writes them (ab/cdef…)."""
+    paths, fanned_out = repo.names_in(tip)
+    for folder in fanned_out:
+        paths += [f"{folder}/{name}" for name in repo.names_in(tip, folder)[0]]
+    return paths

@@ -23,8 +23,9 @@ from git_harn.results import Result
 from git_harn.store import runs as store
 from git_harn.store.bookkeeping import history_tips
 from git_harn.store.locks import hold_run, hold_worktrees, holder_mark
-from git_harn.store.record import PRESERVED_DIRTY, PRESERVED_UNMERGED, RELEASED, RunRecord, already
+from git_harn.store.record import PRESERVED_DIRTY, PRESERVED_UNMERGED, RELEASED, TERMINAL, RunRecord, already
 from git_harn.text import printable_path
+from git_harn.workspace.gc import archive_if_due
 from git_harn.workspace.reconcile import (
     GONE,
     MISSING,
@@ -187,7 +188,10 @@ def cleanup(repo: Repo, run_id: str) -> CleanupResult:
     """``git harn cleanup --yes``: an unknown run is bad input before any lock is made."""
     read_known(repo, run_id)
     with hold_run(repo, run_id, "cleanup"):
-        return cleanup_locked(repo, run_id)
+        result = cleanup_locked(repo, run_id)
+    if result.state in TERMINAL:  # a run ended: past harn.archiveThreshold the old ones are archived
+        archive_if_due(repo)
+    return result
 
 
 def cleanup_locked(repo: Repo, run_id: str, snap: Snapshot | None = None) -> CleanupResult:

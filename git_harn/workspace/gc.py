@@ -1,0 +1,272 @@
+"""``git harn gc``: old ended run records folded into the archive, their refs
+deleted, and the notes of deleted salvage branches pruned [P3] (issue 25).
+
+The order is what makes a kill safe at any point: a batch is first written
+into the archive (one commit, compare-and-swap), and only then are its refs
+deleted, in one ``git update-ref --stdin`` transaction that checks each ref
+still points where it was read. A kill between the two leaves a run both
+archived and a ref; the ref wins on read, and the next gc finds the same
+blob already archived and deletes the ref. A record that moved since it was
+read is not deleted: it stays a ref, and its stale archive entry is never
+read while the ref exists.
+
+Never archived: a live record, a preserved one (neither is ended), one
+that cannot be read, and one whose workspace folder still exists.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from contextlib import suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from git_harn.clock import epoch_of, parse_age
+from git_harn.errors import HarnError, RaceLost
+from git_harn.failpoints import failpoint
+from git_harn.files import atomic_write, loads_json
+from git_harn.git import Oid, Repo, to_oid
+from git_harn.git.cas import retry_cas
+from git_harn.git.identity import machine_signature
+from git_harn.git.objects import BLOB_MODE
+from git_harn.notices import warn
+from git_harn.results import Result
+from git_harn.store import archive, chain
+from git_harn.store.notes import NOTES_REF, note_paths
+from git_harn.store.runs import LIVE, RUNS
+
+# Settings (docs/archive.md).
+AFTER_SETTING = "harn.archiveAfter"  # how long an ended record stays a ref
+DEFAULT_AFTER = "30d"
+THRESHOLD_SETTING = "harn.archiveThreshold"  # ended record refs past which cleanup archives
+DEFAULT_THRESHOLD = 1000
+BATCH_SETTING = "harn.archiveBatch"  # runs per archive commit
+DEFAULT_BATCH = 1000
+# How often at most a cleanup past the threshold tries: records younger than
+# harn.archiveAfter cannot go, and must not be read again by every cleanup.
+AUTO_EVERY = 3600.0
+
+ARCHIVED = "archived"
+NOTHING = "ok"
+DRY_RUN = "dry-run"
+
+
+@dataclass
+class GcResult(Result):
+    SCHEMA: ClassVar[str] = "gc-result"
+
+    dryRun: bool
+    olderThan: str
+    archived: list[str] = field(default_factory=list)  # run ids archived (with --dry-run: would be)
+    kept: list[str] = field(default_factory=list)  # archived, but the ref moved meanwhile: it stays
+    batches: int = 0
+    notesPruned: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)  # why ended records were left as refs
+
+    @property
+    def outcome(self) -> str:
+        if self.dryRun:
+            return DRY_RUN
+        return ARCHIVED if self.archived or self.notesPruned else NOTHING
+
+    def document(self) -> dict[str, Any]:
+        return {**super().document(), "outcome": self.outcome}
+
+
+@dataclass(frozen=True)
+class Candidate:
+    run_id: str
+    tip: Oid
+    updated: str
+
+
+def archive_after(repo: Repo) -> str:
+    return repo.config(AFTER_SETTING) or DEFAULT_AFTER
+
+
+def candidates(repo: Repo, age: float, now: float | None = None) -> tuple[list[Candidate], dict[str, int]]:
+    """The ended records written ``age`` seconds ago or more, oldest first,
+    and how many ended records were left for each reason."""
+    cutoff = (time.time() if now is None else now) - age
+    live = set(repo.ref_ids([LIVE.namespace]))
+    found: list[Candidate] = []
+    skipped: dict[str, int] = {}
+    for name, oid in sorted(repo.ref_ids([RUNS.namespace]).items()):
+        run_id, tip = name[len(RUNS.namespace):], to_oid(oid)
+        try:
+            record = chain.record_at(repo, RUNS, run_id, tip)
+        except HarnError:
+            continue  # unreadable: status reports it; never archived
+        if not record.terminal or LIVE.entry(run_id) in live:
+            continue
+        why = _left_because(record.updatedAt, record.path, cutoff, age)
+        if why is not None:
+            skipped[why] = skipped.get(why, 0) + 1
+            continue
+        found.append(Candidate(run_id, tip, record.updatedAt))
+    found.sort(key=lambda c: (c.updated, c.run_id))
+    return found, skipped
+
+
+def _left_because(updated: str, path: str, cutoff: float, age: float) -> str | None:
+    when = epoch_of(updated)
+    if age > 0 and (when is None or when > cutoff):
+        return "too-recent"
+    if path and Path(path).exists():
+        return "workspace-exists"
+    return None
+
+
+def gc(repo: Repo, older_than: str | None = None, dry_run: bool = False) -> GcResult:
+    """Archive the ended records older than ``older_than`` (default
+    harn.archiveAfter), batch by batch, then prune the salvage notes."""
+    shown = older_than if older_than is not None else archive_after(repo)
+    age = parse_age(shown)
+    found, skipped = candidates(repo, age)
+    result = GcResult(dry_run, shown, skipped=skipped)
+    if dry_run:
+        result.archived = [c.run_id for c in found]
+        result.notesPruned = len(_salvage_notes_to_prune(repo, repo.ref_oid(NOTES_REF)))
+        return result
+    size = max(1, repo.config_int(BATCH_SETTING, DEFAULT_BATCH))
+    for start in range(0, len(found), size):
+        batch = found[start:start + size]
+        deleted, kept = _archive_batch(repo, batch)
+        result.archived += deleted
+        result.kept += kept
+        result.batches += 1
+    failpoint("gc-before-notes-prune")
+    result.notesPruned = prune_salvage_notes(repo)
+    return result
+
+
+def _archive_batch(repo: Repo, batch: list[Candidate]) -> tuple[list[str], list[str]]:
+    """Fold one batch, then delete the refs of its runs still where they were read."""
+    folded = [archive.Folded(archive.snapshot(repo, c.run_id, c.tip), c.updated) for c in batch]
+    archive.fold(repo, folded)
+    failpoint("gc-after-archive-commit")
+    refs = [(RUNS.ref(c.run_id), None, c.tip) for c in batch]
+    try:
+        repo.update_refs(refs)
+        deleted = [c.run_id for c in batch]
+    except RaceLost:  # one moved (or another gc took it): each alone, the moved ones kept
+        deleted = [c.run_id for c in batch if _delete_one(repo, c)]
+    failpoint("gc-after-ref-deletion")
+    kept = [c.run_id for c in batch if c.run_id not in set(deleted) and repo.ref_oid(RUNS.ref(c.run_id)) is not None]
+    return deleted, kept
+
+
+def _delete_one(repo: Repo, candidate: Candidate) -> bool:
+    try:
+        repo.update_refs([(RUNS.ref(candidate.run_id), None, candidate.tip)])
+    except RaceLost:
+        return repo.ref_oid(RUNS.ref(candidate.run_id)) is None and archive.archived(repo, candidate.run_id) is not None
+    return True
+
+
+# --- the notes of deleted salvage branches -------------------------------------------------
+
+
+def _salvage_notes_to_prune(repo: Repo, tip: Oid | None) -> dict[str, bytes | None]:
+    """Notes path -> the note without its salvage member (None: nothing
+    left, the note goes), for each note whose salvage branch is gone.
+    A salvage note is keyed by the salvage commit and names its branch
+    (``ref``); once that branch is deleted the note only misleads, and
+    ``git notes prune`` cannot see it while the commit is still in the
+    repository."""
+    if tip is None:
+        return {}
+    changes: dict[str, bytes | None] = {}
+    for path in note_paths(repo, tip):
+        raw = repo.read_file(tip, path, limit=chain.MAX_RECORD_BYTES)
+        note = _note(raw)
+        salvage = note.get("salvage") if note is not None else None
+        if not isinstance(salvage, dict) or not isinstance(salvage.get("ref"), str):
+            continue
+        if repo.ref_oid(salvage["ref"]) is not None:
+            continue
+        assert note is not None
+        del note["salvage"]
+        changes[path] = _note_bytes(note) if note else None
+    return changes
+
+
+def _note(raw: bytes | None) -> dict[str, Any] | None:
+    if raw is None:
+        return None
+    try:
+        data = loads_json(raw)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _note_bytes(note: dict[str, Any]) -> bytes:
+    return (json.dumps(note, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def prune_salvage_notes(repo: Repo) -> int:
+    """Drop the salvage member of the notes whose branch is gone, as one
+    commit on the notes ref with compare-and-swap; a note with nothing
+    else goes. Returns how many notes changed."""
+    changed = 0
+
+    def attempt() -> None:
+        nonlocal changed
+        tip = repo.ref_oid(NOTES_REF)
+        changes = _salvage_notes_to_prune(repo, tip)
+        changed = len(changes)
+        if tip is None or not changes:
+            return
+        gone = [path for path, body in changes.items() if body is None]
+        tree = repo.tree_without(tip, gone) if gone else repo.tree_id(tip)
+        kept = {path: (body, BLOB_MODE) for path, body in changes.items() if body is not None}
+        if kept:
+            tree = repo.tree_with(tree, kept)
+        text = f"git-harn: prune {changed} salvage note(s) whose branch is gone\n"
+        commit = repo.make_commit(tree, [tip], text, machine_signature(repo))
+        repo.move_ref(NOTES_REF, commit, tip, text.strip())
+
+    retry_cas(attempt, NOTES_REF)
+    return changed
+
+
+# --- past the threshold, from cleanup --------------------------------------------------------
+
+
+def archive_if_due(repo: Repo) -> GcResult | None:
+    """From a command that just ended a run: when more ended record refs
+    than harn.archiveThreshold are left (one ``for-each-ref`` of two
+    namespaces: cheap below it), archive those older than
+    harn.archiveAfter. Tried at most once an hour past the threshold, as
+    records too young to go would be read again by every cleanup. Never
+    fails the command that called it: a failure is a warning."""
+    threshold = repo.config_int(THRESHOLD_SETTING, DEFAULT_THRESHOLD)
+    if threshold <= 0:
+        return None  # 0 turns it off
+    listed = repo.ref_ids([RUNS.namespace, LIVE.namespace])
+    live = sum(1 for name in listed if name.startswith(LIVE.namespace))
+    if len(listed) - 2 * live <= threshold or not _due(repo):
+        return None
+    try:
+        return gc(repo)
+    except HarnError as exc:
+        warn(f"could not archive ended run records ({exc.message}); 'git harn gc' tries again")
+        return None
+
+
+def _stamp(repo: Repo) -> Path:
+    return repo.common_dir / "harnery" / "cache" / "archive-tried"
+
+
+def _due(repo: Repo) -> bool:
+    path = _stamp(repo)
+    with suppress(OSError):
+        if time.time() - path.stat().st_mtime < AUTO_EVERY:
+            return False
+    with suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, b"git-harn: when cleanup last tried to archive (a cache; safe to delete)\n")
+    return True
