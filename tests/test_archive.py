@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import time
 from pathlib import Path
@@ -187,3 +188,23 @@ def test_cleanup_archives_past_the_threshold(repo: Path) -> None:
     for args in (("status", "r1"), ("log", "r2", "--json"), ("status", "r2", "--json")):
         assert after[args] == before[args], args
     assert "r3" in harn(repo, "status", "--all").out
+
+
+def test_doctor_says_an_archive_is_due_and_its_advice_archives(repo: Path) -> None:
+    git(repo, "config", "harn.archiveThreshold", "1")
+    git(repo, "config", "harn.archiveAfter", "0")
+    ended(repo, "r1")
+    assert "archive-due" not in [f["code"] for f in harn(repo, "doctor", "--json").json()["findings"]]
+    git(repo, "config", "harn.archiveThreshold", "0")  # cleanup archives nothing, so two refs are left
+    ended(repo, "r2")
+    git(repo, "config", "harn.archiveThreshold", "1")
+    document = harn(repo, "doctor", "--json").json()
+    assert_valid(document, "doctor")
+    due = [f for f in document["findings"] if f["code"] == "archive-due"]
+    assert len(due) == 1 and due[0]["subject"] == {"ended": 2, "threshold": 1}, due
+    verb, *words = shlex.split(due[0]["fix"])
+    assert verb == "git" and words[0] == "harn"
+    done = harn(repo, *words[1:])
+    assert done.code == 0, done.err
+    assert record_refs(repo) == set()
+    assert "archive-due" not in [f["code"] for f in harn(repo, "doctor", "--json").json()["findings"]]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from git_harn.clock import parse_age
 from git_harn.doctor.claims import check_claims
 from git_harn.doctor.findings import DoctorReport, Finding, grouped
-from git_harn.doctor.leftovers import check_leftovers
+from git_harn.doctor.leftovers import archive_due, check_leftovers
 from git_harn.doctor.locks import check_locks
 from git_harn.doctor.setup import check_setup
 from git_harn.doctor.workflows import check_task_branches, check_workflows
@@ -38,7 +38,8 @@ def diagnose(repo: Repo, older_than: str = DEFAULT_OLDER_THAN, remote: str | Non
     killed = {f"run-{f.subject['runId']}.lock" for f in seen.findings if f.code == "workspace-run-killed"}
     killed |= {f"run-{run_id}.lock" for run_id in dead.dead_runs}
     findings: list[Finding] = [*seen.findings, *check_locks(repo, killed), *dead.findings,
-                               *check_task_branches(repo, live, dead.dead_runs), *check_leftovers(repo, age)]
+                               *check_task_branches(repo, live, dead.dead_runs), *check_leftovers(repo, age),
+                               *archive_due(repo, counts["ended"])]
     if remote is not None:
         findings += check_claims(repo, remote, dead.dead_workflows)
     setup, notes, version = check_setup(repo)

@@ -15,9 +15,11 @@ from git_harn.git import Repo
 from git_harn.git.checkout import leftovers
 from git_harn.git.worktrees import registered_here
 from git_harn.integrate.worktree import integration_worktree
+from git_harn.store.archive import ARCHIVE_REF
 from git_harn.store.locks import locks_dir, owner_alive, read_owner
 from git_harn.store.notes import NOTES_REF, notes_on_missing_objects
 from git_harn.sync.push import STAGING_ROOT
+from git_harn.workspace.gc import DEFAULT_THRESHOLD, THRESHOLD_SETTING, archive_after
 from git_harn.workspace.salvage import SALVAGE_PREFIX
 
 
@@ -90,3 +92,17 @@ def _notes(repo: Repo) -> list[Finding]:
                     "deleted and pruned), so nothing can show them; --fix takes them out in one commit on the "
                     "notes ref, whose history keeps them", "git harn doctor --fix --yes", fixable=True,
                     subject={"ref": NOTES_REF, "count": len(gone), "objects": gone[:20]})]
+
+
+def archive_due(repo: Repo, ended: int) -> list[Finding]:
+    """More ended run records kept as refs than harn.archiveThreshold: each
+    costs a ref here and on the remote, and ``git harn gc`` folds the old
+    ones into the archive, from which they read back as before."""
+    threshold = repo.config_int(THRESHOLD_SETTING, DEFAULT_THRESHOLD)
+    if ended <= max(threshold, 0):
+        return []
+    return [Finding(LEFTOVER, "archive-due", ARCHIVE_REF,
+                    f"{ended} ended run records are refs, more than {THRESHOLD_SETTING} ({threshold}); "
+                    f"'git harn gc' archives those older than {archive_after(repo)} (harn.archiveAfter): "
+                    "log and status read them back as before", command("git harn gc"),
+                    subject={"ended": ended, "threshold": threshold})]
