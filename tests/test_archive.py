@@ -16,6 +16,7 @@ import pytest
 from gitlike_helpers import start
 from helpers import assert_valid, git, harn, make_repo, ref
 from runtools import at_failpoint
+from synctools import actions, add_record, change_record, make_world, sync
 
 from git_harn.git import open_repo
 from git_harn.store import notes
@@ -208,3 +209,23 @@ def test_doctor_says_an_archive_is_due_and_its_advice_archives(repo: Path) -> No
     assert done.code == 0, done.err
     assert record_refs(repo) == set()
     assert "archive-due" not in [f["code"] for f in harn(repo, "doctor", "--json").json()["findings"]]
+
+
+def test_a_sync_does_not_bring_back_what_gc_archived(tmp_path: Path) -> None:
+    world = make_world(tmp_path)
+    here, there = world.clones[0], world.clones[1]
+    add_record(here, "done", state="released")
+    sync(here)
+    before = views(here, ["done"])
+    gc(here, "--older-than", "0")
+    document = sync(here)
+    assert record_refs(here) == set()  # the remote's copy is not taken again
+    assert actions(document).get(RUNS + "done", "same") == "same"
+    assert views(here, ["done"]) == before
+    sync(there)
+    assert record_refs(there) == {"done"}  # the other clone never archived it
+    change_record(there, "done", "noted")
+    sync(there)
+    sync(here)  # a later event on the remote is taken: the ref wins
+    assert record_refs(here) == {"done"}
+    assert harn(here, "log", "done", "--json").json()["events"][0]["event"] == "noted"

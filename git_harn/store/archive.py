@@ -105,6 +105,14 @@ def archived(repo: Repo, run_id: str, tip: Oid | None = None) -> Archived | None
     return None if raw is None else _parse(run_id, raw)
 
 
+def holds(repo: Repo, run_id: str, oid: str) -> bool:
+    """Whether the archive holds run ``run_id`` at commit ``oid`` or later
+    (``oid`` among its archived events): a sync that finds the run on the
+    remote but not here has nothing to take."""
+    found = archived(repo, run_id)
+    return found is not None and any(event[0] == oid for event in found.events)
+
+
 # --- reading runs: the ref first, then the archive ---------------------------------------
 
 

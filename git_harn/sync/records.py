@@ -15,7 +15,7 @@ from typing import Any
 
 from git_harn.errors import CorruptRecord, GitFailure
 from git_harn.git import Oid, Repo, to_oid
-from git_harn.store import chain
+from git_harn.store import archive, chain
 from git_harn.store.runs import RUNS
 from git_harn.store.workflows import WORKFLOWS
 from git_harn.sync.steps import AHEAD, FAST_FORWARD, MERGED, NEW, BadRemoteData, Step, canonical, three_way
@@ -56,6 +56,8 @@ def plan(repo: Repo, kind: Kind, ref: str, local: str | None, remote: str | None
     BadRemoteData when the remote's chain cannot be taken."""
     step = Step(ref, chain.SAME, local, remote)
     record_id = ref[len(kind.namespace):]
+    if local is None and remote is not None and kind is RUNS and archive.holds(repo, record_id, remote):
+        return step  # archived here, at that state or later: taking it again would undo the gc
     try:
         case = chain.case(repo, _oid(local), _oid(remote))
         if case.action == NEW:
