@@ -222,3 +222,21 @@ def test_the_local_fingerprint_moves_with_every_ref_write(tmp_path: Path) -> Non
     assert now() != with_notes
     (repo.common_dir / "refs" / "harnery" / "runs" / "c.lock").write_text("")
     assert fingerprint(repo, names) is None  # a write in flight: list instead
+
+
+@pytest.mark.parametrize("point", ["push-staged", "sync-pushed"])
+def test_a_sync_killed_around_its_push_never_leaves_a_summary_that_hides_a_change(world: World,
+                                                                                  point: str) -> None:
+    from runtools import at_failpoint
+
+    add_record(world.a, "one")
+    in_step(world, world.a, world.b)
+    fresh = add_record(world.a, "two")
+    at_failpoint(world.a, point, "sync").kill_group()
+    document = sync(world.a)
+    assert not document["unchanged"]
+    assert git(world.remote, "rev-parse", "refs/harnery/runs/two") == fresh
+    assert git(world.remote, "cat-file", "blob", SUMMARY_REF) + "\n" == summary.content(
+        harnery_refs(world.remote)).decode()
+    sync(world.b)
+    assert harnery_refs(world.b)["refs/harnery/runs/two"] == fresh

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from git_harn.errors import BadInput, CorruptRecord, GitFailure, RaceLost
+from git_harn.failpoints import failpoint
 from git_harn.git import Repo, to_oid
 from git_harn.git import remote as door
 from git_harn.git.worktrees import registered_worktrees
@@ -372,6 +373,7 @@ def _sync_locked(repo: Repo, remote: str, salvage: bool, dry_run: bool,
             break
         progress(f"pushing {len(this.pushes)} ref(s) to {remote}")
         pushed = push_all(repo, remote, this.pushes, atomic, this.summary_push)
+        failpoint("sync-pushed")  # the remote moved, nothing kept yet: the next sync must list
         atomic = pushed.atomic
         result.atomic = atomic
         result.remoteSaid = pushed.said
