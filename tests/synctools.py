@@ -16,6 +16,7 @@ from git_harn.store import notes as note_store
 from git_harn.store import runs as store
 from git_harn.store.ids import new_workspace_id
 from git_harn.store.record import ACTIVE, RunRecord
+from git_harn.sync.summary import SUMMARY_REF
 
 HOSTS = ("alpha", "beta", "gamma")
 
@@ -68,8 +69,9 @@ def actions(document: dict[str, Any]) -> dict[str, str]:
     return {entry["ref"]: entry["action"] for entry in document["refs"]}
 
 
-# The live index is each clone's own (sync never pushes it): not what clones share.
-LOCAL_ONLY = ("refs/harnery/live/", "refs/harnery/live-index/")
+# The live index is each clone's own (sync never pushes it): not what clones share;
+# nor is the remote's sync summary, which only a remote holds.
+LOCAL_ONLY = ("refs/harnery/live/", "refs/harnery/live-index/", SUMMARY_REF)
 
 
 def harnery_refs(repo: Path) -> dict[str, str]:

@@ -22,6 +22,8 @@ from synctools import (
     sync_raw,
 )
 
+from git_harn.sync.summary import SUMMARY_REF
+
 
 @pytest.fixture
 def world(tmp_path: Path) -> World:
@@ -91,7 +93,8 @@ def test_server_without_atomic_push_gets_records_then_notes(world: World) -> Non
     add_note(world.a, head, "gates", {"passed": True})
     done = sync(world.a)
     assert done["atomic"] is False and done["pushedCount"] == 2
-    assert log.read_text().split() == ["refs/harnery/runs/r1", "refs/harnery/notes"]
+    # The summary last, once all the rest is there (docs/sync.md).
+    assert log.read_text().split() == ["refs/harnery/runs/r1", "refs/harnery/notes", SUMMARY_REF]
     assert harnery_refs(world.remote) == harnery_refs(world.a)
     sync(world.b)
     assert read_note(world.b, head) == {"gates": {"passed": True}}
@@ -120,12 +123,15 @@ def test_remote_rewound_by_a_third_party_gets_local_events_back(world: World) ->
     sync(world.a)
     sync(world.b)
     git(world.remote, "update-ref", "refs/harnery/runs/r1", first)
-    done = sync(world.b)
+    # Written past git-harn, so the summary still names the old state: --full lists.
+    done = sync(world.b, "--full")
     entry = next(e for e in done["refs"] if e["ref"] == "refs/harnery/runs/r1")
     assert entry["action"] == "ahead" and entry["pushed"] and entry["remote"] == first
     assert git(world.remote, "rev-parse", "refs/harnery/runs/r1") == tip
     assert git(world.b, "rev-parse", "refs/harnery-remotes/origin/runs/r1") == tip
-    assert actions(sync(world.a))["refs/harnery/runs/r1"] == "same"
+    document = sync(world.a)  # listed or not, nothing to do
+    assert document["pushedCount"] == 0 and document["counts"] == {"same": 1}
+    assert actions(sync(world.a, "--full"))["refs/harnery/runs/r1"] == "same"
 
 
 def _third_party(world: World, tmp_path: Path) -> Path:
@@ -220,7 +226,7 @@ def test_the_push_staging_namespace_never_leaves_the_clone(world: World) -> None
     assert document["pushedCount"] == 2
     assert git(world.a, "for-each-ref", "refs/harnery-push/") == ""
     remote_refs = git(world.remote, "for-each-ref", "--format=%(refname) %(objectname)").splitlines()
-    assert sorted(line for line in remote_refs if "harnery" in line) == sorted(
+    assert sorted(line for line in remote_refs if "harnery" in line and SUMMARY_REF not in line) == sorted(
         f"refs/harnery/runs/{run_id} {oid}" for run_id, oid in oids.items())
 
 
@@ -232,7 +238,7 @@ def test_a_killed_sync_leaves_no_staging_namespace_for_ever(world: World) -> Non
     add_record(world.a, "one")
     at_failpoint(world.a, "push-staged", "sync").kill_group()
     left = git(world.a, "for-each-ref", "--format=%(refname)", "refs/harnery-push/").splitlines()
-    assert left and all(name.endswith("/harnery/runs/one") for name in left)
+    assert left and all(name.endswith(("/harnery/runs/one", "/harnery/sync-summary")) for name in left)
     git(world.a, "push", "-q", "origin", "refs/harnery/runs/one:refs/harnery/runs/one")  # nothing ahead now
     document = sync(world.a)
     assert document["pushedCount"] == 0

@@ -18,15 +18,17 @@ _SHOWN = 50
 @click.argument("remote", required=False)
 @click.option("--salvage", is_flag=True, help="Also share harnery/salvage/* branches (fast-forward only).")
 @click.option("--dry-run", is_flag=True, help="Fetch and say what would be merged and pushed; change nothing else.")
+@click.option("--full", is_flag=True, help="List every ref even when the summaries say nothing changed.")
 @click.option("--configure", "configure_only", is_flag=True,
               help="Add the tracking refspec to remote.<remote>.fetch and stop.")
 @json_option
-def sync(remote: str | None, salvage: bool, dry_run: bool, configure_only: bool, as_json: bool) -> int:
+def sync(remote: str | None, salvage: bool, dry_run: bool, full: bool, configure_only: bool,
+         as_json: bool) -> int:
     """Fetch, merge and push run records, workflow records and notes."""
     repo = repository()
     if configure_only:
         return show(configure(repo, remote), as_json, _view)
-    return show(run_sync(repo, remote, salvage=salvage, dry_run=dry_run), as_json, _view)
+    return show(run_sync(repo, remote, salvage=salvage, dry_run=dry_run, full=full), as_json, _view)
 
 
 def _view(result: SyncResult) -> Iterator[str]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 import secrets
+import shutil
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -193,11 +194,14 @@ def _fetched_head(repo: Repo, remote: str, branch: str) -> Oid:
 class Update:
     """One ref to move on the remote: to ``new`` (an object id or a local
     ref; None deletes it, only with a lease), from ``old`` (None: the ref must
-    not exist yet), which only a push with a lease checks."""
+    not exist yet), which only a push with a lease checks; ``leased``: this
+    update alone is pushed with a lease (it may then replace any value the
+    ref held when read, a blob by a blob, say) while the rest stay plain."""
 
     ref: str
     new: str | None
     old: str | None = None
+    leased: bool = False
 
 
 def push(repo: Repo, remote: str, updates: Sequence[Update], lease: bool, atomic: bool = False,
@@ -208,9 +212,8 @@ def push(repo: Repo, remote: str, updates: Sequence[Update], lease: bool, atomic
         return Outcome(PUSHED)
     args = ["push", "--porcelain", "--no-verify", "--no-follow-tags"]
     args += ["--atomic"] if atomic else []
-    if lease:
-        args += [f"--force-with-lease={u.ref}:{u.old or ''}" for u in updates]
-    elif any(u.new is None for u in updates):
+    args += [f"--force-with-lease={u.ref}:{u.old or ''}" for u in updates if lease or u.leased]
+    if not lease and any(u.new is None and not u.leased for u in updates):
         raise GitFailure("a push without a lease never deletes a remote ref")
     where = cwd or repo.cli_cwd
     if staging is None or lease:
@@ -287,3 +290,59 @@ def sweep(repo: Repo, staging: str) -> int:
 def _unstage(repo: Repo, folder: str, updates: Sequence[Update]) -> None:
     lines = "".join(f"delete {folder}{u.ref.removeprefix('refs/')}\n" for u in updates)
     run_git(["update-ref", "--stdin"], repo.cli_cwd, check=False, input_bytes=lines.encode())
+
+
+# --- one advertised ref, cheaply ----------------------------------------------------
+
+# What of this clone's config the probe repository needs to reach a remote as
+# this clone would (the remote itself, URL rewrites, transport settings).
+_PROBE_KEYS = r"^(remote\.{remote}\.|url\.|http\.|protocol\.|core\.sshcommand$|credential\.)"
+_PROBE_REF = "refs/probe"
+_PROBE_OBJECT_FOLDERS = 64  # more loose-object folders than this: the probe starts afresh
+
+
+def advertised(repo: Repo, remote: str, ref: str, probe: Path) -> str | None:
+    """The object id ``remote`` advertises for ``ref`` (None: no such ref),
+    asked from ``probe``, a repository of its own with one ref. In this clone
+    git would check the fetched ref against every local ref (hundreds of
+    milliseconds with 200,000 of them), and ``ls-remote`` sends no ref prefix
+    with a pattern, so the remote would advertise all its refs; a fetch by
+    protocol v2 sends only the matching ones. GitFailure if it cannot tell."""
+    _fresh_probe(repo, probe)
+    settings = [arg for key, value in _probe_settings(repo, remote) for arg in ("-c", f"{key}={value}")]
+    args = ["--git-dir", str(probe), *settings, "-c", "protocol.version=2", "fetch", "--quiet", "--no-tags",
+            "--no-auto-gc", "--refmap=", "--no-write-fetch-head", remote, f"+{ref}:{_PROBE_REF}"]
+    done = run_git(args, repo.cli_cwd, check=False)  # relative URLs mean what they do in the clone
+    if done.returncode != 0:
+        if meaning(done.stderr.decode("utf-8", "replace")) == NO_SUCH_REF:
+            return None
+        raise GitFailure(f"git fetch {remote} {ref} failed: {error_line(done.stderr or done.stdout)}")
+    found = run_git(["--git-dir", str(probe), "rev-parse", "--verify", "-q", _PROBE_REF], repo.cli_cwd,
+                    check=False)
+    oid = found.stdout.decode().strip()
+    if not _HEX40.fullmatch(oid):
+        raise GitFailure(f"cannot read what {remote} advertises for {ref}")
+    return oid
+
+
+def _fresh_probe(repo: Repo, probe: Path) -> None:
+    objects = probe / "objects"
+    if objects.is_dir() and sum(1 for _ in objects.iterdir()) <= _PROBE_OBJECT_FOLDERS + 2:
+        return
+    if probe.exists():
+        shutil.rmtree(probe)  # only ever the probe's own objects: what remotes advertised
+    probe.parent.mkdir(parents=True, exist_ok=True)
+    run_git(["init", "-q", "--bare", str(probe)], repo.cli_cwd)
+
+
+def _probe_settings(repo: Repo, remote: str) -> list[tuple[str, str]]:
+    """This repository's own settings the probe needs (global ones reach it anyway)."""
+    done = run_git(["config", "--show-scope", "--get-regexp", _PROBE_KEYS.format(remote=re.escape(remote))],
+                   repo.cli_cwd, check=False)
+    found = []
+    for line in done.stdout.decode("utf-8", "surrogateescape").splitlines():
+        scope, _, entry = line.partition("\t")
+        key, _, value = entry.partition(" ")
+        if scope in ("local", "worktree", "command") and "=" not in key:
+            found.append((key, value))
+    return found

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from git_harn.errors import BadInput, CorruptRecord, GitFailure, RaceLost
+from git_harn.failpoints import failpoint
 from git_harn.git import Repo, to_oid
 from git_harn.git import remote as door
 from git_harn.git.worktrees import registered_worktrees
@@ -22,7 +23,7 @@ from git_harn.results import Result
 from git_harn.store import bookkeeping, chain
 from git_harn.store.locks import hold, locks_dir
 from git_harn.store.notes import NOTES_REF, show_notes_in_log
-from git_harn.sync import notes, records
+from git_harn.sync import notes, records, summary
 from git_harn.sync.push import STAGING_ROOT, push_all, sweep_staging
 from git_harn.sync.steps import (
     AHEAD,
@@ -82,6 +83,7 @@ class SyncResult(Result):
     refused: str | None = None
     remoteSaid: list[str] = field(default_factory=list)
     refspec: str | None = None
+    unchanged: bool = False
 
 
 def fetch_refspec(remote: str) -> str:
@@ -119,7 +121,7 @@ def configure(repo: Repo, remote: str | None) -> SyncResult:
 
 
 def _patterns(salvage: bool) -> list[str]:
-    found = [f"{prefix}*" for prefix in records.PREFIXES] + [NOTES_REF]
+    found = [f"{prefix}*" for prefix in records.PREFIXES] + [NOTES_REF, summary.SUMMARY_REF]
     return found + ([f"{SALVAGE_PREFIX}*"] if salvage else [])
 
 
@@ -191,6 +193,22 @@ class _Round:
     steps: dict[str, Step]
     local_updates: list[tuple[str, str, str | None]]
     pushes: list[tuple[str, str]]
+    remote_after: dict[str, str]  # the summarized refs as the remote holds them once the pushes went
+    summary_oid: str | None = None  # the summary of remote_after (None in a dry run)
+    summary_push: door.Update | None = None  # when the remote's summary is not that one
+
+
+def _summarize(repo: Repo, this: _Round, theirs: dict[str, str], advertised: str | None,
+               dry_run: bool) -> None:
+    """What the remote will hold of the summarized refs after this round's
+    pushes, and the summary update it needs (leased on what was read)."""
+    this.remote_after = {ref: oid for ref, oid in theirs.items() if summary.covers(ref)}
+    this.remote_after.update((ref, oid) for oid, ref in this.pushes if summary.covers(ref))
+    if dry_run:
+        return
+    this.summary_oid = summary.write(repo, this.remote_after)
+    if this.summary_oid != advertised:
+        this.summary_push = door.Update(summary.SUMMARY_REF, this.summary_oid, advertised, leased=True)
 
 
 def _tracking_prefixes(remote: str) -> list[str]:
@@ -199,8 +217,8 @@ def _tracking_prefixes(remote: str) -> list[str]:
 
 def _one_round(repo: Repo, remote: str, salvage: bool, dry_run: bool) -> _Round:
     progress(f"reading what {remote} holds")
-    theirs = {ref: oid for ref, oid in door.ls_remote(repo, remote, _patterns(salvage)).items()
-              if _ours(ref, salvage)}
+    advertised = door.ls_remote(repo, remote, _patterns(salvage))
+    theirs = {ref: oid for ref, oid in advertised.items() if _ours(ref, salvage)}
     prefixes = [*records.PREFIXES, NOTES_REF] + ([SALVAGE_PREFIX] if salvage else [])
     # One pass over the refs: with thousands of records, listing them is a cost.
     listed = repo.ref_ids([*prefixes, *_tracking_prefixes(remote)])
@@ -246,7 +264,9 @@ def _one_round(repo: Repo, remote: str, salvage: bool, dry_run: bool) -> _Round:
             updates.append((ref, step.local, local))
         if step.push is not None:
             pushes.append((step.push, ref))
-    return _Round(steps, updates, pushes)
+    this = _Round(steps, updates, pushes, {})
+    _summarize(repo, this, theirs, advertised.get(summary.SUMMARY_REF), dry_run)
+    return this
 
 
 def _shown(text: str) -> str:
@@ -283,7 +303,7 @@ def _pause(round_number: int) -> None:
 
 
 def sync(repo: Repo, remote: str | None = None, salvage: bool = False,
-         dry_run: bool = False) -> SyncResult:
+         dry_run: bool = False, full: bool = False) -> SyncResult:
     if repo.is_shallow:
         raise BadInput("a shallow clone cannot sync: its history is cut, so merges cannot be "
                        "checked (git fetch --unshallow first)")
@@ -293,12 +313,39 @@ def sync(repo: Repo, remote: str | None = None, salvage: bool = False,
         swept = sweep_staging(repo)  # whatever this sync has to push [P6]
         if swept:
             info(f"removed {swept} staging ref(s) a killed sync left under {STAGING_ROOT}")
-        return _sync_locked(repo, name, salvage, dry_run, rounds)
+        if not (salvage or dry_run or full):
+            progress(f"comparing summaries with {name}")
+            last = summary.unchanged(repo, name)
+            if last is not None:
+                return _unchanged(name, last)
+        result, final = _sync_locked(repo, name, salvage, dry_run, rounds)
+        if not dry_run:
+            _settle_summary(repo, result, final)
+        return result
 
 
-def _sync_locked(repo: Repo, remote: str, salvage: bool, dry_run: bool, rounds: int) -> SyncResult:
+def _unchanged(remote: str, last: summary.Kept) -> SyncResult:
+    """Neither side changed since the last sync: what a full one would say."""
+    result = SyncResult(remote=remote, outcome=SYNCED, summary="", rounds=1, unchanged=True)
+    _conclude(result, True, {SAME: last.count} if last.count else {})
+    return result
+
+
+def _settle_summary(repo: Repo, result: SyncResult, final: _Round | None) -> None:
+    """Keep what the next sync compares, only when this one left both sides
+    holding the same summarized refs; else forget it (the next one lists)."""
+    if result.outcome == SYNCED and final is not None and final.summary_oid is not None:
+        summary.settle(repo, result.remote, final.remote_after, final.summary_oid)
+    else:
+        summary.forget(repo, result.remote)
+
+
+def _sync_locked(repo: Repo, remote: str, salvage: bool, dry_run: bool,
+                 rounds: int) -> tuple[SyncResult, _Round | None]:
+    """The rounds, and the last one read (what the remote holds after it)."""
     result = SyncResult(remote=remote, outcome=SYNCED, summary="", dryRun=dry_run, salvage=salvage)
     seen: dict[str, RefSync] = {}
+    this: _Round | None = None
     atomic = repo.config_bool("harn.syncAtomic", True)
     finished = False
     for number in range(1, rounds + 1):
@@ -321,11 +368,12 @@ def _sync_locked(repo: Repo, remote: str, salvage: bool, dry_run: bool, rounds: 
             continue
         if any(ref == NOTES_REF for ref, _, _ in this.local_updates):
             show_notes_in_log(repo)
-        if not this.pushes:
+        if not this.pushes and this.summary_push is None:
             finished = True
             break
         progress(f"pushing {len(this.pushes)} ref(s) to {remote}")
-        pushed = push_all(repo, remote, this.pushes, atomic)
+        pushed = push_all(repo, remote, this.pushes, atomic, this.summary_push)
+        failpoint("sync-pushed")  # the remote moved, nothing kept yet: the next sync must list
         atomic = pushed.atomic
         result.atomic = atomic
         result.remoteSaid = pushed.said
@@ -350,7 +398,7 @@ def _sync_locked(repo: Repo, remote: str, salvage: bool, dry_run: bool, rounds: 
         _pause(number)
     result.refs = [seen[ref] for ref in sorted(seen)]
     _conclude(result, finished)
-    return result
+    return result, this
 
 
 def _remember(seen: dict[str, RefSync], steps: dict[str, Step]) -> None:
@@ -366,8 +414,9 @@ def _remember(seen: dict[str, RefSync], steps: dict[str, Step]) -> None:
         seen[ref] = entry
 
 
-def _conclude(result: SyncResult, finished: bool) -> None:
-    counts: dict[str, int] = {}
+def _conclude(result: SyncResult, finished: bool, counted: dict[str, int] | None = None) -> None:
+    """The outcome and the summary line, from the refs (or ``counted``, when none were listed)."""
+    counts: dict[str, int] = dict(counted or {})
     for entry in result.refs:
         counts[entry.action] = counts.get(entry.action, 0) + 1
         if entry.action == QUARANTINED:

@@ -47,29 +47,35 @@ def _order(ref: str) -> int:
     return 0 if ref.startswith("refs/heads/") else 1
 
 
-def _push(repo: Repo, remote: str, updates: list[tuple[str, str]], atomic: bool) -> door.Outcome:
-    moves = [door.Update(ref, oid) for oid, ref in updates]
+def _push(repo: Repo, remote: str, moves: list[door.Update], atomic: bool) -> door.Outcome:
     return door.push(repo, remote, moves, lease=False, atomic=atomic, staging=STAGING_ROOT)
 
 
-def push_all(repo: Repo, remote: str, updates: list[tuple[str, str]], atomic: bool) -> Pushed:
+def push_all(repo: Repo, remote: str, updates: list[tuple[str, str]], atomic: bool,
+             summary: door.Update | None = None) -> Pushed:
     """Push ``(oid, ref)`` pairs; ``atomic`` False when the server is known
-    not to take ``--atomic``."""
+    not to take ``--atomic``. ``summary`` (the remote summary, leased) goes
+    in the same atomic push, or last, once everything else went."""
     result = Pushed(atomic=atomic)
-    if not updates:
+    if not updates and summary is None:
         return result
     updates = sorted(updates, key=lambda pair: (_order(pair[1]), pair[1]))
+    moves = [door.Update(ref, oid) for oid, ref in updates]
+    last = [summary] if summary is not None else []
     if atomic:
-        outcome = _push(repo, remote, updates, atomic=True)
+        outcome = _push(repo, remote, moves + last, atomic=True)
         if not outcome.atomic_unsupported:
             result.take(outcome)
             return result
         info(f"{remote} does not take an atomic push; pushing records first, then notes")
         result.atomic = False
-    # Records in one push (each ref on its own), then the notes after them.
-    records = [pair for pair in updates if pair[1] != NOTES_REF]
-    notes = [pair for pair in updates if pair[1] == NOTES_REF]
+    # Records in one push (each ref on its own), then the notes after them, then the summary.
+    records = [move for move in moves if move.ref != NOTES_REF]
+    notes = [move for move in moves if move.ref == NOTES_REF]
     for group in (records, notes):
         if group and result.failure is None:
             result.take(_push(repo, remote, group, atomic=False))
+    # A summary names the remote as a whole: only once all of it is there.
+    if last and result.failure is None and not result.moved and not result.refused:
+        result.take(_push(repo, remote, last, atomic=False))
     return result
