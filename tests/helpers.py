@@ -93,6 +93,23 @@ def git(cwd: Path, *args: str, check: bool = True, env: dict[str, str] | None = 
     return done.stdout.strip()
 
 
+def stored_workflow_files(cwd: Path, rev: str) -> dict[str, str]:
+    """The files of a workflow record commit, read with plain git: path -> text."""
+    paths = git(cwd, "ls-tree", "-r", "--name-only", rev).splitlines()
+    return {path: git(cwd, "show", f"{rev}:{path}") for path in paths}
+
+
+def stored_workflow(cwd: Path, rev: str) -> dict[str, Any]:
+    """A workflow record as its commit holds it, put together with plain git:
+    ``workflow.json`` and its tasks, one ``tasks/<index>.json`` each."""
+    files = stored_workflow_files(cwd, rev)
+    body = json.loads(files.pop("workflow.json"))
+    assert sorted(files) == [f"tasks/{index:05d}.json" for index in range(len(files))], sorted(files)
+    assert "tasks" not in body or not files, "tasks both inside workflow.json and beside it"
+    body.setdefault("tasks", [json.loads(files[path]) for path in sorted(files)])
+    return body
+
+
 def make_repo(path: Path, files: dict[str, str] | None = None) -> Path:
     """A repository on branch main with one commit of ``files``."""
     path.mkdir(parents=True, exist_ok=True)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
 import pty
 import re
@@ -17,7 +16,7 @@ import termios
 from pathlib import Path
 
 import pytest
-from helpers import git, harn
+from helpers import git, harn, stored_workflow
 
 from git_harn.demo.basic import Screen
 from git_harn.text import cells
@@ -95,7 +94,7 @@ def test_the_workflow_demo_fits_80_columns_and_14_fails_on_the_refusal(tmp_path:
     assert _wider(out) == []
     project = next(tmp_path.glob("git-harn-demo-*/project"))
     record = git(project, "for-each-ref", "--format=%(refname)", "refs/harnery/workflows/")
-    body = json.loads(git(project, "show", f"{record}:workflow.json"))
+    body = stored_workflow(project, record)
     task = next(t for t in body["tasks"] if t["taskId"] == "1.4")
     # the review refusal the introduction promises, in the last round, is what ended 1.4
     assert (task["status"], task["stage"], task["review"]["rounds"]) == ("failed", "review", 2)

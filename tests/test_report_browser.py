@@ -6,13 +6,12 @@ saying so, where the machine has no chromium (``.ci/run`` installs it)."""
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import git, harn
+from helpers import git, harn, stored_workflow
 from pagetools import (
     HOSTILE,
     assert_at_the_records_times,
@@ -45,7 +44,7 @@ def demo(tmp: Path) -> tuple[Path, dict[str, Any], Path]:
     printed = re.search(r"^\$ git harn workflow report\n(\S+)\n\(exit 0\)$", done.out, re.MULTILINE)
     assert printed, done.out
     ref = git(project, "for-each-ref", "--format=%(refname)", "refs/harnery/workflows/").strip()
-    return project, json.loads(git(project, "show", f"{ref}:workflow.json")), project / printed[1]
+    return project, stored_workflow(project, ref), project / printed[1]
 
 
 def test_the_demos_page_shows_its_four_tasks_the_retry_and_the_refusal(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import git
+from helpers import stored_workflow, stored_workflow_files
 from wfrepo import config_text, setup
 
 from git_harn.tasks.roadmap import parse_roadmap, parse_task_branch
@@ -47,9 +47,10 @@ def test_the_stored_record_names_the_home_folder_as_a_tilde_and_bounds_stderr(tm
     doc = done.json()
     assert [t["status"] for t in doc["tasks"]] == ["done", "infra-fault"], doc["tasks"]
     assert doc["tasks"][0]["workspace"]["path"].startswith(str(home))  # the local answer: real paths
-    stored = git(wf.work, "show", f"refs/harnery/workflows/{doc['workflowId']}:workflow.json")
-    assert str(home) not in stored
-    body = json.loads(stored)
+    ref = f"refs/harnery/workflows/{doc['workflowId']}"
+    for path, text in stored_workflow_files(wf.work, ref).items():
+        assert str(home) not in text, path
+    body = stored_workflow(wf.work, ref)
     assert body["tasks"][0]["workspace"]["path"].startswith("~/worktrees/")
     assert body["agents"]["plan"]["command"][1] == "~/agents/crash.py"
     crashed = body["tasks"][1]

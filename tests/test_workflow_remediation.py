@@ -3,13 +3,12 @@ final flush that writes them on <remote>/<base> (seed 002, issue 13 item 8)."""
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 import pytest
 from addendatools import make, script
-from helpers import assert_valid, git, ref
+from helpers import assert_valid, git, ref, stored_workflow
 from wfrepo import WF
 
 from git_harn.schemas import schema_errors
@@ -89,7 +88,7 @@ def test_flush_lands_exactly_once_under_a_race_with_another_pusher(tmp_path: Pat
         "  - [ ] addendum 2: review finding (blocking) (x.py): 1.2 breaks the build really\n"
         "- [ ] 1.9 Added meanwhile")
     # the record holds the same member
-    stored = json.loads(git(wf.work, "show", f"refs/harnery/workflows/{doc['workflowId']}:workflow.json"))
+    stored = stored_workflow(wf.work, f"refs/harnery/workflows/{doc['workflowId']}")
     assert stored["remediation"]["commit"] == commit
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Collection
 from pathlib import Path
 
+import pygit2
+
 from git_harn.errors import BadInput, GitFailure, RaceLost
 from git_harn.git import remote as remote_door
 from git_harn.git.env import child_env
@@ -86,9 +88,15 @@ def keep_ref(repo: Repo, name: str, oid: Oid, message: str) -> str:
 
 
 def worktree_branch(worktree: Path) -> str | None:
-    """The branch ref the worktree has checked out (None: detached or unreadable)."""
-    done = run_git(["symbolic-ref", "-q", "HEAD"], worktree, check=False)
-    return done.stdout.decode().strip() or None if done.returncode == 0 else None
+    """The branch ref the worktree has checked out (None: detached or unreadable).
+    Read with libgit2, as ``git symbolic-ref -q HEAD`` answers it: asked
+    after every stage, a git process each time was most of its cost."""
+    try:
+        head = pygit2.Repository(str(worktree)).references.get("HEAD")
+    except (pygit2.GitError, KeyError, ValueError):
+        return None
+    target = head.target if head is not None else None
+    return target if isinstance(target, str) and target.startswith("refs/") else None
 
 
 def detach(worktree: Path) -> None:

@@ -15,6 +15,11 @@ Each event is one commit whose tree holds the whole record after it and
 whose message is ``<event>: <summary>``, then the id trailer, the
 ``Harnery-Event`` trailer and the kind's own trailers.
 
+A kind may keep its record as several files (``Parts``): the file, with
+one JSON member (a list) taken out, and a folder holding that list one blob
+per item, so an event that changes one item writes one blob and reuses the
+others' (a workflow record's tasks). Readers get the whole record back.
+
 A kind may keep a live index (``LiveIndex``): one ref per live record, made
 or dropped in the same ``git update-ref --stdin`` transaction as the event
 that makes the record live or ended, so no reader and no crash ever sees
@@ -24,6 +29,7 @@ one without the other (``store/live`` reads it).
 from __future__ import annotations
 
 import heapq
+import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
@@ -35,7 +41,7 @@ from git_harn.files import loads_json
 from git_harn.git import ANY, CommitInfo, Oid, Repo, Signature
 from git_harn.git.cas import retry_cas
 from git_harn.git.identity import DEFAULT_MACHINE_EMAIL, DEFAULT_MACHINE_NAME, machine_signature
-from git_harn.git.objects import BLOB_MODE, REGULAR_MODES
+from git_harn.git.objects import BLOB_MODE, REGULAR_MODES, TREE_MODE
 from git_harn.text import one_line
 
 T = TypeVar("T")
@@ -75,6 +81,20 @@ class LiveIndex(Generic[T]):
 
 
 @dataclass(frozen=True)
+class Parts:
+    """A record kept as its file plus a folder: ``member`` (a JSON list of
+    objects) is out of the file, its items in ``folder/<index>.json``,
+    ``<index>`` zero-padded, from 0 with no gap. A record written as one
+    file (the member inside it) still reads."""
+
+    folder: str  # "tasks"
+    member: str  # "tasks"
+
+    def path(self, index: int) -> str:
+        return f"{self.folder}/{index:05d}.json"
+
+
+@dataclass(frozen=True)
 class Kind(Generic[T]):
     """One kind of record: where it lives, what it holds, how it is checked."""
 
@@ -91,6 +111,7 @@ class Kind(Generic[T]):
     # of what comes from elsewhere (a ref this clone made has a valid id).
     check_id: Callable[[str], None] = lambda _record_id: None  # any id
     live: LiveIndex[T] | None = None  # the index of its live records, if it keeps one
+    parts: Parts | None = None  # one member kept one blob per item, if it is
 
     def ref(self, record_id: str) -> str:
         return self.namespace + record_id
@@ -153,7 +174,80 @@ def record_at(repo: Repo, kind: Kind[T], record_id: str, tip: Oid) -> T:
         raise CorruptRecord(f"corrupt {kind.noun} {where}: {exc.message}") from exc
     if raw is None:
         raise CorruptRecord(f"corrupt {kind.noun} {where}: no {kind.file} in {tip}")
+    if kind.parts is not None:
+        raw = _joined(repo, kind, tip, raw, where, READ_LIMIT)
     return kind.check(record_id, raw, where)
+
+
+def _part_names(repo: Repo, parts: Parts, tip: Oid, where: str) -> list[str] | None:
+    """The paths of a record's items in order, or None when it has no folder
+    (written as one file, or with no items). CorruptRecord for a name that is
+    not the next index or an entry that is not a regular file."""
+    found = repo.entry(tip, parts.folder)
+    if found is None:
+        return None
+    if found[1] != TREE_MODE:
+        raise CorruptRecord(f"corrupt {where}: {parts.folder} is not a folder")
+    names = repo.list_folder(tip, parts.folder)
+    paths = []
+    for index, (name, mode) in enumerate(names):
+        path = parts.path(index)
+        if f"{parts.folder}/{name}" != path or mode not in REGULAR_MODES:
+            raise CorruptRecord(f"corrupt {where}: {parts.folder}/{name} is not item {index} of {parts.member}")
+        paths.append(path)
+    return paths
+
+
+def _joined(repo: Repo, kind: Kind[Any], tip: Oid, raw: bytes, where: str, limit: int) -> bytes:
+    """The record file of a commit with its parts put back in: the whole
+    record, as the kind's check reads it (keys sorted, as written)."""
+    assert kind.parts is not None
+    paths = _part_names(repo, kind.parts, tip, f"{kind.noun} {where}")
+    data = json_object(kind, raw, where)
+    if paths is None:
+        if kind.parts.member in data:
+            return raw  # written as one file
+        paths = []  # no items: no folder
+    elif kind.parts.member in data:
+        raise CorruptRecord(f"corrupt {kind.noun} {where}: {kind.parts.member} both in {kind.file} "
+                            f"and in {kind.parts.folder}/")
+    items, total = [], len(raw)
+    for path in paths:
+        try:
+            part = repo.read_file(tip, path, limit=limit)
+        except TooLarge as exc:
+            raise CorruptRecord(f"corrupt {kind.noun} {where}: {exc.message}") from exc
+        assert part is not None  # listed just above
+        total += len(part)
+        if total > limit:
+            raise CorruptRecord(f"corrupt {kind.noun} {where}: larger than {limit} bytes")
+        try:
+            items.append(loads_json(part))
+        except ValueError as exc:
+            raise CorruptRecord(f"corrupt {kind.noun} {where}: {path} is not JSON ({exc})") from exc
+    data[kind.parts.member] = items
+    return json.dumps(data, sort_keys=True, ensure_ascii=True).encode()
+
+
+def split(kind: Kind[Any], content: bytes) -> Files:
+    """The files of a commit holding the whole record ``content``: the one
+    file, or for a kind with parts the file without its member and one blob
+    per item (as a writer of that kind writes them)."""
+    if kind.parts is None:
+        return {kind.file: (content, BLOB_MODE)}
+    data = loads_json(content)
+    items = data.pop(kind.parts.member, None) if isinstance(data, dict) else None
+    if not isinstance(items, list) or not items:
+        return {kind.file: (content, BLOB_MODE)}
+    files: dict[str, tuple[bytes | Oid, int]] = {kind.file: (encode(data), BLOB_MODE)}
+    for index, item in enumerate(items):
+        files[kind.parts.path(index)] = (encode(item), BLOB_MODE)
+    return files
+
+
+def encode(value: Any) -> bytes:
+    """A JSON record file as git-harn writes it: indented, keys sorted, ASCII."""
+    return (json.dumps(value, indent=2, sort_keys=True, ensure_ascii=True) + "\n").encode()
 
 
 def head(repo: Repo, kind: Kind[Any], record_id: str) -> Oid | None:
@@ -181,9 +275,21 @@ def commit_record(repo: Repo, kind: Kind[T], oid: Oid) -> bytes:
     its tree holds that one regular file, of bounded size. CorruptRecord
     otherwise (a commit someone else made)."""
     entries = repo.list_folder(oid, "")
+    if kind.parts is not None and len(entries) == 2 and (kind.parts.folder, TREE_MODE) in entries:
+        entries.remove((kind.parts.folder, TREE_MODE))
+        raw = _record_file(repo, kind, oid, entries[0])
+        try:
+            return _joined(repo, kind, oid, raw, kind.noun, MAX_RECORD_BYTES)
+        except CorruptRecord as exc:
+            raise CorruptRecord(f"commit {str(oid)[:12]}: {exc.message}") from None
     if len(entries) != 1:
         raise CorruptRecord(f"commit {str(oid)[:12]} holds {len(entries)} entries, not one file")
-    name, mode = entries[0]
+    return _record_file(repo, kind, oid, entries[0])
+
+
+def _record_file(repo: Repo, kind: Kind[Any], oid: Oid, found: tuple[str, int]) -> bytes:
+    """The record file of a record commit (the tree entry ``found``), bounded."""
+    name, mode = found
     if name != kind.file:
         raise CorruptRecord(f"commit {str(oid)[:12]} holds {name!r}, not {kind.file}")
     try:
@@ -296,13 +402,21 @@ def write(repo: Repo, kind: Kind[Any], record_id: str, content: bytes, event: st
     """Append one event to a record's chain; RaceLost if the tip moved.
     ``live``: for a kind with a live index, whether the record is live after
     this event (its index entry is made or dropped with the event)."""
+    return write_files(repo, kind, record_id, {kind.file: (content, BLOB_MODE)}, event, summary, more, old_tip,
+                       live)
+
+
+def write_files(repo: Repo, kind: Kind[Any], record_id: str, files: Files, event: str, summary: str,
+                more: Sequence[tuple[str, str]], old_tip: Oid | None, live: bool | None = None) -> Oid:
+    """``write`` of a record given as the files of its commit (a kind with
+    parts: ``split``'s, or a writer's own with unchanged items' blobs reused)."""
     text = message(kind, record_id, event, summary, more)
     if kind.live is None:
-        return append(repo, kind.ref(record_id), {kind.file: (content, BLOB_MODE)}, text, old_tip)
+        return append(repo, kind.ref(record_id), files, text, old_tip)
     if live is None:
         raise TypeError(f"a {kind.noun} is written saying whether it is live")
     parents = [old_tip] if old_tip is not None else []
-    commit = repo.commit_files({kind.file: (content, BLOB_MODE)}, text, parents, machine_signature(repo))
+    commit = repo.commit_files(files, text, parents, machine_signature(repo))
     publish(repo, kind, record_id, commit, old_tip, live, f"git-harn: {text.splitlines()[0][:80]}")
     return commit
 
@@ -510,4 +624,4 @@ def merge(repo: Repo, kind: Kind[Any], record_id: str, heads: Sequence[Oid], con
         first, second = sorted(str(oid) for oid in heads)
         raise CorruptRecord(f"the merge of {first[:12]} and {second[:12]} is not valid: {exc.message}") from exc
     text = message(kind, record_id, MERGED, summary, more)
-    return merge_commit(repo, heads, {kind.file: (content, BLOB_MODE)}, text)
+    return merge_commit(repo, heads, split(kind, content), text)

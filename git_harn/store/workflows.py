@@ -1,21 +1,24 @@
 """Workflow records: one chain per workflow run under
-``refs/harnery/workflows/<id>``, each commit's ``workflow.json`` the run's
-result so far, with the ``Harnery-Workflow``, ``Harnery-Event`` and
+``refs/harnery/workflows/<id>``, each commit's tree the run's result so far
+(``workflow.json`` the run-level fields, ``tasks/<index>.json`` one task
+each, so an event writes only the tasks it changed; a record written with
+its tasks inside ``workflow.json`` still reads), with the ``Harnery-Workflow``, ``Harnery-Event`` and
 ``Harnery-State`` (the run's outcome) trailers, and ``Harnery-Host`` (the
 host that wrote the event) [P3]."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from git_harn.errors import CorruptRecord
 from git_harn.git import Oid, Repo
+from git_harn.git.objects import BLOB_MODE
 from git_harn.store import chain
 
 WORKFLOWS_PREFIX = chain.ROOT + "workflows/"
 WORKFLOW_FILE = "workflow.json"
+TASKS = chain.Parts("tasks", "tasks")
 FORMAT_VERSION = 1
 
 
@@ -37,19 +40,36 @@ def _as_dict(document: dict[str, Any]) -> dict[str, Any]:
 
 WORKFLOWS: chain.Kind[dict[str, Any]] = chain.Kind(
     "workflow record", WORKFLOWS_PREFIX, WORKFLOW_FILE, "Harnery-Workflow", FORMAT_VERSION, _check, _as_dict,
-    _check_id)
+    _check_id, parts=TASKS)
 
 
 def write(repo: Repo, workflow_id: str, document: dict[str, Any], event: str, summary: str,
           old_tip: Oid | None, writer_host: str | None = None) -> Oid:
-    """Append one event holding ``document``; RaceLost if the tip moved.
-    ``writer_host``: the host that wrote the event (``Harnery-Host``), which
-    for a closing event is not the runner's."""
-    content = (json.dumps(document, indent=2, sort_keys=True, ensure_ascii=True) + "\n").encode()
-    more = [("Harnery-State", str(document.get("outcome", "")))]
+    """Append one event holding ``document`` (its tasks inside); RaceLost if
+    the tip moved. ``writer_host``: the host that wrote the event
+    (``Harnery-Host``), which for a closing event is not the runner's."""
+    head = {key: value for key, value in document.items() if key != TASKS.member}
+    tasks = document.get(TASKS.member) or []
+    return write_parts(repo, workflow_id, head, [task_blob(repo, task) for task in tasks], event, summary,
+                       old_tip, writer_host)
+
+
+def task_blob(repo: Repo, task: dict[str, Any]) -> Oid:
+    """The blob of one task as a record holds it, for ``write_parts``."""
+    return repo.write_blob(chain.encode(task))
+
+
+def write_parts(repo: Repo, workflow_id: str, head: dict[str, Any], tasks: Sequence[Oid], event: str,
+                summary: str, old_tip: Oid | None, writer_host: str | None = None) -> Oid:
+    """``write`` of a result given as its run-level fields (``head``, no
+    tasks) and its tasks' blobs in order (``task_blob``'s, an unchanged
+    task's kept from the event before): O(what changed)."""
+    files: dict[str, tuple[bytes | Oid, int]] = {WORKFLOW_FILE: (chain.encode(head), BLOB_MODE)}
+    files.update((TASKS.path(index), (blob, BLOB_MODE)) for index, blob in enumerate(tasks))
+    more = [("Harnery-State", str(head.get("outcome", "")))]
     if writer_host is not None:
         more.append(("Harnery-Host", writer_host))
-    return chain.write(repo, WORKFLOWS, workflow_id, content, event, summary, more, old_tip)
+    return chain.write_files(repo, WORKFLOWS, workflow_id, files, event, summary, more, old_tip)
 
 
 def read(repo: Repo, workflow_id: str) -> chain.Stored[dict[str, Any]] | None:

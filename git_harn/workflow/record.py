@@ -21,6 +21,7 @@ seconds is shown ``stale`` [L3].
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import re
 import secrets
@@ -82,24 +83,46 @@ class Writer:
         self.tip: Oid | None = tip
         self.written = time.monotonic()
         self._lock = threading.Lock()
+        self._tasks: list[tuple[str, Oid]] = []  # per task index: its compact JSON and blob, as last written
 
     def write(self, result: WorkflowResult, event: str, summary: str) -> None:
         with self._lock:
             if result.runner is not None and result.closed is None:
                 result.runner["heartbeatAt"] = now_iso()
-            self._append(result.document(), event, summary, host_name(self.repo))
+            home = os.path.expanduser("~")
+            head = home_as_tilde(result.head(), home)
+            tasks = [self._task_blob(index, task, home) for index, task in enumerate(result.tasks)]
+            del self._tasks[len(tasks):]
+            try:
+                self.tip = store.write_parts(self.repo, str(head["workflowId"]), head, tasks, event, summary,
+                                             self.tip, host_name(self.repo))
+            except RaceLost as exc:  # nobody else writes this run's ref: report, never overwrite
+                raise RaceLost(f"{self.ref} was changed by someone else during the run") from exc
+            self.written = time.monotonic()
+
+    def _task_blob(self, index: int, task: TaskResult, home: str) -> Oid:
+        """The blob of task ``index``: the one written before when the task
+        is as it was then (its compact JSON, made by the C encoder, is the
+        key), so a write serialises and stores only the tasks it changed."""
+        key = json.dumps(task, default=_fields, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+        if index < len(self._tasks) and self._tasks[index][0] == key:
+            return self._tasks[index][1]
+        blob = store.task_blob(self.repo, home_as_tilde(json.loads(key), home))
+        if index < len(self._tasks):
+            self._tasks[index] = (key, blob)
+        else:
+            self._tasks.append((key, blob))
+        return blob
 
     def heartbeat_due(self) -> bool:
         return time.monotonic() - self.written >= HEARTBEAT_SECONDS
 
-    def _append(self, document: dict[str, Any], event: str, summary: str, writer_host: str) -> None:
-        document = home_as_tilde(document, os.path.expanduser("~"))
-        try:
-            self.tip = store.write(self.repo, str(document["workflowId"]), document, event, summary, self.tip,
-                                   writer_host)
-        except RaceLost as exc:  # nobody else writes this run's ref: report, never overwrite
-            raise RaceLost(f"{self.ref} was changed by someone else during the run") from exc
-        self.written = time.monotonic()
+
+def _fields(value: object) -> dict[str, Any]:
+    """A dataclass inside a task as the JSON encoder takes it (``text.jsonable``'s shape)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    raise TypeError(f"{type(value).__name__} is not JSON")
 
 
 @dataclass

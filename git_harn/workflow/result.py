@@ -7,11 +7,12 @@ every consumer reads by name, so adding one changes nothing else.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
 from git_harn.results import Result
 from git_harn.tasks.roadmap import Unparsed
+from git_harn.text import jsonable
 from git_harn.workflow.state import State, suppression
 
 # task status, as the result schema names them (State.reported); every rule
@@ -184,6 +185,16 @@ class WorkflowResult(Result):
 
     def document(self) -> dict[str, Any]:
         body = super().document()
+        body["outcome"] = self.outcome
+        body["remediationSuppressed"] = self.remediationSuppressed
+        return body
+
+    def head(self) -> dict[str, Any]:
+        """``document()`` without its tasks: what the record keeps beside
+        them, built without walking them (workflow/record.py's Writer)."""
+        body: dict[str, Any] = {"schemaVersion": self.SCHEMA_VERSION}
+        body.update((f.name, jsonable(getattr(self, f.name))) for f in fields(self)
+                    if f.name not in ("tasks", "schemaVersion"))
         body["outcome"] = self.outcome
         body["remediationSuppressed"] = self.remediationSuppressed
         return body
