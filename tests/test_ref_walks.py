@@ -50,7 +50,9 @@ def ref_listings(repo: Path, trace: Path, *args: str) -> list[list[str]]:
 
 def test_cleanup_asks_git_for_the_work_refs_once(repo: Path, tmp_path: Path) -> None:
     start(repo, "r1")
-    assert ref_listings(repo, tmp_path / "trace", "cleanup", "r1", "--yes") == [WORK_REF_PREFIXES]
+    # and, once the run ended, the record refs once: whether to archive (docs/archive.md)
+    assert ref_listings(repo, tmp_path / "trace", "cleanup", "r1", "--yes") == [
+        WORK_REF_PREFIXES, ["refs/harnery/runs/", "refs/harnery/live/"]]
     assert record(repo, "r1")["state"] == "released"
     assert ref(repo, "refs/heads/harnery/ws/r1") is None
 
