@@ -251,3 +251,8 @@ def stage_blobs(path: Path, entries: list[tuple[str, Oid, int]]) -> None:
     lines = "".join(f"{mode:o} {blob}\t{name}\0" for name, blob, mode in entries)
     run_git(["update-index", "-z", "--index-info"], path, input_bytes=lines.encode("utf-8", "surrogateescape"))
     run_git(["update-index", "-q", "--refresh"], path, check=False)
+
+
+def dirty_names(path: Path) -> list[str]:
+    """The paths ``dirty_paths`` finds, as names only."""
+    return [entry.path for entry in dirty_paths(path)]
