@@ -498,7 +498,7 @@ class TaskPath:
         self.tr.tip = str(tip)
         key = self.job.task.key  # <id>, or <id>-addendum-<n>
         self.tr.integratedRef = keep_integrated(self.repo, key, tip,
-                                                     f"git-harn: workflow {self.job.workflow_id}: task {key} landed")
+                                                f"git-harn: workflow {self.job.workflow_id}: task {key} landed")
 
     def _integrate_builtin(self) -> None:
         ctx, eff = self.ctx, self.eff

@@ -307,7 +307,7 @@ def run_stage(ctx: TaskContext, agent: AgentSettings, attempt: int, timeout: flo
         done = run.finished
     else:
         done = run_bounded(agent.command, ctx.worktree, timeout=timeout, stdin=stdin, env=env,
-                                on_start=on_start)
+                           on_start=on_start)
     for pid in started:
         kill_group(pid)  # nothing an agent started outlives its stage
         ctx.agents.ended(pid)
