@@ -6,11 +6,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pygit2
 from helpers import Result, all_refs, assert_valid, git, harn, make_repo
 
 from git_harn.clock import now_iso
-from git_harn.git import open_repo
+from git_harn.git import open_repo, to_oid
 from git_harn.git.identity import host_name
 from git_harn.store import notes as note_store
 from git_harn.store import runs as store
@@ -112,7 +111,7 @@ def add_note(clone: Path, commit: str, kind: str, value: Any) -> None:
 
 
 def read_note(clone: Path, commit: str) -> dict[str, Any]:
-    return note_store.read_note(open_repo(clone), pygit2.Oid(hex=commit))
+    return note_store.read_note(open_repo(clone), to_oid(commit))
 
 
 def chain(repo: Path, ref: str) -> set[str]:

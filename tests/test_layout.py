@@ -3,8 +3,9 @@
 Folders are the layers (docs/code-layout.md). This test reads
 every module's imports (statically, lazy ones inside functions included) and
 fails on an upward import, an import across two packages of the same layer,
-an import cycle, pygit2 or the git CLI outside ``git/``, and click outside
-``commands/`` and the entry point. Each check has a test of its own that a
+an import cycle, pygit2 or the git CLI outside ``git/``, click outside
+``commands/`` and the entry point, and a pass-through or re-export in
+``workflow/``. Each check has a test of its own that a
 planted violation fails it.
 """
 
@@ -387,3 +388,55 @@ def test_outcomes_and_schema_values_are_kebab_case_but_the_spec_states() -> None
 def test_the_spelling_check_sees_a_planted_value() -> None:
     planted = [("x", "dry_run"), ("x", "Gates-Passed"), ("x", "gates-passed"), ("x", "already_gone")]
     assert misspelled(planted) == ["x: 'dry_run'", "x: 'Gates-Passed'"]
+
+
+# The workflow has no door module: each of its modules imports what it uses
+# from where it lives, so none holds a pass-through (a function whose body
+# only calls another with its own arguments) or a re-export (``X = mod.X``,
+# ``__all__``) of a lower layer's name.
+def passthroughs(source: str) -> list[str]:
+    """What of ``source`` only hands a name of another module on."""
+    tree = ast.parse(source)
+    imported: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            imported |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+    found = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _only_passes_on(node):
+            found.append(f"{node.lineno}: {node.name} only calls another function with its arguments")
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            value, name = node.value, node.targets[0].id
+            root = value.value if isinstance(value, ast.Attribute) else value
+            if name == "__all__" or (isinstance(root, ast.Name) and root.id in imported):
+                found.append(f"{node.lineno}: {name} re-exports {ast.unparse(value)}")
+    return found
+
+
+def _only_passes_on(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    body = function.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]  # the docstring
+    if len(body) != 1 or not isinstance(body[0], (ast.Return, ast.Expr)) or not isinstance(body[0].value, ast.Call):
+        return False
+    call = body[0].value
+    given = [*call.args, *(keyword.value for keyword in call.keywords)]
+    params = [a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)]
+    return all(isinstance(arg, ast.Name) for arg in given) and [arg.id for arg in given] == params  # type: ignore[attr-defined]
+
+
+def test_the_workflow_has_no_door_of_pass_throughs() -> None:
+    assert not (PACKAGE / "workflow" / "host.py").exists()
+    wrong = [f"{path.relative_to(PACKAGE)}:{hit}" for name, path in modules().items()
+             if layer_of(name)[0] == "workflow" for hit in passthroughs(path.read_text())]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_pass_through_check_sees_a_planted_door() -> None:
+    planted = ("from git_harn.tasks import roadmap as _roadmap\nfrom git_harn.git.worktrees import ADMIN_LOCKS\n"
+               "Task = _roadmap.Task\nLOCKS = ADMIN_LOCKS\n__all__ = ['Task']\n"
+               "def unblocked(tasks):\n    return _roadmap.unblocked(tasks)\n"
+               "def slug(task_id, n=None):\n    \"\"\"Says why.\"\"\"\n    return _roadmap.slug(task_id, n=n)\n"
+               "def gate_timeout(repo):\n    return _roadmap.timeout(repo, None)\n"
+               "LIMIT = 16 << 20\n")
+    assert [hit.split(":")[0] for hit in passthroughs(planted)] == ["3", "4", "5", "6", "8"]

@@ -1,7 +1,7 @@
 """A bounded read that meets its limit fails; it never hands on a prefix that
 is then written back (issue 28, item 3) [P5].
 
-The roadmap is read whole up to 16 MiB (``host.ROADMAP_LIMIT``): a bigger one
+The roadmap is read whole up to 16 MiB (``tasks.roadmap.ROADMAP_LIMIT``): a bigger one
 is a clear error, and the remediation flush then pushes nothing."""
 
 from __future__ import annotations

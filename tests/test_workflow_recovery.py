@@ -378,6 +378,7 @@ def test_dry_run_lists_candidates_and_never_resumes(tmp_path: Path) -> None:
 
 def test_a_failed_auth_preflight_blocks_recovery_entirely(tmp_path: Path) -> None:
     from git_harn.git import open_repo
+    from git_harn.tasks.roadmap import tasks_at
     from git_harn.workflow import config, recovery
 
     wf = wf_with(tmp_path)
@@ -385,7 +386,7 @@ def test_a_failed_auth_preflight_blocks_recovery_entirely(tmp_path: Path) -> Non
     before = all_refs(wf.work)
     repo = open_repo(wf.work)
     eff = config.load(repo, config.Options(resume_partial_branches=True, resume_mode="review"))
-    tasks = recovery.host.tasks_at(repo, eff.base_oid) or []
+    tasks = tasks_at(repo, eff.base_oid) or []
     rec = recovery.discover(repo, eff, tasks)
     recovery.recover(repo, eff, rec, "wf-test", tasks, blocked=recovery.AUTH_PREFLIGHT_FAILED)
     doc = rec.document()

@@ -19,7 +19,6 @@ from git_harn.doctor.disk import age_of
 from git_harn.doctor.findings import WORKFLOW, Finding, command
 from git_harn.doctor.locks import remove_command
 from git_harn.git import Oid, Repo
-from git_harn.git.workflow_refs import descends
 from git_harn.git.worktrees import checked_out_branches
 from git_harn.integrate.land import INTEGRATED_PREFIX
 from git_harn.store import lease
@@ -129,7 +128,7 @@ def _landed(repo: Repo, integrated: dict[str, Oid], task_id: str, addendum: int 
     """The branch's tip is kept under ``refs/harnery/integrated/<key>[-<n>]``:
     the task landed, and the branch holds nothing that is not kept."""
     key = task_id if addendum is None else f"{task_id}-addendum-{addendum}"
-    return any(descends(repo, oid, tip) for name, oid in integrated.items()
+    return any(repo.contains(oid, tip) for name, oid in integrated.items()
                if name == INTEGRATED_PREFIX + key or re.fullmatch(re.escape(INTEGRATED_PREFIX + key) + r"-\d+", name))
 
 

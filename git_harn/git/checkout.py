@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from git_harn.errors import GitFailure
-from git_harn.git.objects import Oid
+from git_harn.git.objects import Oid, from_pygit2
 from git_harn.git.run import error_line, run_git
 from git_harn.git.worktrees import head_of, linked_admin, open_worktree
 
@@ -100,7 +100,7 @@ def staged_entry(worktree: Path, path: str) -> tuple[int, Oid] | None:
         entry = index[path]
     except KeyError:
         return None
-    return entry.mode, entry.id
+    return entry.mode, from_pygit2(entry.id)
 
 
 def stage_blob(worktree: Path, path: str, blob: Oid, mode: int) -> None:

@@ -14,7 +14,39 @@ import pygit2
 from git_harn.errors import GitFailure, TooLarge
 from git_harn.files import size_words
 
-Oid = pygit2.Oid
+_HEX_DIGITS = frozenset("0123456789abcdef")
+
+
+class Oid(str):
+    """A git object id as its lowercase hex (40 digits; 64 in a SHA-256
+    repository): git-harn's own type, so nothing above git/ holds a pygit2
+    object. Being a ``str`` it compares, hashes, sorts and serialises to JSON
+    as its hex; a bad id fails here, once, with ValueError."""
+
+    __slots__ = ()
+
+    def __new__(cls, text: str) -> Oid:
+        if type(text) is cls:
+            return text
+        hex_id = str(text).lower()
+        if len(hex_id) not in (40, 64) or not _HEX_DIGITS.issuperset(hex_id):
+            raise ValueError(f"not an object id: {str(text)[:80]!r}")
+        return super().__new__(cls, hex_id)
+
+
+def from_pygit2(oid: pygit2.Oid) -> Oid:
+    """pygit2's id as git-harn's: every id git/ hands up passes here. Its
+    hex is lowercase and whole already, so it is not checked again (history
+    walks make millions of these)."""
+    return str.__new__(Oid, str(oid))
+
+
+def to_pygit2(oid: Oid | pygit2.Oid) -> pygit2.Oid:
+    """git-harn's id as pygit2's, for a call into pygit2 (a plain str there
+    could be taken for a ref name or a prefix)."""
+    return oid if isinstance(oid, pygit2.Oid) else pygit2.Oid(hex=Oid(oid))
+
+
 REGULAR_MODES = (0o100644, 0o100755)
 BLOB_MODE = 0o100644
 EXECUTABLE_MODE = 0o100755
@@ -50,13 +82,14 @@ class Change:
 
 
 def to_oid(text: str) -> Oid:
-    """An object id from its hex form; ValueError if it is not one."""
-    return pygit2.Oid(hex=text)
+    """An object id from its full hex form; ValueError if it is not one."""
+    return Oid(text)
 
 
 def _info(commit: pygit2.Commit) -> CommitInfo:
-    return CommitInfo(commit.id, commit.tree_id, tuple(commit.parent_ids), commit.message, commit.commit_time,
-                      commit.commit_time_offset)
+    return CommitInfo(from_pygit2(commit.id), from_pygit2(commit.tree_id),
+                      tuple(from_pygit2(parent) for parent in commit.parent_ids), commit.message,
+                      commit.commit_time, commit.commit_time_offset)
 
 
 def _pg_signature(sig: Signature) -> pygit2.Signature:
@@ -69,7 +102,7 @@ class ObjectsMixin:
     # --- reading ------------------------------------------------------------
 
     def has(self, oid: Oid) -> bool:
-        return oid in self._pg
+        return to_pygit2(oid) in self._pg
 
     def missing_objects(self, hex_ids: Iterable[str]) -> list[str]:
         """Those of ``hex_ids`` the object database lacks (one lookup each, no
@@ -85,7 +118,7 @@ class ObjectsMixin:
         return missing
 
     def commit_info(self, oid: Oid) -> CommitInfo:
-        obj = self._pg.get(oid)
+        obj = self._pg.get(to_pygit2(oid))
         if not isinstance(obj, pygit2.Commit):
             raise GitFailure(f"{oid} is not a commit")
         return _info(obj)
@@ -95,10 +128,10 @@ class ObjectsMixin:
         return self.empty_tree() if commit is None else self.commit_info(commit).tree
 
     def empty_tree(self) -> Oid:
-        return self._pg.TreeBuilder().write()
+        return from_pygit2(self._pg.TreeBuilder().write())
 
-    def _tree(self, oid: Oid) -> pygit2.Tree | None:
-        obj = self._pg.get(oid)
+    def _tree(self, oid: Oid | pygit2.Oid) -> pygit2.Tree | None:
+        obj = self._pg.get(to_pygit2(oid))
         if isinstance(obj, pygit2.Commit):
             return obj.tree
         return obj if isinstance(obj, pygit2.Tree) else None
@@ -112,7 +145,7 @@ class ObjectsMixin:
             found = tree[path]
         except (KeyError, ValueError):
             return None
-        return found.id, int(found.filemode)
+        return from_pygit2(found.id), int(found.filemode)
 
     def read_file(self, tree_or_commit: Oid, path: str, limit: int | None = None,
                   regular_only: bool = False, whole: bool = True) -> bytes | None:
@@ -124,7 +157,7 @@ class ObjectsMixin:
         found = self.entry(tree_or_commit, path)
         if found is None or (regular_only and found[1] not in REGULAR_MODES):
             return None
-        blob = self._pg.get(found[0])
+        blob = self._pg.get(to_pygit2(found[0]))
         if not isinstance(blob, pygit2.Blob):
             return None
         if limit is not None and blob.size > limit:
@@ -134,7 +167,7 @@ class ObjectsMixin:
         return blob.data
 
     def read_blob(self, oid: Oid) -> bytes:
-        blob = self._pg.get(oid)
+        blob = self._pg.get(to_pygit2(oid))
         if not isinstance(blob, pygit2.Blob):
             raise GitFailure(f"{oid} is not a blob")
         return blob.data
@@ -185,7 +218,8 @@ class ObjectsMixin:
             deleted = delta.status == pygit2.enums.DeltaStatus.DELETED
             path = (delta.old_file if deleted else delta.new_file).raw_path.decode("utf-8", "surrogateescape")
             old_path = delta.old_file.raw_path.decode("utf-8", "surrogateescape")
-            changes.append(Change(path, delta.status_char(), None if deleted else delta.new_file.id, old_path))
+            changes.append(Change(path, delta.status_char(), None if deleted else from_pygit2(delta.new_file.id),
+                                  old_path))
         return changes
 
     def changed_paths(self, old: Oid, news: list[Oid | None]) -> list[str]:
@@ -207,18 +241,19 @@ class ObjectsMixin:
         if tip == other:
             return True
         try:
-            return bool(self._pg.descendant_of(tip, other))
+            return bool(self._pg.descendant_of(to_pygit2(tip), to_pygit2(other)))
         except (KeyError, ValueError, pygit2.GitError) as exc:
             raise GitFailure(f"cannot compare {str(tip)[:12]} with {str(other)[:12]}: {exc}") from exc
 
     def merge_base(self, one: Oid, two: Oid) -> Oid | None:
         try:
-            return self._pg.merge_base(one, two)
+            found = self._pg.merge_base(to_pygit2(one), to_pygit2(two))
         except (KeyError, ValueError, pygit2.GitError) as exc:
             raise GitFailure(f"cannot find a merge base of {str(one)[:12]} and {str(two)[:12]}: {exc}") from exc
+        return None if found is None else from_pygit2(found)
 
     def ahead_behind(self, tip: Oid, base: Oid) -> tuple[int, int]:
-        ahead, behind = self._pg.ahead_behind(tip, base)
+        ahead, behind = self._pg.ahead_behind(to_pygit2(tip), to_pygit2(base))
         return int(ahead), int(behind)
 
     def walk(self, tip: Oid, hide: Oid | Iterable[Oid] | None = None, limit: int | None = None,
@@ -227,11 +262,11 @@ class ObjectsMixin:
         first (``by_time``: ties between branches ordered by commit time).
         GitFailure when one of them is missing or is not a commit."""
         order = pygit2.enums.SortMode.TOPOLOGICAL | (pygit2.enums.SortMode.TIME if by_time else 0)
-        hidden = [] if hide is None else [hide] if isinstance(hide, Oid) else list(hide)
+        hidden = [] if hide is None else [hide] if isinstance(hide, str) else list(hide)
         try:
-            walker = self._pg.walk(tip, order)
+            walker = self._pg.walk(to_pygit2(tip), order)
             for other in hidden:
-                walker.hide(other)
+                walker.hide(to_pygit2(other))
             for count, commit in enumerate(walker):
                 if limit is not None and count >= limit:
                     return
@@ -242,7 +277,7 @@ class ObjectsMixin:
     # --- writing --------------------------------------------------------------
 
     def write_blob(self, data: bytes) -> Oid:
-        return self._pg.create_blob(data)
+        return from_pygit2(self._pg.create_blob(data))
 
     def tree_with(self, base: Oid | None, files: Mapping[str, tuple[bytes | Oid, int]]) -> Oid:
         """Tree ``base`` (a tree or commit; None: empty) with ``files``
@@ -253,14 +288,14 @@ class ObjectsMixin:
         if all("/" not in path for path in blobs):
             builder = self._pg.TreeBuilder(base_tree) if base_tree is not None else self._pg.TreeBuilder()
             for path, (blob, mode) in blobs.items():
-                builder.insert(path, blob, mode)
-            return builder.write()
+                builder.insert(path, to_pygit2(blob), mode)
+            return from_pygit2(builder.write())
         index = pygit2.Index()
         if base_tree is not None:
             index.read_tree(base_tree)
         for path, (blob, mode) in blobs.items():
-            index.add(pygit2.IndexEntry(path, blob, pygit2.enums.FileMode(mode)))
-        return index.write_tree(self._pg)
+            index.add(pygit2.IndexEntry(path, to_pygit2(blob), pygit2.enums.FileMode(mode)))
+        return from_pygit2(index.write_tree(self._pg))
 
     def tree_without(self, base: Oid, paths: Iterable[str]) -> Oid:
         """Tree ``base`` (a tree or commit) with ``paths`` (at any depth) taken out."""
@@ -271,13 +306,14 @@ class ObjectsMixin:
         for path in paths:
             if path in index:
                 index.remove(path)
-        return index.write_tree(self._pg)
+        return from_pygit2(index.write_tree(self._pg))
 
     def make_commit(self, tree: Oid, parents: list[Oid], message: str, author: Signature,
                     committer: Signature | None = None) -> Oid:
         """A commit object (no ref moves, no hook runs)."""
-        return self._pg.create_commit(None, _pg_signature(author), _pg_signature(committer or author),
-                                      message, tree, list(parents))
+        made = self._pg.create_commit(None, _pg_signature(author), _pg_signature(committer or author),
+                                      message, to_pygit2(tree), [to_pygit2(parent) for parent in parents])
+        return from_pygit2(made)
 
     def commit_files(self, files: Mapping[str, tuple[bytes | Oid, int]], message: str,
                      parents: list[Oid], author: Signature, base: Oid | None = None) -> Oid:

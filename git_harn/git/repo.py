@@ -11,7 +11,7 @@ import pygit2
 
 from git_harn.errors import BadInput, GitFailure, RaceLost
 from git_harn.git.config import GitConfig
-from git_harn.git.objects import ObjectsMixin, Oid
+from git_harn.git.objects import ObjectsMixin, Oid, from_pygit2, to_pygit2
 from git_harn.git.run import error_line, run_git
 
 # packed-refs of more than this (about 3,000 refs) has git, not libgit2, write refs.
@@ -135,7 +135,7 @@ class Repo(ObjectsMixin):
             raise BadInput(f"not a valid revision: {rev!r}")
         try:
             obj = self._pg.revparse_single(rev)
-            return obj.peel(pygit2.Commit).id
+            return from_pygit2(obj.peel(pygit2.Commit).id)
         except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError) as exc:
             raise BadInput(f"unknown revision: {rev}") from exc
 
@@ -177,7 +177,7 @@ class Repo(ObjectsMixin):
         if ref is None:
             return None
         target = ref.resolve().target
-        return target if isinstance(target, Oid) else None
+        return from_pygit2(target) if isinstance(target, pygit2.Oid) else None
 
     def create_ref(self, name: str, oid: Oid, message: str) -> None:
         """Create ``name`` at ``oid``; RaceLost if it already exists."""
@@ -185,7 +185,7 @@ class Repo(ObjectsMixin):
             self._write_ref_with_git(name, oid, None, message)
             return
         try:
-            self._pg.create_reference_direct(name, oid, False, message=message)
+            self._pg.create_reference_direct(name, to_pygit2(oid), False, message=message)
         except pygit2.AlreadyExistsError as exc:
             raise RaceLost(f"{name} was created by someone else") from exc
         except (pygit2.GitError, ValueError, OSError) as exc:  # OSError: a folder of refs in the way
@@ -202,10 +202,10 @@ class Repo(ObjectsMixin):
             self._write_ref_with_git(name, new, old, message)
             return
         ref = self._pg.references.get(name)
-        if ref is None or ref.target != old:
+        if ref is None or ref.target != to_pygit2(old):
             raise RaceLost(f"{name} moved since it was read")
         try:
-            ref.set_target(new, message)
+            ref.set_target(to_pygit2(new), message)
         except pygit2.GitError as exc:
             if "does not match" in str(exc):
                 raise RaceLost(f"{name} moved since it was read") from exc
@@ -273,8 +273,8 @@ class Repo(ObjectsMixin):
         """(name, target) of every direct ref whose name starts with ``prefix``."""
         for ref in self._pg.listall_reference_objects():
             name = ref.name
-            if name.startswith(prefix) and isinstance(ref.target, Oid):
-                yield name, ref.target
+            if name.startswith(prefix) and isinstance(ref.target, pygit2.Oid):
+                yield name, from_pygit2(ref.target)
 
     def ref_ids(self, prefixes: Iterable[str]) -> dict[str, str]:
         """name -> hex object id of the refs under any of ``prefixes``
@@ -309,7 +309,7 @@ class Repo(ObjectsMixin):
 
     def _commit_of(self, oid: str) -> Oid | None:
         try:
-            found: Oid = self._pg[oid].peel(pygit2.Commit).id
+            found = from_pygit2(self._pg[oid].peel(pygit2.Commit).id)
         except (KeyError, pygit2.GitError, ValueError, pygit2.InvalidSpecError):
             return None
         return found
@@ -319,13 +319,13 @@ class Repo(ObjectsMixin):
     ) -> list[Oid]:
         """Commits reachable from ``tip`` and from none of ``tips`` (the refs
         that can hold work, read once by the caller) outside ``exclude`` [P1]."""
-        walker = self._pg.walk(tip, pygit2.enums.SortMode.NONE)
+        walker = self._pg.walk(to_pygit2(tip), pygit2.enums.SortMode.NONE)
         for name, hidden in tips.items():
             if name not in exclude:
-                walker.hide(hidden)
+                walker.hide(to_pygit2(hidden))
         out = []
         for commit in walker:
-            out.append(commit.id)
+            out.append(from_pygit2(commit.id))
             if len(out) >= limit:
                 break
         return out

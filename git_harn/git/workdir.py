@@ -11,11 +11,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-import pygit2
-
 from git_harn.errors import GitFailure, Refused
 from git_harn.files import atomic_write
-from git_harn.git.objects import Oid
+from git_harn.git.objects import Oid, from_pygit2
 from git_harn.git.run import run_git
 from git_harn.git.worktrees import open_worktree
 
@@ -214,7 +212,7 @@ def _write_tree(path: Path, env: dict[str, str]) -> Oid | None:
     done = run_git(["write-tree"], path, check=False, env=env)
     if done.returncode != 0:
         return None
-    return pygit2.Oid(hex=done.stdout.decode().strip())
+    return Oid(done.stdout.decode().strip())
 
 
 def reset_hard_and_clean(path: Path) -> None:
@@ -238,7 +236,7 @@ def index_ids(path: Path, paths: list[str]) -> dict[str, Oid | None]:
     out: dict[str, Oid | None] = {}
     for name in paths:
         try:
-            out[name] = index[name].id
+            out[name] = from_pygit2(index[name].id)
         except KeyError:
             out[name] = None
     return out
@@ -251,3 +249,8 @@ def stage_blobs(path: Path, entries: list[tuple[str, Oid, int]]) -> None:
     lines = "".join(f"{mode:o} {blob}\t{name}\0" for name, blob, mode in entries)
     run_git(["update-index", "-z", "--index-info"], path, input_bytes=lines.encode("utf-8", "surrogateescape"))
     run_git(["update-index", "-q", "--refresh"], path, check=False)
+
+
+def dirty_names(path: Path) -> list[str]:
+    """The paths ``dirty_paths`` finds, as names only."""
+    return [entry.path for entry in dirty_paths(path)]

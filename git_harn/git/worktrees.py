@@ -17,7 +17,7 @@ from pathlib import Path
 import pygit2
 
 from git_harn.errors import GitFailure
-from git_harn.git.objects import Oid
+from git_harn.git.objects import Oid, from_pygit2, to_pygit2
 from git_harn.git.repo import Repo
 from git_harn.git.run import run_git
 
@@ -99,7 +99,7 @@ def detached_head(admin: Path | None) -> Oid | None:
     if head.startswith("ref:") or len(head) not in (40, 64):
         return None
     try:
-        return pygit2.Oid(hex=head)
+        return Oid(head)
     except ValueError:
         return None
 
@@ -260,7 +260,7 @@ def head_of(path: Path) -> Oid | None:
         target = open_worktree(path).head.target
     except (pygit2.GitError, KeyError, ValueError, GitFailure):
         return None
-    return target if isinstance(target, Oid) else None
+    return from_pygit2(target) if isinstance(target, pygit2.Oid) else None
 
 
 def head_ref_of(path: Path) -> str | None:
@@ -281,4 +281,4 @@ def point_head(path: Path, ref: str) -> None:
 
 def detach_head(path: Path, commit: Oid) -> None:
     """Detach the worktree's HEAD at ``commit`` (no files change)."""
-    open_worktree(path).set_head(commit)
+    open_worktree(path).set_head(to_pygit2(commit))

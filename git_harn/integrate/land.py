@@ -14,12 +14,13 @@ and ask the operator to look first.
 from __future__ import annotations
 
 import re
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 from git_harn.errors import BadInput
 from git_harn.git import Oid, Repo
+from git_harn.git.branches import keep_ref
 from git_harn.git.remote import fetch_branch
-from git_harn.git.workflow_refs import keep_ref
 from git_harn.integrate.attempt import Retry, attempt
 from git_harn.integrate.crash import crash_marker, interrupted_report
 from git_harn.integrate.report import (
@@ -48,8 +49,7 @@ def integrate(repo: Repo, request: Request) -> IntegrationReport:
 
 def integrate_target(repo: Repo, target: Target, resume_after_crash: bool = False) -> IntegrationReport:
     """Land an already validated ``target``, under the merge lock."""
-    wait = repo.config_int("harn.mergeLockTimeout", MERGE_LOCK_TIMEOUT)
-    with hold_merge(repo, f"integrate {target.branch} into {target.upstream}", wait):
+    with merge_lock(repo, f"integrate {target.branch} into {target.upstream}"):
         interrupted = interrupted_report(repo, target, resume_after_crash)
         if interrupted is not None:
             return interrupted
@@ -58,6 +58,11 @@ def integrate_target(repo: Repo, target: Target, resume_after_crash: bool = Fals
         if report.ok:
             keep_integrated(repo, target, f"git-harn: integrate: task {integrated_key(target)} landed")
         return report
+
+
+def merge_lock(repo: Repo, purpose: str) -> AbstractContextManager[None]:
+    """The merge lock, waited for up to git config harn.mergeLockTimeout."""
+    return hold_merge(repo, purpose, repo.config_int("harn.mergeLockTimeout", MERGE_LOCK_TIMEOUT))
 
 
 def integrated_key(target: Target) -> str:

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 
 from git_harn.errors import BadInput
 from git_harn.git import Repo
 from git_harn.git.refnames import branch_name
 from git_harn.tasks.branches import DEFAULT_BASE, default_remote
-from git_harn.tasks.roadmap import parse_task_branch, roadmap_path, validate_task_id
+from git_harn.tasks.roadmap import parse_task_branch, roadmap_file, validate_task_id
 
 DEFAULT_MAX_ATTEMPTS = 5
 
@@ -82,10 +81,3 @@ def resolve_target(repo: Repo, request: Request) -> Target:
     if request.max_attempts < 1:
         raise BadInput("--max-attempts must be at least 1")
     return Target(branch, base, remote, task_id, addendum, roadmap_file(repo), request.max_attempts)
-
-
-def roadmap_file(repo: Repo) -> str:
-    path = PurePosixPath(roadmap_path(repo.config("harn.roadmap")))
-    if path.is_absolute() or ".." in path.parts or not path.parts:
-        raise BadInput(f"harn.roadmap must be a path inside the repository, not {str(path)!r}")
-    return str(path)

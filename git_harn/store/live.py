@@ -58,6 +58,7 @@ from git_harn.git import ANY, Oid, Repo, to_oid
 from git_harn.git.repo import Unchecked
 from git_harn.notices import warn
 from git_harn.store import archive, chain
+from git_harn.store.locks import live_run_locks
 from git_harn.store.runs import LIVE, RUNS, RUNS_PREFIX, Stored, Unreadable, list_records, read, read_at, run_ref
 
 
@@ -228,3 +229,15 @@ def live_records_by_tip(repo: Repo) -> tuple[list[Stored | Unreadable], int]:
             path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write(path, (HEADER + "".join(f"{oid}\n" for oid in sorted(ended))).encode())
     return live, len(ended)
+
+
+def live_workspace_branches(repo: Repo) -> dict[str, str]:
+    """Branch -> who holds it, for every workspace whose run lock a live
+    process (or a command it started) holds: a live run works there [L2]."""
+    found = {}
+    for run_id, owner in live_run_locks(repo).items():
+        stored = read(repo, run_id)
+        if stored is not None and not stored.record.terminal:
+            found[stored.record.branch] = (f"run {run_id} ({owner.get('purpose') or 'busy'}, pid "
+                                           f"{owner.get('pid', '?')} on {owner.get('host', '?')})")
+    return found

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from git_harn.errors import BadInput
-from git_harn.git import Repo
+from git_harn.git import Oid, Repo
+from git_harn.git.branches import file_at
 from git_harn.git.env import never_passed
 
 WORKFLOW_FILE = ".harn/workflow.toml"
@@ -404,3 +405,13 @@ def _recovery_settings(table: dict[str, Any], where: str) -> dict[str, Any]:
         values["maxRecoveryCandidates"] = _positive_int(table["maxRecoveryCandidates"], where,
                                                         "workflow.maxRecoveryCandidates")
     return values
+
+
+def settings_at(repo: Repo, commit: Oid, rev: str) -> WorkflowSettings | None:
+    """The ``.harn/workflow.toml`` committed at ``commit`` (None: absent) [P5];
+    ``rev`` names it in errors."""
+    raw = file_at(repo, commit, WORKFLOW_FILE)
+    if raw is None:
+        return None
+    where = f"{WORKFLOW_FILE} at {rev}"
+    return workflow_settings(parse_toml(raw, where), where)

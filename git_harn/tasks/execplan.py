@@ -85,3 +85,14 @@ def plan_bytes(repo: Repo, commit: Oid, path: str) -> bytes | None:
     """The first MAX_PLAN_BYTES of the regular file at ``path`` in ``commit``:
     a peek for the status line, never written back."""
     return repo.read_file(commit, path, limit=MAX_PLAN_BYTES, regular_only=True, whole=False)
+
+
+def plan_at(repo: Repo, commit: Oid, task_id: str) -> tuple[str | None, str | None]:
+    """(path of the task's ExecPlan at ``commit``, its Status) — (None, None) if none."""
+    folder = plans_dir(repo)
+    name = task_plan_name(plan_names_at(repo, commit, folder), task_id)
+    if name is None:
+        return None, None
+    path = f"{folder}/{name}"
+    raw = plan_bytes(repo, commit, path)  # its status line is near the top
+    return path, (parse_status(raw) if raw is not None else None)

@@ -24,8 +24,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 
 from git_harn.errors import BadInput
+from git_harn.git import Oid, Repo
+from git_harn.git.branches import file_at
 from git_harn.text import one_line
 
 DEFAULT_ROADMAP = "docs/roadmap.md"
@@ -258,3 +261,46 @@ def parse_task_branch(branch: str) -> tuple[str, int | None] | None:
     if not match:
         return None
     return match["id"], int(match["n"]) if match["n"] else None
+
+
+# --- the roadmap committed at a commit [P5] -------------------------------------
+
+# The roadmap is read whole or not at all: the remediation flush writes it
+# back, so a prefix would drop every task after the cut [P5].
+ROADMAP_LIMIT = 16 << 20
+
+
+def roadmap_file(repo: Repo) -> str:
+    """Where the roadmap lives in the tree (git config harn.roadmap)."""
+    path = PurePosixPath(roadmap_path(repo.config("harn.roadmap")))
+    if path.is_absolute() or ".." in path.parts or not path.parts:
+        raise BadInput(f"harn.roadmap must be a path inside the repository, not {str(path)!r}")
+    return str(path)
+
+
+def roadmap_bytes_at(repo: Repo, commit: Oid) -> bytes | None:
+    """The whole roadmap at ``commit`` (None: absent); TooLarge past ROADMAP_LIMIT."""
+    return file_at(repo, commit, roadmap_file(repo), limit=ROADMAP_LIMIT)
+
+
+def roadmap_at(repo: Repo, commit: Oid) -> Roadmap | None:
+    """The roadmap's tasks and unparsed lines at ``commit``; BadInput (naming
+    the file) when two tasks there have one id; TooLarge past ROADMAP_LIMIT."""
+    raw = roadmap_bytes_at(repo, commit)
+    if raw is None:
+        return None
+    try:
+        return read_roadmap(decode(raw))
+    except BadInput as exc:
+        raise BadInput(f"{roadmap_file(repo)} at {str(commit)[:12]}: {exc}") from None
+
+
+def tasks_at(repo: Repo, commit: Oid) -> list[Task] | None:
+    roadmap = roadmap_at(repo, commit)
+    return None if roadmap is None else roadmap.tasks
+
+
+def ticked_at(repo: Repo, commit: Oid, task_id: str) -> bool:
+    """The roadmap at ``commit`` has the task ticked."""
+    task = find_task(tasks_at(repo, commit) or [], task_id)
+    return task is not None and task.done

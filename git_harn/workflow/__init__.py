@@ -2,5 +2,6 @@
 dual review and integration, each step checked by the host (SPEC §7).
 
 Layer 5: may import integrate/, assess/, tasks/, workspace/, store/, git/ and
-the shared helpers, always through ``host`` for the domain entry points.
+the shared helpers. There is no adapter module in between: each module
+imports what it uses from where it lives.
 """

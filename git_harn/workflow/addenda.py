@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from git_harn.errors import BadInput
-from git_harn.git import Repo
-from git_harn.git.workflow_refs import Oid
+from git_harn.git import Oid, Repo
 from git_harn.tasks import roadmap as _roadmap
-from git_harn.workflow import host
+from git_harn.tasks.config import WORKFLOW_FILE
+from git_harn.tasks.roadmap import Task, roadmap_bytes_at, roadmap_file
 from git_harn.workflow.config import Effective
 from git_harn.workflow.result import LIVE_RUN, SURVIVING_BRANCH, Skipped
 from git_harn.workflow.stages import StageOutcome
@@ -29,7 +29,7 @@ from git_harn.workflow.state import Outcome
 
 STAGE = "addendum"
 NO_AGENT = "no-addendum-agent"
-NO_AGENT_DETAIL = (f"{host.WORKFLOW_FILE} at the base has no [agents.addendum]; addenda are not run "
+NO_AGENT_DETAIL = (f"{WORKFLOW_FILE} at the base has no [agents.addendum]; addenda are not run "
                    "without an addendum agent")
 HISTORY_LIMIT = 2000  # first-parent commits read back when looking for the commit that ticked a box
 
@@ -46,12 +46,12 @@ class AddendumTask(_roadmap.Task):
         return f"{self.id}-addendum-{self.number}"
 
 
-def number_of(task: host.Task) -> int | None:
+def number_of(task: Task) -> int | None:
     """The addendum number of a work item, None for a task itself."""
     return task.number if isinstance(task, AddendumTask) else None
 
 
-def branch_of(task: host.Task) -> str:
+def branch_of(task: Task) -> str:
     return _roadmap.task_branch(task.id, number_of(task))
 
 
@@ -59,10 +59,10 @@ def _work(item: _roadmap.Addendum) -> AddendumTask:
     return AddendumTask(item.task_id, item.title, False, item.line, number=item.number)
 
 
-def selectable(tasks: list[host.Task], taken: set[str], held: set[str]) -> list[host.Task]:
+def selectable(tasks: list[Task], taken: set[str], held: set[str]) -> list[Task]:
     """Open addenda (task checked, own box not), in roadmap order, minus what
     was taken or is held out."""
-    found: list[host.Task] = []
+    found: list[Task] = []
     for item in _roadmap.open_addenda(tasks):
         work = _work(item)
         if work.key not in taken and work.key not in held:
@@ -70,7 +70,7 @@ def selectable(tasks: list[host.Task], taken: set[str], held: set[str]) -> list[
     return found
 
 
-def held(repo: Repo, eff: Effective, tasks: list[host.Task], live: dict[str, str] | None = None) -> list[Skipped]:
+def held(repo: Repo, eff: Effective, tasks: list[Task], live: dict[str, str] | None = None) -> list[Skipped]:
     """Unticked addenda that this run does not take: a live run works on their
     branch, their branch survives from an earlier run (as for tasks), or no
     ``[agents.addendum]`` is configured."""
@@ -105,14 +105,14 @@ def manual_merge_ready(report: dict[str, Any] | None) -> bool:
             and report.get("gatesGreen") is True and report.get("openIssues") == [])
 
 
-def manual_merge_detail(task: host.Task, branch: str, tip: Oid) -> str:
+def manual_merge_detail(task: Task, branch: str, tip: Oid) -> str:
     return (f"addendum {number_of(task)} of task {task.id}: the agent reported every work item done, green gates "
             f"and no open issues but not ok: true; nothing was merged and {branch} is kept at {str(tip)[:12]}. "
             "Rerun the gates (git harn gates run), confirm the review evidence, reconcile the roadmap checkbox, "
             "then integrate (git harn integrate) or discard the branch")
 
 
-def verdict(task: host.Task, branch: str, outcome: StageOutcome, before: Oid, tip: Oid,
+def verdict(task: Task, branch: str, outcome: StageOutcome, before: Oid, tip: Oid,
             grew: bool) -> tuple[Outcome, str] | None:
     """(outcome, detail) when the addendum stops here, None when it goes on to
     the gates. ``grew``: the branch has new commits on top of ``before``."""
@@ -130,16 +130,16 @@ def verdict(task: host.Task, branch: str, outcome: StageOutcome, before: Oid, ti
 # --- the I3 check of an integration agent's work, for an addendum -------------------
 
 
-def landed_problem(repo: Repo, task: host.Task, landed: Oid, since: Oid, upstream: str) -> str | None:
+def landed_problem(repo: Repo, task: Task, landed: Oid, since: Oid, upstream: str) -> str | None:
     """None when ``landed`` has this addendum ticked and the commit that ticked
     it changed no other roadmap line; else why not."""
     number = number_of(task)
     assert number is not None
-    path = host.roadmap_file(repo)
+    path = roadmap_file(repo)
     what = f"addendum {number} of task {task.id}"
 
     def text(commit: Oid) -> str:
-        return (host.roadmap_bytes_at(repo, commit) or b"").decode("utf-8", "surrogateescape")
+        return (roadmap_bytes_at(repo, commit) or b"").decode("utf-8", "surrogateescape")
 
     def ticked(body: str) -> bool:
         found = _roadmap.find_task(_roadmap.parse_roadmap(body), task.id)

@@ -29,8 +29,8 @@ from typing import Any
 from git_harn.clock import epoch_of, iso_of
 from git_harn.errors import BadInput, HarnError
 from git_harn.files import loads_json, read_private
+from git_harn.tasks.config import COMMAND_ADAPTER, AgentSettings
 from git_harn.text import one_line
-from git_harn.workflow import host
 from git_harn.workflow.result import TaskResult
 from git_harn.workflow.state import PROVIDER, SkipReason, State
 
@@ -56,10 +56,10 @@ def parse_wait(text: str | None) -> float | None:
     return float(found.group(1)) * _UNIT[found.group(2)]
 
 
-def agent_key(agent: host.AgentSettings) -> str | None:
+def agent_key(agent: AgentSettings) -> str | None:
     if not agent.command:
         return None  # builtin (git-harn's own), or [agents.preflight] with checks only: no provider
-    return agent.adapter if agent.adapter != host.COMMAND_ADAPTER else Path(agent.command[0]).name
+    return agent.adapter if agent.adapter != COMMAND_ADAPTER else Path(agent.command[0]).name
 
 
 @dataclass
@@ -73,7 +73,7 @@ class Limit:
 class Breakers:
     """The breakers of one run; the scheduler asks them before each start."""
 
-    agents: dict[str, host.AgentSettings]
+    agents: dict[str, AgentSettings]
     wait_max: float | None = None
     auth: dict[str, Any] | None = None
     limits: dict[str, Limit] = field(default_factory=dict)

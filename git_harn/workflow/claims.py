@@ -37,15 +37,17 @@ from typing import Any, ClassVar
 
 from git_harn.clock import epoch_of, now_iso
 from git_harn.errors import BadInput, CorruptRecord, GitFailure, HarnError, Refused
-from git_harn.git import Repo
+from git_harn.git import Repo, open_repo
+from git_harn.git.branches import check_branch_name, check_remote, fetch_branch
 from git_harn.git.identity import clone_id, host_name
 from git_harn.git.remote import MOVED_ON, UNREACHABLE, Outcome
 from git_harn.results import Result
 from git_harn.store import claims as refs
 from git_harn.store.clone import this_clone
-from git_harn.tasks.config import DEFAULT_CLAIM_STALE_AFTER, DEFAULT_REMOTE
+from git_harn.tasks.config import DEFAULT_CLAIM_STALE_AFTER, DEFAULT_REMOTE, settings_at
+from git_harn.tasks.roadmap import task_branch, ticked_at
 from git_harn.text import one_line
-from git_harn.workflow import host, state
+from git_harn.workflow import state
 from git_harn.workflow.result import Skipped
 
 CLAIMED_ELSEWHERE = "claimed-elsewhere"
@@ -211,8 +213,8 @@ class Claims:
             return claimed
         # Another machine may have landed it and released its claim before ours was made.
         try:
-            oid = host.refs.fetch_branch(self.repo, self.remote, self.base)
-            landed = host.ticked_at(self.repo, oid, task_id)
+            oid = fetch_branch(self.repo, self.remote, self.base)
+            landed = ticked_at(self.repo, oid, task_id)
         except HarnError as exc:
             self.release(task_id)
             return Skipped(task_id, CLAIM_FAILED, f"the base could not be read after the claim: "
@@ -270,7 +272,7 @@ class Claims:
         return held
 
     def _beat(self, held: Held) -> None:
-        repo = host.reopen(self.repo)  # a handle of its own in this thread
+        repo = open_repo(self.repo.invoked_from)  # a handle of its own in this thread
         ref = refs.claim_ref(held.claim_id)
         while not held.stop.wait(self.heartbeat):
             with held.lock:
@@ -392,30 +394,30 @@ def claim_settings(repo: Repo, remote: str | None, base: str | None, stale_after
     if stale_after is not None and not stale_after > 0:
         raise BadInput("--stale-after must be a positive number of seconds")
     name = remote or DEFAULT_REMOTE
-    host.refs.check_remote(repo, name)
-    branch = host.refs.check_branch_name(base or repo.config("harn.base") or "main", "--base")
+    check_remote(repo, name)
+    branch = check_branch_name(base or repo.config("harn.base") or "main", "--base")
     try:
-        settings = host.settings_at(repo, host.refs.fetch_branch(repo, name, branch), f"{name}/{branch}")
+        settings = settings_at(repo, fetch_branch(repo, name, branch), f"{name}/{branch}")
     except BadInput:
         if base is not None:
             raise
         settings = None  # no such base: the defaults
     if settings is not None and remote is None and settings.remote and settings.remote != name:
         name = settings.remote
-        host.refs.check_remote(repo, name)
+        check_remote(repo, name)
     configured = settings.claimStaleAfter if settings is not None else None
     return Where(name, stale_after or configured or DEFAULT_CLAIM_STALE_AFTER)
 
 
 def list_claims(repo: Repo, remote: str, stale_after: float) -> ClaimsResult:
-    host.refs.check_remote(repo, remote)
+    check_remote(repo, remote)
     mine = clone_id(repo)
     return ClaimsResult(remote, stale_after, [c.shown(stale_after, mine) for c in read_remote(repo, remote)])
 
 
 def _claim_on(repo: Repo, remote: str, task_id: str) -> Claim:
     """The claim ``remote`` holds on ``task_id``; BadInput when there is none."""
-    host.refs.check_remote(repo, remote)
+    check_remote(repo, remote)
     valid_claim_id(task_id)
     there = read_remote(repo, remote, [task_id])
     if not there:
@@ -442,7 +444,7 @@ def take_over(repo: Repo, remote: str, task_id: str, stale_after: float,
     if not push.ok:
         raise Refused(f"the claim on task {task_id} changed on {remote} meanwhile ({push.why}); "
                       "not taken over: list the claims again")
-    branch = host.task_branch(task_id)
+    branch = task_branch(task_id)
     survivor = repo.ref_oid(f"refs/heads/{branch}")
     result = list_claims(repo, remote, stale_after)
     resume = state.Where(remote, "", ("--remote", remote)).workflow_run(*state.RESUME_FLAGS)

@@ -11,30 +11,33 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from git_harn.assess.gates import gate_commands, gate_timeout
 from git_harn.errors import BadInput
-from git_harn.git import Repo
-from git_harn.git.workflow_refs import Oid
+from git_harn.git import Oid, Repo
+from git_harn.git.branches import check_branch_name, check_remote, fetch_branch
+from git_harn.tasks.branches import Base
 from git_harn.tasks.config import (
     DEFAULT_CLAIM_HEARTBEAT,
     DEFAULT_CLAIM_STALE_AFTER,
-    DEFAULT_MAX_RECOVERY_CANDIDATES,
-    DEFAULT_RESUME_MODE,
-    RESUME_MODES,
-)
-from git_harn.workflow import host
-from git_harn.workflow.host import (
     DEFAULT_IDLE_TIMEOUT,
+    DEFAULT_MAX_RECOVERY_CANDIDATES,
     DEFAULT_REMOTE,
+    DEFAULT_RESUME_MODE,
     DEFAULT_REVIEW_ROUNDS,
     DEFAULT_SCHEMA_RETRIES,
     DEFAULT_STAGE_ATTEMPTS,
     DEFAULT_STAGE_TIMEOUT,
     MAX_PARALLEL,
     MAX_RETRIES,
+    RESUME_MODES,
     STAGES,
+    WORKFLOW_FILE,
     AgentSettings,
     WorkflowSettings,
+    settings_at,
 )
+from git_harn.tasks.execplan import plans_dir
+from git_harn.tasks.roadmap import roadmap_file, tasks_at
 
 DEFAULT_BASE = "main"
 T = TypeVar("T")
@@ -131,12 +134,12 @@ def _check_flags(options: Options) -> None:
 
 
 def _read(repo: Repo, remote: str, base: str, dry_run: bool) -> tuple[Oid, WorkflowSettings]:
-    host.refs.check_remote(repo, remote)
-    host.refs.check_branch_name(base, "--base")
-    oid = host.refs.fetch_branch(repo, remote, base, write_ref=not dry_run)
-    settings = host.settings_at(repo, oid, f"{remote}/{base}")
+    check_remote(repo, remote)
+    check_branch_name(base, "--base")
+    oid = fetch_branch(repo, remote, base, write_ref=not dry_run)
+    settings = settings_at(repo, oid, f"{remote}/{base}")
     if settings is None:
-        raise BadInput(f"{remote}/{base} has no {host.WORKFLOW_FILE}: write one with 'git harn workflow init', "
+        raise BadInput(f"{remote}/{base} has no {WORKFLOW_FILE}: write one with 'git harn workflow init', "
                        f"then commit and push it")
     return oid, settings
 
@@ -154,23 +157,23 @@ def load(repo: Repo, options: Options) -> Effective:
         remote, base = wanted_remote, wanted_base
         oid, settings = _read(repo, remote, base, options.dry_run)
         if (options.remote or settings.remote or remote, options.base or settings.base or base) != (remote, base):
-            raise BadInput(f"{host.WORKFLOW_FILE}: workflow.base/workflow.remote at {remote}/{base} name "
+            raise BadInput(f"{WORKFLOW_FILE}: workflow.base/workflow.remote at {remote}/{base} name "
                            "yet another base; make them agree")
     agents = dict(settings.agents)
     for stage in STAGES:
         if stage not in agents:
             if stage != "integrate":
-                raise BadInput(f"{host.WORKFLOW_FILE} at {remote}/{base}: missing setting agents.{stage} "
+                raise BadInput(f"{WORKFLOW_FILE} at {remote}/{base}: missing setting agents.{stage} "
                                f"([agents.{stage}] command = [...])")
             agents[stage] = AgentSettings("integrate", None)
-    gates = host.gate_commands(repo, host.Base(f"{remote}/{base}", oid))
+    gates = gate_commands(repo, Base(f"{remote}/{base}", oid))[0]
     if not gates:
-        raise BadInput(f"{host.WORKFLOW_FILE} at {remote}/{base}: missing setting gates.commands "
+        raise BadInput(f"{WORKFLOW_FILE} at {remote}/{base}: missing setting gates.commands "
                        "(the workflow needs gates as evidence)")
-    if host.tasks_at(repo, oid) is None:
-        raise BadInput(f"{remote}/{base} has no roadmap at {host.roadmap_file(repo)} (git config harn.roadmap)")
-    host.plans_dir(repo)  # harn.execplans must be sane before anything starts
-    host.gate_timeout(repo)
+    if tasks_at(repo, oid) is None:
+        raise BadInput(f"{remote}/{base} has no roadmap at {roadmap_file(repo)} (git config harn.roadmap)")
+    plans_dir(repo)  # harn.execplans must be sane before anything starts
+    gate_timeout(repo, None)
     return Effective(
         base=base, remote=remote, base_oid=oid,
         maxTasks=options.max_tasks if options.max_tasks is not None else settings.maxTasks,

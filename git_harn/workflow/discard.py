@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 from git_harn.errors import BadInput
 from git_harn.git import Repo
-from git_harn.git.workflow_refs import keep_ref
+from git_harn.git.branches import keep_ref
 from git_harn.results import Result
 from git_harn.store.bookkeeping import history_tips
 from git_harn.store.locks import hold_run

@@ -28,20 +28,34 @@ from pathlib import Path
 from typing import Any
 
 from git_harn.assess.evidence import REVIEW_NOTE
+from git_harn.assess.gates import gate_timeout, run_gates
 from git_harn.clock import Wait, keeping_waits, now_iso, precise_iso
 from git_harn.errors import HarnError
-from git_harn.git import Repo
-from git_harn.git.workflow_refs import Oid
+from git_harn.git import Oid, Repo, open_repo, to_oid
+from git_harn.git.branches import attach, detach, fetch_branch, worktree_branch
+from git_harn.git.workdir import dirty_names
+from git_harn.integrate.crash import marker_for
+from git_harn.integrate.land import merge_lock
+from git_harn.integrate.report import check_integration
+from git_harn.proc import exit_words
+from git_harn.store.bookkeeping import INTEGRATED_ROOT
+from git_harn.store.locks import hold_run
+from git_harn.store.notes import merge_note, read_note
 from git_harn.store.record import PRESERVED_DIRTY, PRESERVED_UNMERGED
-from git_harn.text import last_lines, last_lines_on_one_line, one_line
-from git_harn.workflow import addenda, assessment, faults, host, retries, review, state, usage
+from git_harn.tasks.branches import Base, Branch
+from git_harn.tasks.config import AgentSettings
+from git_harn.tasks.execplan import plan_at, plans_dir
+from git_harn.tasks.roadmap import Task, ticked_at
+from git_harn.text import jsonable, last_lines, last_lines_on_one_line, one_line
+from git_harn.workflow import addenda, assessment, faults, retries, review, state, usage
 from git_harn.workflow.config import Effective
+from git_harn.workflow.integration import integrate_builtin, integration_turn, keep_integrated
 from git_harn.workflow.result import TaskResult
 from git_harn.workflow.review import Verdict
 from git_harn.workflow.stages import Agents, StageOutcome, TaskContext, run_stage
 from git_harn.workflow.state import STAGE_STATE, Ending, Lifecycle, Outcome, State
-
-INTEGRATED_PREFIX = host.INTEGRATED_PREFIX
+from git_harn.workflow.workspaces import note_agent, resume_workspace, start_workspace
+from git_harn.workspace.cleanup import cleanup_locked
 
 Progress = Callable[[str, str, str], None]  # (task key, stage, "attempt 2" / "round 2")
 
@@ -140,7 +154,7 @@ def wait_span(wait: Wait) -> dict[str, Any]:
 class Job:
     eff: Effective
     workflow_id: str
-    task: host.Task
+    task: Task
     result: TaskResult
     base_oid: Oid
     scratch: Path
@@ -167,7 +181,7 @@ def run_id_for(workflow_id: str, task_id: str) -> str:
 
 def run_task(main_repo: Repo, job: Job) -> TaskResult:
     """Drive one task to its end; never raises for the task's own trouble."""
-    repo = host.reopen(main_repo)
+    repo = open_repo(main_repo.invoked_from)
     tr = job.result
     tr.startedAt, tr.baseOid = now_iso(), str(job.base_oid)
     life = Lifecycle(State.CLAIMED if State.of(tr) is State.CLAIMED else State.SELECTED)
@@ -175,7 +189,7 @@ def run_task(main_repo: Repo, job: Job) -> TaskResult:
     ending: Ending | None = None
     try:
         with keeping_waits(job.attempts.waited), \
-                host.hold_run(repo, tr.runId, f"workflow {job.workflow_id} task {tr.taskId}"):
+                hold_run(repo, tr.runId, f"workflow {job.workflow_id} task {tr.taskId}"):
             ending = _in_workspace(repo, job, life)
     except HarnError as exc:  # the run lock itself
         lost = one_line(exc.message, 500)
@@ -225,8 +239,8 @@ def _workspace(repo: Repo, job: Job) -> Any:
     tr = job.result
     assert tr.runId is not None
     if job.resume_at is None:
-        return host.start_workspace(repo, tr.runId, job.base_oid, tr.branch)
-    return host.resume_workspace(repo, tr.runId, tr.branch, f"workflow {job.workflow_id} resumes it at {job.resume_at}")
+        return start_workspace(repo, tr.runId, job.base_oid, tr.branch)
+    return resume_workspace(repo, tr.runId, tr.branch, f"workflow {job.workflow_id} resumes it at {job.resume_at}")
 
 
 def _walk_path(repo: Repo, job: Job, worktree: Path, life: Lifecycle) -> Ending:
@@ -285,11 +299,11 @@ def walk(life: Lifecycle, steps: list[Step], entry: str, stopping: Callable[[], 
 
 def _context(repo: Repo, job: Job, worktree: Path) -> TaskContext:
     task = job.task
-    plan_path = f"{host.plans_dir(repo)}/{task.id}.md"
+    plan_path = f"{plans_dir(repo)}/{task.id}.md"
 
     def on_agent(pid: int) -> None:
         assert job.result.runId is not None
-        host.note_agent(repo, job.result.runId, pid)
+        note_agent(repo, job.result.runId, pid)
 
     return TaskContext(repo=repo, workflow_id=job.workflow_id, task_id=task.id, title=task.title,
                        requires=list(task.requires), branch=job.result.branch,
@@ -315,7 +329,7 @@ class TaskPath:
         self.rounds = 1 if job.resume_at == REVIEW_ONLY else self.eff.reviewRounds
         self.tr.review = {"rounds": 0, "approved": False, "reviews": []}
         if job.resume_at is not None:  # a surviving branch: its committed ExecPlan, if any
-            found, _ = host.plan_at(repo, _tip(repo, ctx.branch, "workspace"), ctx.task_id)
+            found, _ = plan_at(repo, _tip(repo, ctx.branch, "workspace"), ctx.task_id)
             ctx.plan_path = found or ctx.plan_path
 
     def steps(self) -> list[Step]:
@@ -347,7 +361,7 @@ class TaskPath:
         if outcome.fault is not None:
             raise _faulted(outcome)
         tip = check_worktree(self.repo, self.ctx, stage)
-        path, status = host.plan_at(self.repo, tip, self.ctx.task_id)
+        path, status = plan_at(self.repo, tip, self.ctx.task_id)
         if status == "BLOCKED":
             raise StageEnd(Outcome.BLOCKED, stage, f"the ExecPlan {path} says Status: BLOCKED: {outcome.summary}")
         return outcome, tip, path, status
@@ -374,7 +388,7 @@ class TaskPath:
         if tip == before:
             raise StageEnd(Outcome.PRODUCT_FAILURE, "implement", f"the implement agent reported ok but committed "
                            f"nothing on {branch} (tip still {str(before)[:12]})")
-        if not host.refs.descends(self.repo, tip, before):
+        if not self.repo.contains(tip, before):
             raise StageEnd(Outcome.PRODUCT_FAILURE, "implement", f"the implement agent rewrote {branch}: "
                            f"{str(before)[:12]} is no longer in it")
         if status != "COMPLETE":
@@ -389,7 +403,7 @@ class TaskPath:
             raise StageEnd(Outcome.PRODUCT_FAILURE, addenda.STAGE, addenda.NO_AGENT_DETAIL)
         before = _tip(self.repo, self.ctx.branch, addenda.STAGE)
         outcome, tip, _, _ = self._run_checked(addenda.STAGE, round_no)
-        grew = tip != before and host.refs.descends(self.repo, tip, before)
+        grew = tip != before and self.repo.contains(tip, before)
         said = addenda.verdict(self.job.task, self.ctx.branch, outcome, before, tip, grew)
         if said is not None:
             raise StageEnd(said[0], addenda.STAGE, said[1])
@@ -401,7 +415,7 @@ class TaskPath:
     def gates(self, round_no: int) -> None:
         tip = self.tip or check_worktree(self.repo, self.ctx, "review")
         self.tip = tip
-        base = host.Base(self.eff.upstream, self.eff.base_oid)
+        base = Base(self.eff.upstream, self.eff.base_oid)
         groups: list[int] = []
 
         def on_start(pgid: int) -> None:
@@ -409,7 +423,9 @@ class TaskPath:
             self.job.agents.started(pgid)
 
         try:
-            result = host.run_gates(self.repo, self.tr.branch, tip, base, host.gate_timeout(self.repo), on_start)
+            branch = Branch(self.tr.branch, f"refs/heads/{self.tr.branch}", tip)
+            report = run_gates(self.repo, branch, base, gate_timeout(self.repo, None), on_start)
+            result: dict[str, Any] = jsonable(report)
         finally:
             for pgid in groups:
                 self.job.agents.ended(pgid)
@@ -419,7 +435,7 @@ class TaskPath:
                          "commands": [_gate_entry(c) for c in result["commands"]]}
         if not result["passed"]:
             first = next(c for c in result["commands"] if c["exitCode"] != 0)
-            why = first.get("error") or host.exit_words(first["exitCode"])
+            why = first.get("error") or exit_words(first["exitCode"])
             raise StageEnd(Outcome.PRODUCT_FAILURE, "gates", f"gate {shlex.join(first['argv'])} {why} on "
                            f"{str(tip)[:12]}: {last_lines_on_one_line(first.get('outputTail') or '', 300)}")
 
@@ -454,7 +470,7 @@ class TaskPath:
         reviewers did, so the refusal is what the detail says first; what they
         left behind (kept for cleanup and artefact salvage) is named after it."""
         left = []
-        dirty = host.dirty(self.ctx.worktree)
+        dirty = dirty_names(self.ctx.worktree)
         if dirty:
             left.append(f"the reviewers also left {len(dirty)} uncommitted path(s): {', '.join(dirty[:5])}")
         now = self.repo.ref_oid(f"refs/heads/{self.ctx.branch}")
@@ -468,9 +484,9 @@ class TaskPath:
         [A1]: a refusal is noted on the tip, and so is an approval of a tip a
         refusal was noted on (an approval of a fresh tip changes no rule, so
         the ordinary path writes no note for it)."""
-        if verdict.approved and REVIEW_NOTE not in host.read_note(self.repo, tip):
+        if verdict.approved and REVIEW_NOTE not in read_note(self.repo, tip):
             return
-        host.merge_note(self.repo, tip, REVIEW_NOTE, verdict.note(self.job.workflow_id, str(tip)))
+        merge_note(self.repo, tip, REVIEW_NOTE, verdict.note(self.job.workflow_id, str(tip)))
 
     def integrate(self, round_no: int) -> None:
         agent = self.eff.agents["integrate"]
@@ -481,27 +497,27 @@ class TaskPath:
         tip = _tip(self.repo, self.ctx.branch, "integrate")
         self.tr.tip = str(tip)
         key = self.job.task.key  # <id>, or <id>-addendum-<n>
-        self.tr.integratedRef = host.keep_integrated(self.repo, key, tip,
-                                                     f"git-harn: workflow {self.job.workflow_id}: task {key} landed")
+        self.tr.integratedRef = keep_integrated(self.repo, key, tip,
+                                                f"git-harn: workflow {self.job.workflow_id}: task {key} landed")
 
     def _integrate_builtin(self) -> None:
         ctx, eff = self.ctx, self.eff
-        host.refs.detach(ctx.worktree)  # integrate may need to move the branch
+        detach(ctx.worktree)  # integrate may need to move the branch
         try:
-            report = host.integrate_builtin(self.repo, ctx.branch, eff.base, eff.remote, ctx.task_id)
+            report = integrate_builtin(self.repo, ctx.branch, eff.base, eff.remote, ctx.task_id)
         finally:
             if self.repo.ref_oid(f"refs/heads/{ctx.branch}") is not None:
-                host.refs.attach(ctx.worktree, ctx.branch)
+                attach(ctx.worktree, ctx.branch)
         self.tr.integration = report
         self.tr.stages["integrate"] = {"attempt": 1, "ok": bool(report.get("ok")),
                                        "summary": one_line(str(report.get("summary") or ""), 500), "fault": None}
-        check = host.check_integration(report)
+        check = check_integration(report)
         if not check.ok:
             raise StageEnd(Outcome.HALT, "integrate", check.detail)
 
-    def _integrate_agent(self, agent: host.AgentSettings) -> None:
+    def _integrate_agent(self, agent: AgentSettings) -> None:
         ctx, eff, job = self.ctx, self.eff, self.job
-        with host.integration_turn(), host.hold_merge(
+        with integration_turn(), merge_lock(
                 self.repo, f"workflow {job.workflow_id}: integration agent for task {ctx.task_id}"):
             outcome = run_stage(ctx, agent, 1, eff.timeout_of("integrate"), {"round": 1})
             self.tr.stages[outcome.stage] = outcome.summary_entry()
@@ -511,15 +527,15 @@ class TaskPath:
                 raise StageEnd(Outcome.of_fault(outcome.fault), "integrate",
                                faults.integration_detail(outcome.detail, eff.upstream), outcome.fault,
                                outcome.faultKind)
-            check = host.check_integration(outcome.report)
+            check = check_integration(outcome.report)
             if not check.ok:
                 raise StageEnd(Outcome.HALT, "integrate", check.detail)
-            landed = host.refs.fetch_branch(self.repo, eff.remote, eff.base)
+            landed = fetch_branch(self.repo, eff.remote, eff.base)
             if addenda.number_of(job.task) is not None:
                 problem = addenda.landed_problem(self.repo, job.task, landed, job.base_oid, eff.upstream)
                 if problem is not None:
                     raise StageEnd(Outcome.HALT, "integrate", problem)
-            elif not host.ticked_at(self.repo, landed, ctx.task_id):
+            elif not ticked_at(self.repo, landed, ctx.task_id):
                 raise StageEnd(Outcome.HALT, "integrate", f"the integration report passed the check but "
                                f"{eff.upstream} ({str(landed)[:12]}) does not have task {ctx.task_id} ticked")
 
@@ -552,17 +568,17 @@ def _tip(repo: Repo, branch: str, stage: str) -> Oid:
 def check_worktree(repo: Repo, ctx: TaskContext, stage: str) -> Oid:
     """The agent's word is never evidence: the worktree is still on the task
     branch, clean, and the branch still grows from the base."""
-    on = host.refs.worktree_branch(ctx.worktree)
+    on = worktree_branch(ctx.worktree)
     if on != f"refs/heads/{ctx.branch}":
         raise StageEnd(Outcome.PRODUCT_FAILURE, stage, f"after {stage} the worktree is not on {ctx.branch} "
                        f"(HEAD: {on or 'detached'})")
-    dirty = host.dirty(ctx.worktree)
+    dirty = dirty_names(ctx.worktree)
     if dirty:
         shown = ", ".join(dirty[:5]) + (f" … and {len(dirty) - 5} more" if len(dirty) > 5 else "")
         raise StageEnd(Outcome.PRODUCT_FAILURE, stage, f"after {stage} the worktree has {len(dirty)} uncommitted "
                        f"path(s): {shown}")
     tip = _tip(repo, ctx.branch, stage)
-    if not host.refs.descends(repo, tip, host.refs.to_oid(ctx.base_oid)):
+    if not repo.contains(tip, to_oid(ctx.base_oid)):
         raise StageEnd(Outcome.PRODUCT_FAILURE, stage, f"after {stage} {ctx.branch} no longer contains its base "
                        f"{ctx.base_oid[:12]}")
     return tip
@@ -582,7 +598,7 @@ def _cleanup(repo: Repo, tr: TaskResult) -> None:
     """Leave the workspace to cleanup: released when done, preserved when not [P2]."""
     assert tr.runId is not None
     try:
-        done = host.cleanup_workspace(repo, tr.runId)
+        done = cleanup_locked(repo, tr.runId)
     except HarnError as exc:
         tr.workspace = {"state": "unknown", "reason": one_line(exc.message, 300)}
         return
@@ -594,12 +610,12 @@ def _facts(repo: Repo, job: Job, ending: Ending) -> state.Facts:
     """What is true now that the task is over, read from git [L4]."""
     tr, key = job.result, job.task.key
     tip = repo.ref_oid(f"refs/heads/{tr.branch}")
-    ahead = tip is not None and not host.refs.descends(repo, job.base_oid, tip)
+    ahead = tip is not None and not repo.contains(job.base_oid, tip)
     workspace = tr.workspace or {}
     where = workspace.get("path")
     kept = workspace.get("state") in (PRESERVED_DIRTY, PRESERVED_UNMERGED)
-    dirty = bool(kept and where and Path(where).is_dir() and host.dirty(Path(where)))
+    dirty = bool(kept and where and Path(where).is_dir() and dirty_names(Path(where)))
     return state.Facts(task_id=tr.taskId, key=key, branch=tr.branch, branch_exists=tip is not None, ahead=ahead,
-                       landed=ending.state.landed or repo.ref_oid(INTEGRATED_PREFIX + key) is not None,
+                       landed=ending.state.landed or repo.ref_oid(INTEGRATED_ROOT + key) is not None,
                        workspace=workspace.get("state"), run_id=tr.runId,
-                       integration_crashed=host.integration_crashed(repo, tr.taskId, tr.addendum), dirty=dirty)
+                       integration_crashed=marker_for(repo, tr.taskId, tr.addendum).exists(), dirty=dirty)

@@ -18,8 +18,11 @@ from __future__ import annotations
 from typing import Any
 
 from git_harn.git import Repo
+from git_harn.git.env import child_env
+from git_harn.proc import Finished, exit_words, run_bounded, tail
+from git_harn.tasks.config import STAGES
 from git_harn.text import one_line
-from git_harn.workflow import adapters, host
+from git_harn.workflow import adapters
 from git_harn.workflow.adapters.classify import said
 from git_harn.workflow.config import Effective
 
@@ -30,18 +33,18 @@ LOGIN_TIMEOUT = 30.0
 def run_preflight(repo: Repo, eff: Effective, workflow_id: str) -> dict[str, Any] | None:
     """The preflight's report ``{ok, commands: [...], detail}``; None when there is nothing to check."""
     agent = eff.agents.get("preflight")
-    env = host.refs.agent_env({"HARN_STAGE": "preflight", "HARN_WORKFLOW_ID": workflow_id}, _secrets(eff))
+    env = child_env({"HARN_STAGE": "preflight", "HARN_WORKFLOW_ID": workflow_id}, _secrets(eff))
     planned: list[tuple[list[str], float, str | None]] = [
         (list(argv), eff.timeout_of("preflight"), None) for argv in (agent.commands if agent else ())]
     if agent is None or agent.adapterChecks:
-        stages = [eff.agents[stage] for stage in host.STAGES if stage in eff.agents]
+        stages = [eff.agents[stage] for stage in STAGES if stage in eff.agents]
         planned += [(check.argv, LOGIN_TIMEOUT, check.adapter) for check in adapters.login_checks(stages, env)
                     if check.skipped is None]
     if not planned:
         return None
     ran: list[dict[str, Any]] = []
     for argv, timeout, adapter in planned:
-        done = host.run_bounded(argv, repo.workdir or repo.common_dir, timeout=timeout, env=env)
+        done = run_bounded(argv, repo.workdir or repo.common_dir, timeout=timeout, env=env)
         problem = failure(done, timeout)
         ran.append({"argv": argv, "exitCode": done.exit_code, "seconds": round(done.seconds, 3),
                     "ok": problem is None, "detail": problem or "", "adapter": adapter})
@@ -58,13 +61,13 @@ def _secrets(eff: Effective) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
-def failure(done: host.Finished, timeout: float) -> str | None:
+def failure(done: Finished, timeout: float) -> str | None:
     """Why a check failed, in the command's own words (stdout and stderr), or None."""
     if done.start_error is not None:
         return f"could not start: {done.start_error}"
     if done.timed_out:
         return f"timed out after {timeout:g}s"
     if done.exit_code != 0:
-        words = " | ".join(said(host.tail(done.stdout, 300) + "\n" + host.tail(done.stderr, 300)))
-        return host.exit_words(done.exit_code) + (f": {one_line(words, 300)}" if words else "")
+        words = " | ".join(said(tail(done.stdout, 300) + "\n" + tail(done.stderr, 300)))
+        return exit_words(done.exit_code) + (f": {one_line(words, 300)}" if words else "")
     return None

@@ -33,9 +33,9 @@ from typing import Any
 
 from git_harn.clock import epoch_of, now_iso
 from git_harn.errors import BadInput, RaceLost
-from git_harn.git import Repo
+from git_harn.git import Oid, Repo
+from git_harn.git.branches import commit_time
 from git_harn.git.identity import host_name
-from git_harn.git.workflow_refs import Oid
 from git_harn.store import lease as leases
 from git_harn.store import workflows as store
 from git_harn.store.chain import Unreadable
@@ -43,11 +43,8 @@ from git_harn.store.clone import this_clone
 from git_harn.store.locks import settle_command
 from git_harn.store.procs import judgeable, pid_dead
 from git_harn.text import home_as_tilde
-from git_harn.workflow import host
 from git_harn.workflow.result import IN_PROGRESS, Skipped, StoredWorkflow, TaskResult, WorkflowList, WorkflowResult
 
-PREFIX = store.WORKFLOWS_PREFIX
-FILE = store.WORKFLOW_FILE
 HEARTBEAT_SECONDS = 300.0  # a record event at least this often while the runner lives
 DEFAULT_STALE_AFTER = 1800.0  # harn.workflowStaleAfter: another host's runner silent this long is stale
 STALE_AFTER_KEY = "harn.workflowStaleAfter"
@@ -62,7 +59,7 @@ def new_workflow_id() -> str:
 
 
 def workflow_ref(workflow_id: str) -> str:
-    return PREFIX + workflow_id
+    return store.WORKFLOWS_PREFIX + workflow_id
 
 
 def runner_fields(repo: Repo, owner: dict[str, Any]) -> dict[str, Any]:
@@ -142,7 +139,7 @@ def read(repo: Repo, workflow_id: str) -> Stored:
     found = store.read(repo, workflow_id)
     if found is None:
         raise BadInput(f"unknown workflow id: {workflow_id}")
-    return Stored(workflow_id, found.record, found.tip, host.refs.commit_time(repo, found.tip))
+    return Stored(workflow_id, found.record, found.tip, commit_time(repo, found.tip))
 
 
 def list_all(repo: Repo) -> Iterator[Stored | tuple[str, str]]:
@@ -152,7 +149,7 @@ def list_all(repo: Repo) -> Iterator[Stored | tuple[str, str]]:
             yield found.ref, found.error
         else:
             workflow_id = str(found.record["workflowId"])
-            yield Stored(workflow_id, found.record, found.tip, host.refs.commit_time(repo, found.tip))
+            yield Stored(workflow_id, found.record, found.tip, commit_time(repo, found.tip))
 
 
 def latest(repo: Repo) -> Stored:

@@ -28,10 +28,10 @@ from typing import Any
 
 from git_harn.assess import assessor
 from git_harn.assess.evidence import Evidence, collect
-from git_harn.git import Repo
-from git_harn.tasks.roadmap import parse_task_branch
+from git_harn.git import Oid, Repo, to_oid
+from git_harn.tasks.roadmap import Task, parse_task_branch, unblocked
 from git_harn.text import one_line
-from git_harn.workflow import host, state
+from git_harn.workflow import state
 from git_harn.workflow.config import Effective
 from git_harn.workflow.dispatch import (
     CONTINUE_REFUSALS,
@@ -63,7 +63,7 @@ NOT_RUN = "not-run"  # blocked before anything ran
 
 @dataclass
 class Candidate:
-    task: host.Task
+    task: Task
     branch: str
     addendum: int | None
 
@@ -72,11 +72,11 @@ class Candidate:
 class Resume:
     """A candidate that re-enters the pipeline."""
 
-    task: host.Task
+    task: Task
     branch: str
     stage: str
     run_id: str
-    base_oid: host.refs.Oid
+    base_oid: Oid
     advisory: list[str] = field(default_factory=list)
 
 
@@ -122,7 +122,7 @@ def _skip(rec: Recovery, branch: str, task_id: str | None, reason: str, detail: 
 # --- discovery ------------------------------------------------------------------
 
 
-def discover(repo: Repo, eff: Effective, tasks: list[host.Task], live: set[str] | None = None) -> Recovery:
+def discover(repo: Repo, eff: Effective, tasks: list[Task], live: set[str] | None = None) -> Recovery:
     """Map surviving branches to roadmap ids; read-only. A branch a live run
     works on (``live``) is no survivor, in any mode [L2]."""
     rec = Recovery(eff.resumeMode)
@@ -150,7 +150,7 @@ def discover(repo: Repo, eff: Effective, tasks: list[host.Task], live: set[str] 
     return rec
 
 
-def _own_box_ticked(task: host.Task, addendum: int | None) -> bool:
+def _own_box_ticked(task: Task, addendum: int | None) -> bool:
     """The branch's own work is done: the task's box, or for an addendum
     branch that addendum's box (its task's is ticked by definition)."""
     if addendum is None:
@@ -162,7 +162,7 @@ def _own_box_ticked(task: host.Task, addendum: int | None) -> bool:
 # --- the modes ------------------------------------------------------------------
 
 
-def recover(repo: Repo, eff: Effective, rec: Recovery, workflow_id: str, tasks: list[host.Task],
+def recover(repo: Repo, eff: Effective, rec: Recovery, workflow_id: str, tasks: list[Task],
             blocked: str | None = None) -> None:
     """Judge each candidate as far as the mode goes; ``blocked`` (e.g. a
     failed auth preflight) stops recovery before anything runs."""
@@ -172,7 +172,7 @@ def recover(repo: Repo, eff: Effective, rec: Recovery, workflow_id: str, tasks: 
             rec.results.append(_entry(cand, None, NOT_RUN, reason=blocked))
         return
     external = _assessor(repo, eff) if rec.mode != "continue" else None
-    ready = {t.id for t in host.unblocked(tasks)}
+    ready = {t.id for t in unblocked(tasks)}
     for cand in rec.candidates:
         evidence = collect(repo, cand.branch, eff.upstream, cand.task.id)
         rec.refusals[cand.branch] = _continue_refusal(repo, cand, evidence, ready)
@@ -260,7 +260,7 @@ def _resume(repo: Repo, rec: Recovery, eff: Effective, workflow_id: str, cand: C
             stage: str, assessment: dict[str, Any] | None, advisory: list[str], **extra: Any) -> None:
     """Queue the candidate for the pipeline, in its own workspace when it has one."""
     run_id = workspace_run(repo, cand.branch, evidence) or run_id_for(workflow_id, cand.task.id)
-    base = host.refs.to_oid(evidence.mergeBase) if evidence.mergeBase else eff.base_oid
+    base = to_oid(evidence.mergeBase) if evidence.mergeBase else eff.base_oid
     rec.resumes.append(Resume(cand.task, cand.branch, stage, run_id, base, advisory))
     rec.results.append(_entry(cand, assessment, RESUME + ("review" if stage == REVIEW_ONLY else stage),
                               runId=run_id, **extra))

@@ -27,14 +27,16 @@ from typing import Any
 
 from git_harn.errors import HarnError
 from git_harn.failpoints import failpoint
-from git_harn.git import Repo
+from git_harn.git import Oid, Repo
+from git_harn.git.branches import fetch_branch, tracking_ref
 from git_harn.git.identity import machine_signature
 from git_harn.git.remote import MOVED_ON, Update, push
-from git_harn.git.workflow_refs import Oid
+from git_harn.integrate.land import merge_lock
 from git_harn.tasks import roadmap as _roadmap
+from git_harn.tasks.roadmap import roadmap_bytes_at, roadmap_file
 from git_harn.text import one_line
-from git_harn.workflow import host
 from git_harn.workflow.config import Effective
+from git_harn.workflow.integration import integration_turn
 from git_harn.workflow.result import TaskResult, WorkflowResult
 from git_harn.workflow.state import State
 from git_harn.workflow.state import suppression as run_suppression
@@ -200,18 +202,18 @@ def finish(repo: Repo, eff: Effective, result: WorkflowResult) -> None:
 
 def _flush(repo: Repo, eff: Effective, workflow_id: str, items: list[dict[str, Any]],
            rem: dict[str, Any]) -> None:
-    path = host.roadmap_file(repo)
-    with host.integration_turn(), host.hold_merge(repo, f"workflow {workflow_id}: remediation flush"):
+    path = roadmap_file(repo)
+    with integration_turn(), merge_lock(repo, f"workflow {workflow_id}: remediation flush"):
         for attempt in range(1, MAX_ATTEMPTS + 1):
             rem["attempts"] = attempt
-            base = host.refs.fetch_branch(repo, eff.remote, eff.base)
+            base = fetch_branch(repo, eff.remote, eff.base)
             earlier = repo.grep_log(base, f"^{TRAILER}: {re.escape(workflow_id)}$")
             if earlier:
                 rem.update(state=ALREADY, reason=None, commit=earlier[0][0],
                            detail=f"{earlier[0][0][:12]} on {eff.upstream} already holds this run's remediation")
                 return
             entry = repo.entry(base, path)
-            raw = host.roadmap_bytes_at(repo, base)  # whole, or TooLarge: the flush fails, nothing is pushed
+            raw = roadmap_bytes_at(repo, base)  # whole, or TooLarge: the flush fails, nothing is pushed
             if entry is None or raw is None:
                 rem.update(state=FAILED_FLUSH, reason="no-roadmap", detail=f"{eff.upstream} has no roadmap at {path}")
                 return
@@ -243,6 +245,6 @@ def _flush(repo: Repo, eff: Effective, workflow_id: str, items: list[dict[str, A
 
 def _follow(repo: Repo, eff: Effective, commit: Oid, base: Oid) -> None:
     """The remote-tracking ref follows the push when no fetch refspec moved it."""
-    tracking = host.refs.tracking_ref(eff.remote, eff.base)
+    tracking = tracking_ref(eff.remote, eff.base)
     if repo.ref_oid(tracking) == base:
         repo.move_ref(tracking, commit, base, "git-harn: workflow: remediation pushed")

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from git_harn.workflow.host import AgentSettings
+from git_harn.tasks.config import AgentSettings
 from git_harn.workflow.stages import INVALID_REPORT, StageOutcome, TaskContext, run_stage
 from git_harn.workflow.state import INFRA
 

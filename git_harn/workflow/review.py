@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from git_harn.clock import precise_iso
+from git_harn.tasks.config import AgentSettings
 from git_harn.text import one_line
-from git_harn.workflow.host import AgentSettings
 from git_harn.workflow.retries import run_in_place
 from git_harn.workflow.stages import StageOutcome, TaskContext
 

@@ -32,8 +32,11 @@ from git_harn.errors import BadInput
 from git_harn.failpoints import failpoint
 from git_harn.files import private_dir
 from git_harn.git import Repo
+from git_harn.git.branches import fetch_branch, tracking_ref
 from git_harn.store import lease as leases
+from git_harn.store.live import live_workspace_branches
 from git_harn.store.procs import this_process
+from git_harn.tasks.roadmap import Roadmap, Task, roadmap_at
 from git_harn.text import one_line
 from git_harn.workflow import (
     addenda,
@@ -41,7 +44,6 @@ from git_harn.workflow import (
     breakers,
     config,
     faults,
-    host,
     preflight,
     record,
     recovery,
@@ -57,6 +59,8 @@ from git_harn.workflow.progress import Progress
 from git_harn.workflow.result import TaskResult, WorkflowResult
 from git_harn.workflow.state import Ending, State
 from git_harn.workflow.watchdog import Watchdog, WatchedAgents
+from git_harn.workflow.workspaces import note_stage
+from git_harn.workspace.here import refuse_in_workspace
 
 STOP_GRACE = 3.0  # seconds between SIGTERM and SIGKILL of an agent's group on interruption
 DRAIN_SECONDS = 120.0
@@ -69,13 +73,13 @@ def _result(eff: config.Effective, workflow_id: str, dry_run: bool) -> WorkflowR
         agents={stage: agent.shown() for stage, agent in eff.agents.items()}, settings=eff.shown())
 
 
-def _task_result(workflow_id: str, task: host.Task) -> TaskResult:
+def _task_result(workflow_id: str, task: Task) -> TaskResult:
     return TaskResult(taskId=task.id, title=task.title, branch=addenda.branch_of(task),
                       runId=run_id_for(workflow_id, task.key), addendum=addenda.number_of(task))
 
 
 def run_workflow(repo: Repo, options: config.Options) -> WorkflowResult:
-    host.refuse_in_workspace(repo, "workflow run")  # its tasks would nest in this one's
+    refuse_in_workspace(repo, "workflow run")  # its tasks would nest in this one's
     wait_for_provider = breakers.parse_wait(options.wait_for_provider)
     eff = config.load(repo, options)  # every check before anything is created [P7]
     workflow_id = record.new_workflow_id()
@@ -93,13 +97,13 @@ def run_workflow(repo: Repo, options: config.Options) -> WorkflowResult:
 
 
 def _select(repo: Repo, eff: config.Effective,
-            result: WorkflowResult) -> tuple[list[host.Task], set[str], recovery.Recovery | None]:
+            result: WorkflowResult) -> tuple[list[Task], set[str], recovery.Recovery | None]:
     """The roadmap at the base, and what is held out of normal selection:
     survivors, branches a live run works on, and recovery's candidates."""
-    roadmap = host.roadmap_at(repo, eff.base_oid) or host.Roadmap()
+    roadmap = roadmap_at(repo, eff.base_oid) or Roadmap()
     tasks = roadmap.tasks
     result.unparsed = roadmap.unparsed
-    live = host.live_workspace_branches(repo)
+    live = live_workspace_branches(repo)
     held = select.survivors(repo, tasks, live) + addenda.held(repo, eff, tasks, live)
     result.skipped.extend(held)
     held_ids = {s.key for s in held}
@@ -157,7 +161,7 @@ def _preflight_blocks(repo: Repo, eff: config.Effective, result: WorkflowResult,
     return True
 
 
-def _dry_run(repo: Repo, result: WorkflowResult, eff: config.Effective, tasks: list[host.Task],
+def _dry_run(repo: Repo, result: WorkflowResult, eff: config.Effective, tasks: list[Task],
              held: set[str]) -> WorkflowResult:
     """What a run would start now; creates no ref, branch, worktree or record, runs no agent."""
     if eff.claims:  # read only: which selectable tasks another machine holds
@@ -183,7 +187,7 @@ def _dry_run(repo: Repo, result: WorkflowResult, eff: config.Effective, tasks: l
 
 
 class Scheduler:
-    def __init__(self, repo: Repo, eff: config.Effective, result: WorkflowResult, tasks: list[host.Task],
+    def __init__(self, repo: Repo, eff: config.Effective, result: WorkflowResult, tasks: list[Task],
                  held: set[str], progress: Progress, claims: claiming.Claims | None = None,
                  lease: leases.Lease | None = None, wait_for_provider: float | None = None) -> None:
         self.repo, self.eff, self.result, self.tasks, self.held = repo, eff, result, tasks, held
@@ -196,7 +200,7 @@ class Scheduler:
         self.writer = record.Writer(repo, result.workflowId)
         self.scratch = repo.common_dir / "harnery" / "workflow" / result.workflowId
         self.taken: set[str] = set()
-        self.queue: deque[host.Task] = deque()
+        self.queue: deque[Task] = deque()
         self.running: dict[Future[TaskResult], TaskResult] = {}
         self.limited = False
         self.previous: dict[int, Any] = {}
@@ -272,7 +276,7 @@ class Scheduler:
         placeholder = next((t for t in self.result.tasks if t.key == task_key and State.of(t).in_flight), None)
         if placeholder is not None and placeholder.runId is not None:
             state.track(placeholder, state.STAGE_STATE.get(stage, State.STARTING), stage)
-            host.note_stage(self.repo, placeholder.runId, stage)
+            note_stage(self.repo, placeholder.runId, stage)
         failpoint(f"workflow-stage-{stage}")
         self.progress.stage(task_key, stage, attempt)
 
@@ -302,7 +306,7 @@ class Scheduler:
             state.track(placeholder, self._taken_as, None)
             self.result.tasks.append(placeholder)
             self.result.selected.append(task.id)
-            base = self.repo.ref_oid(host.refs.tracking_ref(self.eff.remote, self.eff.base)) or self.eff.base_oid
+            base = self.repo.ref_oid(tracking_ref(self.eff.remote, self.eff.base)) or self.eff.base_oid
             placeholder.baseOid = str(base)
             job = Job(self.eff, self.result.workflowId, task, copy.deepcopy(placeholder), base, self.scratch,
                       self.agents, self._stage_started, where=self.where)
@@ -315,7 +319,7 @@ class Scheduler:
         for task_id, detail in select.waiting(self.tasks).items():
             self.waiting_since.setdefault(task_id, (precise_iso(), detail))
 
-    def _waits_before(self, task: host.Task, claiming_since: str) -> list[dict[str, Any]]:
+    def _waits_before(self, task: Task, claiming_since: str) -> list[dict[str, Any]]:
         """What a task waited for before it started: its requirements, its claim."""
         spans = []
         if task.key in self.waiting_since:
@@ -333,7 +337,7 @@ class Scheduler:
         """A task this run starts is claimed first when claims are on, else just selected."""
         return State.CLAIMED if self.claims is not None else State.SELECTED
 
-    def _claimed_elsewhere(self, task: host.Task) -> bool:
+    def _claimed_elsewhere(self, task: Task) -> bool:
         """Claim the task on the remote; a task that is not ours is held out for the run."""
         assert self.claims is not None
         skipped = self.claims.take(task.key)  # an addendum is claimed by its own id
@@ -393,9 +397,9 @@ class Scheduler:
 
     def _reselect(self) -> None:
         """Fetch the base again and queue what became unblocked."""
-        oid = host.refs.fetch_branch(self.repo, self.eff.remote, self.eff.base)
+        oid = fetch_branch(self.repo, self.eff.remote, self.eff.base)
         try:
-            roadmap = host.roadmap_at(self.repo, oid)
+            roadmap = roadmap_at(self.repo, oid)
         except BadInput as exc:  # a duplicate id pushed while the run went on, or a roadmap too
             # large to read whole (TooLarge): select nothing more from it
             self.result.halted = one_line(f"no further task selected: {exc.message}", 500)
@@ -477,7 +481,7 @@ class Scheduler:
             recovery.settle(self.repo, self.recovery, result, self.where)
         result.faultMetrics = faults.metrics(result.tasks)
         remediation.finish(self.repo, self.eff, result)  # the one final flush, after every task ended
-        after = self.repo.ref_oid(host.refs.tracking_ref(self.eff.remote, self.eff.base))
+        after = self.repo.ref_oid(tracking_ref(self.eff.remote, self.eff.base))
         result.baseOidAfter = str(after) if after is not None else None
         result.finished = True
         result.finishedAt = now_iso()

@@ -9,11 +9,11 @@ from pathlib import Path
 
 from git_harn.errors import BadInput
 from git_harn.git import Repo
-from git_harn.workflow import host
+from git_harn.tasks.config import STAGES, WORKFLOW_FILE
 from git_harn.workflow.adapters import starter
-from git_harn.workflow.host import STAGES, WORKFLOW_FILE
 from git_harn.workflow.result import InitResult
 from git_harn.workflow.stages import BUILTIN_PROMPTS, PROMPTS_DIR
+from git_harn.workspace.here import refuse_in_workspace
 
 STARTER = '''\
 # git-harn workflow configuration. `git harn workflow run` reads this file as
@@ -65,7 +65,7 @@ def init(repo: Repo, agent: str | None = None) -> InitResult:
     """``agent`` ("claude" or "codex"): the stage agents use that adapter."""
     if repo.is_bare or repo.workdir is None:
         raise BadInput("workflow init writes into a working tree; run it in a checkout")
-    host.refuse_in_workspace(repo, "workflow init")
+    refuse_in_workspace(repo, "workflow init")
     if agent is not None and agent not in starter.AGENT_CHOICES:
         raise BadInput(f"--agent must be one of {', '.join(starter.AGENT_CHOICES)}, not {agent!r}")
     root = repo.workdir

@@ -8,7 +8,8 @@ and is never a survivor, in any mode [L2]."""
 from __future__ import annotations
 
 from git_harn.git import Repo
-from git_harn.workflow import addenda, host
+from git_harn.tasks.roadmap import Task, task_branch, unblocked, unknown_requirements
+from git_harn.workflow import addenda
 from git_harn.workflow.result import LIVE_RUN, MAX_TASKS, SURVIVING_BRANCH, UNKNOWN_REQUIREMENT, WAITING, Skipped
 
 
@@ -16,10 +17,10 @@ def in_use(task_id: str, branch: str, live: dict[str, str], addendum: int | None
     return Skipped(task_id, LIVE_RUN, f"{branch} is in use: {live[branch]}; it is not a survivor", addendum)
 
 
-def survivors(repo: Repo, tasks: list[host.Task], live: dict[str, str] | None = None) -> list[Skipped]:
+def survivors(repo: Repo, tasks: list[Task], live: dict[str, str] | None = None) -> list[Skipped]:
     held = []
     for task in tasks:
-        branch = host.task_branch(task.id)
+        branch = task_branch(task.id)
         if task.done:
             continue
         if live and branch in live:
@@ -30,13 +31,13 @@ def survivors(repo: Repo, tasks: list[host.Task], live: dict[str, str] | None = 
     return held
 
 
-def selectable(tasks: list[host.Task], taken: set[str], held: set[str]) -> list[host.Task]:
+def selectable(tasks: list[Task], taken: set[str], held: set[str]) -> list[Task]:
     """Unblocked tasks, then open addenda (keys: ``<id>``, ``<id>-addendum-<n>``)."""
-    return ([t for t in host.unblocked(tasks) if t.id not in taken and t.id not in held]
+    return ([t for t in unblocked(tasks) if t.id not in taken and t.id not in held]
             + addenda.selectable(tasks, taken, held))
 
 
-def left_out(tasks: list[host.Task], taken: set[str], held: set[str], limited: bool,
+def left_out(tasks: list[Task], taken: set[str], held: set[str], limited: bool,
              halted: str | None = None) -> list[Skipped]:
     """Unchecked tasks the run did not take, and why (``halted``: the reason of
     those a circuit breaker kept from starting)."""
@@ -45,7 +46,7 @@ def left_out(tasks: list[host.Task], taken: set[str], held: set[str], limited: b
     for task in tasks:
         if task.done or task.id in taken or task.id in held:
             continue
-        unknown = host.unknown_requirements(tasks, task)
+        unknown = unknown_requirements(tasks, task)
         missing = [r for r in task.requires if r not in done]
         if unknown:
             out.append(Skipped(task.id, UNKNOWN_REQUIREMENT, f"requires {', '.join(unknown)}, which names no task "
@@ -59,13 +60,13 @@ def left_out(tasks: list[host.Task], taken: set[str], held: set[str], limited: b
     return out
 
 
-def waiting(tasks: list[host.Task]) -> dict[str, str]:
+def waiting(tasks: list[Task]) -> dict[str, str]:
     """Unchecked tasks that wait for tasks they require (which exist but are
     not ticked yet): task id -> what they wait for."""
     done = {t.id for t in tasks if t.done}
     out = {}
     for task in tasks:
         missing = [r for r in task.requires if r not in done]
-        if not task.done and missing and not host.unknown_requirements(tasks, task):
+        if not task.done and missing and not unknown_requirements(tasks, task):
             out[task.id] = "requires " + ", ".join(missing)
     return out

@@ -40,25 +40,33 @@ from typing import Any, ClassVar
 
 from git_harn.clock import now_iso
 from git_harn.errors import BadInput, Busy, HarnError, RaceLost, Refused
-from git_harn.git import Repo
+from git_harn.git import Oid, Repo
+from git_harn.git.branches import ahead, fetch_branch, keep_ref, reattach
 from git_harn.git.identity import host_name
-from git_harn.git.workflow_refs import Oid
+from git_harn.git.worktrees import ADMIN_LOCKS, admin_dir, admin_locks, checked_out_branches, head_of
+from git_harn.integrate.crash import marker_for
+from git_harn.integrate.land import squash_of
+from git_harn.integrate.target import slug
+from git_harn.integrate.worktree import integration_worktree
 from git_harn.notices import info, warn
 from git_harn.results import Result
 from git_harn.store import lease as leases
 from git_harn.store import runs
+from git_harn.store.bookkeeping import INTEGRATED_ROOT, history_tips
 from git_harn.store.clone import this_clone
-from git_harn.store.locks import agents_of, git_processes_in, hold, locks_dir, read_owner, run_lock_path
+from git_harn.store.locks import agents_of, git_processes_in, hold, hold_run, locks_dir, read_owner, run_lock_path
 from git_harn.store.procs import Group, end_groups, judgeable, pid_dead
+from git_harn.tasks.roadmap import Task, task_branch
 from git_harn.text import one_line
 from git_harn.workflow import claims as claiming
-from git_harn.workflow import host, record, remediation, state
+from git_harn.workflow import record, remediation, state
 from git_harn.workflow.result import IN_PROGRESS, TaskResult
 from git_harn.workflow.state import State
+from git_harn.workspace.cleanup import cleanup_locked
+from git_harn.workspace.reconcile import pin_detached_head, refuse_out_of_reach
 
 SETTLE_WAIT = 120.0  # seconds to wait for another settle of this clone
 FRESH_LOCK = 2.0  # a lock file younger than this may be a live git's, whatever else is true
-INTEGRATED_PREFIX = host.INTEGRATED_PREFIX
 
 # what settling did with a workspace
 RELEASED_LANDED = "released-landed"
@@ -226,7 +234,7 @@ def _base_now(repo: Repo, body: dict[str, Any]) -> Oid | None:
     if not isinstance(remote, str) or not isinstance(base, str):
         return None
     try:
-        return host.refs.fetch_branch(repo, remote, base)
+        return fetch_branch(repo, remote, base)
     except HarnError as exc:
         warn(f"cannot read {remote}/{base} to see what workflow {body.get('workflowId')} landed: {exc.message}")
         return None
@@ -243,14 +251,14 @@ def _lock_candidates(repo: Repo, body: dict[str, Any], tasks: list[dict[str, Any
             f"refs/remotes/{body.get('remote')}/{body.get('base')}"]
     for task in tasks:
         key = task_key(task)
-        refs += [f"refs/heads/{task.get('branch')}", f"refs/heads/integrate-{host.slug(task['taskId'], _n(task))}",
-                 f"{INTEGRATED_PREFIX}{key}", f"refs/harnery/runs/{task['runId']}",
+        refs += [f"refs/heads/{task.get('branch')}", f"refs/heads/integrate-{slug(task['taskId'], _n(task))}",
+                 f"{INTEGRATED_ROOT}{key}", f"refs/harnery/runs/{task['runId']}",
                  f"refs/harnery/detached/{task['runId']}"]
     found = [common / "packed-refs.lock", common / "HEAD.lock", common / "config.lock"]
     found += [common / f"{ref}.lock" for ref in refs]
-    admin = host.admin_dir(repo, host.integration_worktree(repo))
+    admin = admin_dir(repo, integration_worktree(repo))
     if admin is not None:
-        found += [admin / name for name in host.ADMIN_LOCKS]
+        found += [admin / name for name in ADMIN_LOCKS]
     return found
 
 
@@ -265,7 +273,7 @@ def task_key(task: dict[str, Any]) -> str:
 
 
 def _git_at_work(repo: Repo, extra: list[Path]) -> list[int]:
-    folders = [repo.common_dir, host.integration_worktree(repo), *extra]
+    folders = [repo.common_dir, integration_worktree(repo), *extra]
     top = repo.workdir
     if top is not None:
         folders.append(top)
@@ -315,10 +323,10 @@ def _clear_git_locks(repo: Repo, body: dict[str, Any], tasks: list[dict[str, Any
 
 
 def _clear_workspace_locks(repo: Repo, wid: str, path: Path) -> list[str]:
-    admin = host.admin_dir(repo, path)
+    admin = admin_dir(repo, path)
     if admin is None:
         return []
-    found = host.admin_locks(admin)
+    found = admin_locks(admin)
     if not found:
         return []
     return _remove_stale(found, lambda: _git_at_work(repo, [path]),
@@ -344,7 +352,7 @@ def _settle_workspace(repo: Repo, body: dict[str, Any], task: dict[str, Any], ba
         entry["reason"] = f"its workspace is {stored.record.state}"
         return entry
     try:
-        with host.hold_run(repo, task["runId"], f"workflow settle {body.get('workflowId')}"):
+        with hold_run(repo, task["runId"], f"workflow settle {body.get('workflowId')}"):
             _settle_held(repo, body, task, base, entry)
     except Busy as exc:
         entry.update(action=BUSY, reason=one_line(exc.message, 500))
@@ -359,33 +367,33 @@ def _settle_held(repo: Repo, body: dict[str, Any], task: dict[str, Any], base: O
     stored = runs.read(repo, task["runId"])
     assert stored is not None
     rec = stored.record
-    host.refuse_out_of_reach(repo, rec)
+    refuse_out_of_reach(repo, rec)
     path = Path(rec.path)
     here = path.is_dir()
     if here:
         _clear_workspace_locks(repo, str(body.get("workflowId")), path)
     tip = repo.ref_oid(rec.branch_ref)
-    head = host.head_of(path) if here else None
+    head = head_of(path) if here else None
     landed = _landed(repo, base, task, tip or head)
     entry["landed"] = landed
     if landed is not None:
         _keep_landed(repo, body, task, tip or head)
     elif base is not None:
-        host.drop_crash_marker(repo, task["taskId"], _n(task))  # the remote was read: nothing landed
+        marker_for(repo, task["taskId"], _n(task)).unlink(missing_ok=True)  # the remote was read: nothing landed
     if tip is None and head is not None:
         tip = _restore_branch(repo, rec, head)
     if here and tip is not None:
-        if head is not None and not host.refs.descends(repo, tip, head):
+        if head is not None and not repo.contains(tip, head):
             # a rebase moved the branch: what only HEAD holds stays [P1]
-            host.pin_detached_head(repo, rec, host.history_tips(repo))
-        host.reattach(path, rec.branch)
-    done = host.cleanup_workspace(repo, task["runId"])
+            pin_detached_head(repo, rec, history_tips(repo))
+        reattach(path, rec.branch)
+    done = cleanup_locked(repo, task["runId"])
     after = repo.ref_oid(rec.branch_ref)
     entry.update(state=done.state, reason=one_line(done.reason, 300),
                  action=RELEASED_LANDED if landed is not None else (SURVIVOR if after is not None else NOTHING))
     if after is not None:
         entry["branchTip"] = str(after)
-        entry["ahead"] = base is not None and host.refs.ahead(repo, after, base) > 0
+        entry["ahead"] = base is not None and ahead(repo, after, base) > 0
 
 
 def _landed(repo: Repo, base: Oid | None, task: dict[str, Any], tip: Oid | None) -> str | None:
@@ -393,12 +401,12 @@ def _landed(repo: Repo, base: Oid | None, task: dict[str, Any], tip: Oid | None)
     its tip in the base, or its tip kept as landed by the run itself."""
     if base is None:
         return None
-    squash = host.squash_of(repo, base, str(task["taskId"]), _n(task))
+    squash = squash_of(repo, base, str(task["taskId"]), _n(task))
     if squash is not None:
         return squash
     if tip is None:
         return None
-    if host.refs.descends(repo, base, tip):
+    if repo.contains(base, tip):
         return str(tip)
     return str(tip) if tip in _kept(repo, task_key(task)) else None
 
@@ -408,7 +416,7 @@ def _kept(repo: Repo, key: str) -> list[Oid]:
     (keep_ref makes them in that order and never moves one)."""
     found = []
     for n in range(100):
-        oid = repo.ref_oid(INTEGRATED_PREFIX + key + (f"-{n}" if n else ""))
+        oid = repo.ref_oid(INTEGRATED_ROOT + key + (f"-{n}" if n else ""))
         if oid is None:
             break
         found.append(oid)
@@ -418,12 +426,12 @@ def _kept(repo: Repo, key: str) -> list[Oid]:
 def _keep_landed(repo: Repo, body: dict[str, Any], task: dict[str, Any], tip: Oid | None) -> None:
     """The agent's own commits stay reachable after the squash landed [P1],
     as the runner would have kept them; the crash marker goes (it landed)."""
-    host.drop_crash_marker(repo, task["taskId"], _n(task))
+    marker_for(repo, task["taskId"], _n(task)).unlink(missing_ok=True)
     if tip is None:
         return
     key = task_key(task)
-    if not any(host.refs.descends(repo, oid, tip) for oid in _kept(repo, key)):
-        host.refs.keep_ref(repo, INTEGRATED_PREFIX + key, tip,
+    if not any(repo.contains(oid, tip) for oid in _kept(repo, key)):
+        keep_ref(repo, INTEGRATED_ROOT + key, tip,
                            f"git-harn: settle of workflow {body.get('workflowId')}: task {key} had landed")
 
 
@@ -513,23 +521,23 @@ def _summary(result: SettleResult) -> str:
 # --- what a landed task left behind -----------------------------------------------------------
 
 
-def sweep_landed(repo: Repo, tasks: list[host.Task], base: Oid) -> list[str]:
+def sweep_landed(repo: Repo, tasks: list[Task], base: Oid) -> list[str]:
     """The branches a landed task can leave when a clean-up after its push
     failed (a lock file a killed git left): ``integrate-<slug>`` once the base
     holds its tip, ``roadmap-<id>`` once ``refs/harnery/integrated/<id>``
     does, and neither while a worktree has it checked out. Each is deleted
     with a compare-and-swap; what is deleted is said [P1] [P3]."""
-    checked_out = host.checked_out_refs(repo)
+    checked_out = {branch for _, branch in checked_out_branches(repo)}
     gone = []
     for task in tasks:
         for key, number, done in _landed_keys(task):
             if not done:
                 continue
-            slug = host.slug(task.id, number)
-            for ref, holder in ((f"refs/heads/integrate-{slug}", [base]),
-                                (f"refs/heads/{host.task_branch_of(task.id, number)}", _kept(repo, key))):
+            integration_ref = f"refs/heads/integrate-{slug(task.id, number)}"
+            for ref, holder in ((integration_ref, [base]),
+                                (f"refs/heads/{task_branch(task.id, number)}", _kept(repo, key))):
                 tip = repo.ref_oid(ref)
-                if tip is None or ref in checked_out or not any(host.refs.descends(repo, h, tip) for h in holder):
+                if tip is None or ref in checked_out or not any(repo.contains(h, tip) for h in holder):
                     continue
                 try:
                     repo.delete_ref(ref, tip)
@@ -542,7 +550,7 @@ def sweep_landed(repo: Repo, tasks: list[host.Task], base: Oid) -> list[str]:
     return gone
 
 
-def _landed_keys(task: host.Task) -> list[tuple[str, int | None, bool]]:
+def _landed_keys(task: Task) -> list[tuple[str, int | None, bool]]:
     """(key, addendum number, ticked) of the task and each of its addenda."""
     found: list[tuple[str, int | None, bool]] = [(task.id, None, task.done)]
     found += [(f"{task.id}-addendum-{a.number}", a.number, a.done) for a in task.addenda]

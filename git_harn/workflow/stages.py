@@ -23,12 +23,16 @@ from typing import Any
 
 from git_harn.errors import TooLarge
 from git_harn.files import NotJson, UnsafeFile, atomic_write, loads_json, read_private, unlink_entry
-from git_harn.git import Repo
+from git_harn.git import Repo, to_oid
+from git_harn.git.branches import file_at
+from git_harn.git.env import child_env
+from git_harn.integrate.report import check_integration
+from git_harn.proc import NEVER_STARTS, Finished, exit_words, kill_group, run_bounded, tail
 from git_harn.resources import schema_path
 from git_harn.schemas import schema_errors
+from git_harn.tasks.config import COMMAND_ADAPTER, DEFAULT_IDLE_TIMEOUT, AgentSettings
 from git_harn.text import one_line, with_article
-from git_harn.workflow import adapters, host
-from git_harn.workflow.host import AgentSettings
+from git_harn.workflow import adapters
 from git_harn.workflow.state import AUTH, CONFIG, INFRA, PROVIDER
 from git_harn.workflow.state import INTERRUPTED_FAULT as INTERRUPTED
 
@@ -78,7 +82,7 @@ class Agents:
         with self._lock:
             self.groups.add(pgid)
         if self.stop.is_set():
-            host.kill_group(pgid)
+            kill_group(pgid)
 
     def ended(self, pgid: int) -> None:
         with self._lock:
@@ -89,7 +93,7 @@ class Agents:
         with self._lock:
             groups = list(self.groups)
         for pgid in groups:
-            host.kill_group(pgid, sig)
+            kill_group(pgid, sig)
 
 
 @dataclass
@@ -112,7 +116,7 @@ class TaskContext:
     agents: Agents
     templates: dict[str, str] = field(default_factory=dict)
     on_agent: Callable[[int], None] | None = None
-    idle_timeout: float = host.DEFAULT_IDLE_TIMEOUT
+    idle_timeout: float = DEFAULT_IDLE_TIMEOUT
     sessions: dict[str, AgentSession] = field(default_factory=dict)  # stage (+ reviewer) -> last adapter session
     # residual risk of a recovered branch's assessment: advisory, never blocking
     advisory: list[str] = field(default_factory=list)
@@ -177,7 +181,7 @@ def template(ctx: TaskContext, stage: str) -> str:
     shipped one, else one built-in line."""
     if stage in ctx.templates:
         return ctx.templates[stage]
-    raw = host.refs.file_at(ctx.repo, host.refs.to_oid(ctx.base_oid), f"{PROMPTS_DIR}/{stage}.md")
+    raw = file_at(ctx.repo, to_oid(ctx.base_oid), f"{PROMPTS_DIR}/{stage}.md")
     if raw is None:
         shipped = Path(__file__).resolve().parent / "prompts" / f"{stage}.md"
         try:
@@ -278,7 +282,7 @@ def run_stage(ctx: TaskContext, agent: AgentSettings, attempt: int, timeout: flo
     text = render_prompt(ctx, stage, document)
     given = json.dumps(document, ensure_ascii=False)
     _keep_stage_files(ctx.scratch, name, {"prompt.md": text, "input.json": given})
-    env = host.refs.agent_env({
+    env = child_env({
         "HARN_WORKFLOW_ID": ctx.workflow_id, "HARN_TASK_ID": ctx.task_id,
         "HARN_TASK_TITLE": _env_text(ctx.title), "HARN_STAGE": stage, "HARN_ATTEMPT": str(attempt),
         "HARN_WORKTREE": str(ctx.worktree), "HARN_BASE": ctx.base_oid, "HARN_REPORT": str(report),
@@ -298,14 +302,14 @@ def run_stage(ctx: TaskContext, agent: AgentSettings, attempt: int, timeout: flo
             ctx.on_agent(pid)
 
     run: adapters.AgentRun | None = None
-    if agent.adapter != host.COMMAND_ADAPTER:
+    if agent.adapter != COMMAND_ADAPTER:
         run = _run_adapter(ctx, agent, f"{stage}{suffix}", attempt, text, env, report, timeout, on_start)
         done = run.finished
     else:
-        done = host.run_bounded(agent.command, ctx.worktree, timeout=timeout, stdin=stdin, env=env,
-                                on_start=on_start)
+        done = run_bounded(agent.command, ctx.worktree, timeout=timeout, stdin=stdin, env=env,
+                           on_start=on_start)
     for pid in started:
-        host.kill_group(pid)  # nothing an agent started outlives its stage
+        kill_group(pid)  # nothing an agent started outlives its stage
         ctx.agents.ended(pid)
     outcome = judge(stage, attempt, reviewer, done, report, timeout, ctx.agents.stop.is_set())
     if run is not None:
@@ -344,7 +348,7 @@ def _after_adapter(ctx: TaskContext, key: str, run: adapters.AgentRun, outcome: 
         outcome.detail = one_line(f"{outcome.detail} ({run.adapter}: {verdict.why}{words})", 500)
 
 
-def judge(stage: str, attempt: int, reviewer: int | None, done: host.Finished, report: Path,
+def judge(stage: str, attempt: int, reviewer: int | None, done: Finished, report: Path,
           timeout: float, stopped: bool) -> StageOutcome:
     """What one run of a stage agent amounts to. A fault (``fault`` set to its
     class) says nothing about the task branch; a valid report is the agent's
@@ -357,7 +361,7 @@ def judge(stage: str, attempt: int, reviewer: int | None, done: host.Finished, r
     if stopped:
         return fault(INTERRUPTED, INTERRUPTED, f"{who} was stopped: the workflow was interrupted")
     if done.start_error is not None:
-        if done.start_errno in host.NEVER_STARTS:
+        if done.start_errno in NEVER_STARTS:
             return fault(CONFIG, CANNOT_START, f"{who} could not start: {done.start_error}")
         return fault(INFRA, CRASH, f"{who} could not start: {done.start_error}")
     if done.timed_out:
@@ -374,9 +378,9 @@ def judge(stage: str, attempt: int, reviewer: int | None, done: host.Finished, r
         return fault(klass, FAULT_REPORT, said + _fault_words(reported, done), reported)
     if document is None:
         if done.exit_code != 0:
-            tail = one_line(host.tail(done.stderr, 300), 300)
-            return fault(INFRA, CRASH, f"{who} {host.exit_words(done.exit_code)} and no valid report "
-                         f"({problem})" + (f": {tail}" if tail else ""))
+            said = one_line(tail(done.stderr, 300), 300)
+            return fault(INFRA, CRASH, f"{who} {exit_words(done.exit_code)} and no valid report "
+                         f"({problem})" + (f": {said}" if said else ""))
         return fault(INFRA, INVALID_REPORT, f"{who} wrote no valid report: {problem}")
     summary = document.get("summary") if isinstance(document.get("summary"), str) else ""
     claim = _claim(stage, document)
@@ -384,13 +388,13 @@ def judge(stage: str, attempt: int, reviewer: int | None, done: host.Finished, r
                            done.exit_code, done.seconds, reviewer)
     if done.exit_code != 0:
         outcome.ok = False
-        outcome.detail = f"{who} {host.exit_words(done.exit_code)}"
+        outcome.detail = f"{who} {exit_words(done.exit_code)}"
     elif not claim:
         outcome.detail = f"{who} reported failure: {outcome.summary or '(no summary)'}"
     return outcome
 
 
-def _fault_words(reported: object, done: host.Finished) -> str:
+def _fault_words(reported: object, done: Finished) -> str:
     """The fault report's own words (data, one line), else the stderr tail."""
     if isinstance(reported, dict):
         status = reported.get("httpStatus")
@@ -398,8 +402,8 @@ def _fault_words(reported: object, done: host.Finished) -> str:
         reset = reported.get("resetAt")
         return ((f": HTTP {status}" if status is not None else "") + (f": {message}" if message else "")
                 + _reset_words(one_line(str(reset), 40) if reset else None))
-    tail = one_line(host.tail(done.stderr, 300), 300)
-    return f": {tail}" if tail else ""
+    said = one_line(tail(done.stderr, 300), 300)
+    return f": {said}" if said else ""
 
 
 def _reset_words(reset: str | None) -> str:
@@ -410,7 +414,7 @@ def _claim(stage: str, document: dict[str, Any]) -> bool:
     if stage == "review":
         return document.get("verdict") == "approve"
     if stage == "integrate":
-        return host.check_integration(document).ok
+        return check_integration(document).ok
     return document.get("ok") is True
 
 

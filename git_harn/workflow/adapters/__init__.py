@@ -17,7 +17,8 @@ ordinary stage protocol, so the one ``stages.judge`` decides:
 - a final event without an answer → no report, the CLI's exit code.
 
 Part of the workflow layer (layer 5): imports tasks/, the shared helpers
-and its own modules (``preflight`` also the workflow's config and host).
+and its own modules (``preflight`` also the workflow's config, git/'s child environment
+and the bounded commands).
 It builds no git argv.
 """
 

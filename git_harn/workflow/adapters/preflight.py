@@ -27,11 +27,12 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from git_harn.git import Repo
+from git_harn.git.env import child_env
 from git_harn.proc import exit_words, run_bounded, tail
 from git_harn.results import Result
-from git_harn.tasks.config import COMMAND_ADAPTER, AgentSettings
+from git_harn.tasks.config import COMMAND_ADAPTER, STAGES, AgentSettings
 from git_harn.text import one_line
-from git_harn.workflow import adapters, config, host
+from git_harn.workflow import adapters, config
 from git_harn.workflow.adapters import claude
 from git_harn.workflow.adapters.classify import Usage
 from git_harn.workflow.preflight import LOGIN_TIMEOUT, failure
@@ -70,7 +71,7 @@ class WorkflowCheck(Result):
 def _version(argv: list[str], secrets: tuple[str, ...] = ()) -> tuple[str | None, str | None]:
     """(first line of ``--version``, problem)."""
     done = run_bounded([*argv, "--version"], Path(tempfile.gettempdir()), timeout=VERSION_TIMEOUT,
-                       env=host.refs.agent_env({}, secrets))
+                       env=child_env({}, secrets))
     if done.start_error is not None:
         return None, done.start_error
     if done.timed_out:
@@ -89,7 +90,7 @@ def _live(agent: AgentSettings) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="git-harn-check-") as folder:
         where = Path(folder)
         report = where / "check.report.json"
-        env = host.refs.agent_env({"HARN_STAGE": agent.stage, "HARN_REPORT": str(report)}, agent.secrets)
+        env = child_env({"HARN_STAGE": agent.stage, "HARN_REPORT": str(report)}, agent.secrets)
         env.setdefault("CLAUDE_CODE_MAX_RETRIES", LIVE_RETRIES)
         run = adapters.run(adapters.Call(probe, "plan", where, LIVE_PROMPT, env, report, where / "check",
                                          LIVE_TIMEOUT, LIVE_IDLE))
@@ -108,7 +109,7 @@ def _root_unsandboxed() -> bool:
 
 def _login(agent: AgentSettings) -> str | None:
     """The CLI's own login check, as a run's preflight makes it: what it said when it failed."""
-    env = host.refs.agent_env({"HARN_STAGE": "preflight"}, agent.secrets)
+    env = child_env({"HARN_STAGE": "preflight"}, agent.secrets)
     for check in adapters.login_checks([agent], env):
         if check.skipped is not None:
             continue
@@ -159,7 +160,7 @@ def check(repo: Repo, options: config.Options, live: bool) -> WorkflowCheck:
     """Every configured agent's preflight; BadInput when the configuration itself is wrong."""
     eff = config.load(repo, dataclasses.replace(options, dry_run=True, quiet=True))
     result = WorkflowCheck(eff.base, eff.remote, live)
-    for stage in host.STAGES:
+    for stage in STAGES:
         if stage in eff.agents:
             result.agents.append(_check_agent(eff.agents[stage], live))
     return result

@@ -1,23 +1,22 @@
-"""Git plumbing for the layers that drive tasks through branches: fetching a
-branch, reading files at a commit, keeping a commit under a ref, and the
-branch a worktree has checked out."""
+"""Git plumbing for branches and the files at a commit: a remote and a
+branch name checked, a branch fetched, the regular files of a commit read,
+a commit kept under a ref that never moves, and the branch a worktree has
+checked out (detached from it and put back on it)."""
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from contextlib import suppress
 from pathlib import Path
 
 import pygit2
 
-from git_harn.errors import BadInput, GitFailure, RaceLost
+from git_harn.errors import BadInput, GitFailure, HarnError, RaceLost
 from git_harn.git import remote as remote_door
-from git_harn.git.env import child_env
-from git_harn.git.objects import REGULAR_MODES, Oid, to_oid
+from git_harn.git.objects import REGULAR_MODES, Oid
 from git_harn.git.refnames import branch_name
 from git_harn.git.repo import Repo
 from git_harn.git.run import run_git
-
-__all__ = ["Oid", "to_oid"]
+from git_harn.git.workdir import dirty_paths
 
 
 def tracking_ref(remote: str, branch: str) -> str:
@@ -52,11 +51,6 @@ def file_at(repo: Repo, commit: Oid, path: str, limit: int = 1 << 20) -> bytes |
 def names_in(repo: Repo, commit: Oid, folder: str) -> list[str]:
     """Names of the regular files directly inside ``folder`` at ``commit``."""
     return [name for name, mode in repo.list_folder(commit, folder) if mode in REGULAR_MODES]
-
-
-def descends(repo: Repo, tip: Oid, ancestor: Oid) -> bool:
-    """``tip`` is ``ancestor`` or has it in its history."""
-    return repo.contains(tip, ancestor)
 
 
 def ahead(repo: Repo, tip: Oid, base: Oid) -> int:
@@ -110,8 +104,14 @@ def attach(worktree: Path, branch: str) -> None:
     run_git(["switch", "--quiet", branch], worktree)
 
 
-def agent_env(extra: dict[str, str], secrets: Collection[str] = ()) -> dict[str, str]:
-    """The operator's environment without git location variables (which
-    would point an agent's git at another repository) and without the
-    secrets not named in ``secrets`` (git/env.py), plus ``extra``."""
-    return child_env(extra, secrets)
+def reattach(worktree: Path, branch: str) -> bool:
+    """Put a worktree left on a detached HEAD (mid-integration) back on its
+    branch; only a clean one, so no file changes under uncommitted work.
+    True when it is on the branch now."""
+    if worktree_branch(worktree) == f"refs/heads/{branch}":
+        return True
+    if dirty_paths(worktree):
+        return False
+    with suppress(HarnError):
+        attach(worktree, branch)
+    return worktree_branch(worktree) == f"refs/heads/{branch}"
