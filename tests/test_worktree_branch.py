@@ -8,7 +8,7 @@ from pathlib import Path
 
 from helpers import git, make_repo
 
-from git_harn.git.workflow_refs import worktree_branch
+from git_harn.git.branches import worktree_branch
 
 
 def test_the_branch_of_a_worktree_as_git_names_it(tmp_path: Path) -> None:
