@@ -8,6 +8,7 @@ used: it does not check the old value.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from git_harn.files import loads_json
@@ -53,11 +54,14 @@ def merge_note(repo: Repo, commit: Oid, kind: str, value: Any) -> None:
     def step(tip: Oid | None) -> tuple[chain.Files, str]:
         note = _parse(_note_blob(repo, tip, annotated))
         note[kind] = value
-        text = json.dumps(note, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-        return {annotated: (text.encode("utf-8"), BLOB_MODE)}, f"git-harn: {kind} note on {annotated[:12]}\n"
+        return {annotated: (_note_bytes(note), BLOB_MODE)}, f"git-harn: {kind} note on {annotated[:12]}\n"
 
     chain.update_ref(repo, NOTES_REF, step)
     show_notes_in_log(repo)
+
+
+def _note_bytes(note: dict[str, Any]) -> bytes:
+    return (json.dumps(note, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
 
 
 def show_notes_in_log(repo: Repo) -> None:
@@ -73,26 +77,73 @@ def notes_on_missing_objects(repo: Repo) -> list[str]:
     return [] if tip is None else sorted(_gone_paths(repo, tip).values())
 
 
+# What one prune takes out of the notes tree at a tip: path -> the note's
+# new bytes, or None where the whole note goes.
+Pruning = dict[str, bytes | None]
+
+
 def prune_notes(repo: Repo) -> int:
     """Take out the notes whose object is gone, as one commit on the notes
     ref with compare-and-swap (``git notes prune`` refuses a ref outside
     refs/notes/, and moves a ref without a lease). The pruned notes stay in
     the ref's history. Returns how many were taken out."""
-    pruned = 0
+    return _prune(repo, lambda tip: dict.fromkeys(_gone_paths(repo, tip)), "note(s) whose object is gone")
+
+
+def salvage_notes_to_prune(repo: Repo) -> Pruning:
+    """Notes path -> the note without its salvage member (None: nothing
+    left, the note goes), for each note whose salvage branch is gone.
+    A salvage note is keyed by the salvage commit and names its branch
+    (``ref``); once that branch is deleted the note only misleads, and
+    ``git notes prune`` cannot see it while the commit is still in the
+    repository."""
+    tip = repo.ref_oid(NOTES_REF)
+    return {} if tip is None else _salvage_pruning(repo, tip)
+
+
+def prune_salvage_notes(repo: Repo) -> int:
+    """Drop the salvage member of the notes whose branch is gone, in one
+    commit with compare-and-swap; a note with nothing else goes. Returns
+    how many notes changed."""
+    return _prune(repo, lambda tip: _salvage_pruning(repo, tip), "salvage note(s) whose branch is gone")
+
+
+def _salvage_pruning(repo: Repo, tip: Oid) -> Pruning:
+    changes: Pruning = {}
+    for path in note_paths(repo, tip):
+        note = _parse(repo.read_file(tip, path, limit=chain.MAX_RECORD_BYTES))
+        salvage = note.get("salvage")
+        if not isinstance(salvage, dict) or not isinstance(salvage.get("ref"), str):
+            continue
+        if repo.ref_oid(salvage["ref"]) is not None:
+            continue
+        del note["salvage"]
+        changes[path] = _note_bytes(note) if note else None
+    return changes
+
+
+def _prune(repo: Repo, find: Callable[[Oid], Pruning], what: str) -> int:
+    """The one loop of both prunes: ``find`` at the tip read, one commit,
+    compare-and-swap, again from a fresh read when another writer won."""
+    changed = 0
 
     def attempt() -> None:
-        nonlocal pruned
+        nonlocal changed
         tip = repo.ref_oid(NOTES_REF)
-        gone = _gone_paths(repo, tip) if tip is not None else {}
-        pruned = len(gone)
-        if tip is None or not gone:
+        changes = find(tip) if tip is not None else {}
+        changed = len(changes)
+        if tip is None or not changes:
             return
-        text = f"git-harn: prune {len(gone)} note(s) whose object is gone\n"
-        commit = repo.make_commit(repo.tree_without(tip, gone), [tip], text, machine_signature(repo))
-        repo.move_ref(NOTES_REF, commit, tip, text.strip())
+        gone = [path for path, body in changes.items() if body is None]
+        tree = repo.tree_without(tip, gone) if gone else repo.tree_id(tip)
+        kept = {path: (body, BLOB_MODE) for path, body in changes.items() if body is not None}
+        if kept:
+            tree = repo.tree_with(tree, kept)
+        text = f"git-harn: prune {changed} {what}\n"
+        repo.move_ref(NOTES_REF, repo.make_commit(tree, [tip], text, machine_signature(repo)), tip, text.strip())
 
     retry_cas(attempt, NOTES_REF)
-    return pruned
+    return changed
 
 
 def _gone_paths(repo: Repo, tip: Oid) -> dict[str, str]:

@@ -16,7 +16,6 @@ that cannot be read, and one whose workspace folder still exists.
 
 from __future__ import annotations
 
-import json
 import time
 from contextlib import suppress
 from dataclasses import dataclass, field
@@ -26,15 +25,12 @@ from typing import Any, ClassVar
 from git_harn.clock import epoch_of, parse_age
 from git_harn.errors import HarnError, RaceLost
 from git_harn.failpoints import failpoint
-from git_harn.files import atomic_write, loads_json
+from git_harn.files import atomic_write
 from git_harn.git import Oid, Repo, to_oid
-from git_harn.git.cas import retry_cas
-from git_harn.git.identity import machine_signature
-from git_harn.git.objects import BLOB_MODE
 from git_harn.notices import warn
 from git_harn.results import Result
 from git_harn.store import archive, chain
-from git_harn.store.notes import NOTES_REF, note_paths
+from git_harn.store.notes import prune_salvage_notes, salvage_notes_to_prune
 from git_harn.store.runs import LIVE, RUNS
 
 # Settings (docs/archive.md).
@@ -128,7 +124,7 @@ def gc(repo: Repo, older_than: str | None = None, dry_run: bool = False) -> GcRe
     result = GcResult(dry_run, shown, skipped=skipped)
     if dry_run:
         result.archived = [c.run_id for c in found]
-        result.notesPruned = len(_salvage_notes_to_prune(repo, repo.ref_oid(NOTES_REF)))
+        result.notesPruned = len(salvage_notes_to_prune(repo))
         return result
     size = max(1, repo.config_int(BATCH_SETTING, DEFAULT_BATCH))
     for start in range(0, len(found), size):
@@ -164,73 +160,6 @@ def _delete_one(repo: Repo, candidate: Candidate) -> bool:
     except RaceLost:
         return repo.ref_oid(RUNS.ref(candidate.run_id)) is None and archive.archived(repo, candidate.run_id) is not None
     return True
-
-
-# --- the notes of deleted salvage branches -------------------------------------------------
-
-
-def _salvage_notes_to_prune(repo: Repo, tip: Oid | None) -> dict[str, bytes | None]:
-    """Notes path -> the note without its salvage member (None: nothing
-    left, the note goes), for each note whose salvage branch is gone.
-    A salvage note is keyed by the salvage commit and names its branch
-    (``ref``); once that branch is deleted the note only misleads, and
-    ``git notes prune`` cannot see it while the commit is still in the
-    repository."""
-    if tip is None:
-        return {}
-    changes: dict[str, bytes | None] = {}
-    for path in note_paths(repo, tip):
-        raw = repo.read_file(tip, path, limit=chain.MAX_RECORD_BYTES)
-        note = _note(raw)
-        salvage = note.get("salvage") if note is not None else None
-        if not isinstance(salvage, dict) or not isinstance(salvage.get("ref"), str):
-            continue
-        if repo.ref_oid(salvage["ref"]) is not None:
-            continue
-        assert note is not None
-        del note["salvage"]
-        changes[path] = _note_bytes(note) if note else None
-    return changes
-
-
-def _note(raw: bytes | None) -> dict[str, Any] | None:
-    if raw is None:
-        return None
-    try:
-        data = loads_json(raw)
-    except (ValueError, UnicodeDecodeError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def _note_bytes(note: dict[str, Any]) -> bytes:
-    return (json.dumps(note, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
-
-
-def prune_salvage_notes(repo: Repo) -> int:
-    """Drop the salvage member of the notes whose branch is gone, as one
-    commit on the notes ref with compare-and-swap; a note with nothing
-    else goes. Returns how many notes changed."""
-    changed = 0
-
-    def attempt() -> None:
-        nonlocal changed
-        tip = repo.ref_oid(NOTES_REF)
-        changes = _salvage_notes_to_prune(repo, tip)
-        changed = len(changes)
-        if tip is None or not changes:
-            return
-        gone = [path for path, body in changes.items() if body is None]
-        tree = repo.tree_without(tip, gone) if gone else repo.tree_id(tip)
-        kept = {path: (body, BLOB_MODE) for path, body in changes.items() if body is not None}
-        if kept:
-            tree = repo.tree_with(tree, kept)
-        text = f"git-harn: prune {changed} salvage note(s) whose branch is gone\n"
-        commit = repo.make_commit(tree, [tip], text, machine_signature(repo))
-        repo.move_ref(NOTES_REF, commit, tip, text.strip())
-
-    retry_cas(attempt, NOTES_REF)
-    return changed
 
 
 # --- past the threshold, from cleanup --------------------------------------------------------
