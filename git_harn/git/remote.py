@@ -218,13 +218,17 @@ def push(repo: Repo, remote: str, updates: Sequence[Update], lease: bool, atomic
     where = cwd or repo.cli_cwd
     if staging is None or lease:
         done = run_git([*args, remote, *(f"{u.new or ''}:{u.ref}" for u in updates)], where, check=False)
-    else:
-        folder = _stage(repo, staging, updates)
+    else:  # a deletion has nothing to stage: it goes as its own refspec
+        staged = [u for u in updates if u.new is not None]
+        deleted = [f":{u.ref}" for u in updates if u.new is None]
+        folder = _stage(repo, staging, staged) if staged else ""
         try:
             failpoint("push-staged")
-            done = run_git([*args, remote, f"{folder}*:refs/*"], where, check=False)
+            done = run_git([*args, remote, *([f"{folder}*:refs/*"] if staged else []), *deleted], where,
+                           check=False)
         finally:
-            _unstage(repo, folder, updates)
+            if staged:
+                _unstage(repo, folder, staged)
     return _read_push(done.returncode, done.stdout, done.stderr, {u.ref for u in updates})
 
 
