@@ -68,6 +68,10 @@ class Archived:
         where = f"{ARCHIVE_REF}:{blob_path(self.run_id)}"
         return Stored(RUNS.check(self.run_id, self.raw.encode("utf-8"), where), to_oid(self.tip))
 
+    def has_event(self, oid: str) -> bool:
+        """Whether the run's chain was archived at commit ``oid`` or later."""
+        return any(event[0] == oid for event in self.events)
+
     def history(self) -> list[Event]:
         return [Event(to_oid(oid), time, event, summary, state) for oid, time, event, summary, state in self.events]
 
@@ -86,7 +90,7 @@ def history_at(repo: Repo, tip: Oid) -> list[Event]:
             for e in chain.entries(repo, tip)]
 
 
-def _parse(run_id: str, raw: bytes) -> Archived:
+def parse(run_id: str, raw: bytes) -> Archived:
     where = f"{ARCHIVE_REF}:{blob_path(run_id)}"
     try:
         data = loads_json(raw)
@@ -102,15 +106,7 @@ def archived(repo: Repo, run_id: str, tip: Oid | None = None) -> Archived | None
     if tip is None:
         return None
     raw = repo.read_file(tip, blob_path(run_id), limit=chain.READ_LIMIT)
-    return None if raw is None else _parse(run_id, raw)
-
-
-def holds(repo: Repo, run_id: str, oid: str) -> bool:
-    """Whether the archive holds run ``run_id`` at commit ``oid`` or later
-    (``oid`` among its archived events): a sync that finds the run on the
-    remote but not here has nothing to take."""
-    found = archived(repo, run_id)
-    return found is not None and any(event[0] == oid for event in found.events)
+    return None if raw is None else parse(run_id, raw)
 
 
 # --- reading runs: the ref first, then the archive ---------------------------------------
@@ -227,16 +223,28 @@ def fold(repo: Repo, batch: Sequence[Folded]) -> list[str]:
             listed.append((item.updated, run_id))
         if not listed:
             return None
-        batches = _batches(repo, tip) if tip is not None else []
-        seq = max((int(b["seq"]) for b in batches), default=0) + 1
-        dates = [updated for updated, _ in listed]
-        batches.insert(0, {"seq": seq, "newest": max(dates), "oldest": min(dates), "count": len(listed)})
-        files[_batch_path(seq)] = (_compact(sorted(listed)), BLOB_MODE)
-        files[BATCHES_FILE] = (b"[\n" + b",\n".join(_compact(b) for b in batches) + b"\n]\n", BLOB_MODE)
+        seq = _next_seq(repo, tip)
+        files.update(batch_files(repo, tip, listed))
         return files, f"archive: batch {seq}, {len(listed)} run(s)\n\nHarnery-Archive: {seq}\n"
 
     chain.update_ref(repo, ARCHIVE_REF, step)
     return list(done)
+
+
+def _next_seq(repo: Repo, tip: Oid | None) -> int:
+    batches = _batches(repo, tip) if tip is not None else []
+    return max((int(b["seq"]) for b in batches), default=0) + 1
+
+
+def batch_files(repo: Repo, tip: Oid | None, listed: Sequence[tuple[str, str]]) -> chain.Files:
+    """The files that list ``listed`` (``(updatedAt, id)``) as the next
+    batch of the archive at ``tip``: its own list and ``batches.json``."""
+    batches = _batches(repo, tip) if tip is not None else []
+    seq = _next_seq(repo, tip)
+    dates = [updated for updated, _ in listed]
+    batches.insert(0, {"seq": seq, "newest": max(dates), "oldest": min(dates), "count": len(listed)})
+    return {_batch_path(seq): (_compact(sorted(listed)), BLOB_MODE),
+            BATCHES_FILE: (b"[\n" + b",\n".join(_compact(b) for b in batches) + b"\n]\n", BLOB_MODE)}
 
 
 def _compact(value: Any) -> bytes:

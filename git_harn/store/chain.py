@@ -602,8 +602,9 @@ def check_new(repo: Repo, kind: Kind[Any], record_id: str, tip: Oid, hide: Seque
         checked_record(repo, kind, record_id, commit.oid)
 
 
-def merge_commit(repo: Repo, heads: Sequence[Oid], files: Files, text: str) -> Oid:
-    """A reproducible merge commit: ``files`` as its whole tree, the heads as
+def merge_commit(repo: Repo, heads: Sequence[Oid], files: Files, text: str, base: Oid | None = None) -> Oid:
+    """A reproducible merge commit: ``files`` as its whole tree (or put into
+    ``base``'s, one of the heads: a tree too large to rebuild), the heads as
     parents in object-id order, the default machine identity and the
     committer date of the later head, so any clone merging the same pair
     makes the same commit."""
@@ -611,7 +612,7 @@ def merge_commit(repo: Repo, heads: Sequence[Oid], files: Files, text: str) -> O
     infos = [repo.commit_info(oid) for oid in ordered]
     later = max(infos, key=lambda info: (info.time, str(info.oid)))
     who = Signature(DEFAULT_MACHINE_NAME, DEFAULT_MACHINE_EMAIL, later.time, later.offset)
-    return repo.make_commit(repo.tree_with(None, files), ordered, text, who)
+    return repo.make_commit(repo.tree_with(base, files), ordered, text, who)
 
 
 def merge(repo: Repo, kind: Kind[Any], record_id: str, heads: Sequence[Oid], content: bytes,

@@ -21,9 +21,10 @@ from git_harn.git.worktrees import registered_worktrees
 from git_harn.notices import info, progress, warn
 from git_harn.results import Result
 from git_harn.store import bookkeeping, chain
+from git_harn.store.archive import ARCHIVE_REF
 from git_harn.store.locks import hold, locks_dir
 from git_harn.store.notes import NOTES_REF, show_notes_in_log
-from git_harn.sync import notes, records, summary
+from git_harn.sync import archive, notes, records, summary
 from git_harn.sync.push import STAGING_ROOT, push_all, sweep_staging
 from git_harn.sync.steps import (
     AHEAD,
@@ -121,12 +122,12 @@ def configure(repo: Repo, remote: str | None) -> SyncResult:
 
 
 def _patterns(salvage: bool) -> list[str]:
-    found = [f"{prefix}*" for prefix in records.PREFIXES] + [NOTES_REF, summary.SUMMARY_REF]
+    found = [f"{prefix}*" for prefix in records.PREFIXES] + [NOTES_REF, ARCHIVE_REF, summary.SUMMARY_REF]
     return found + ([f"{SALVAGE_PREFIX}*"] if salvage else [])
 
 
 def _ours(ref: str, salvage: bool) -> bool:
-    return (records.kind_of(ref) is not None or ref == NOTES_REF
+    return (records.kind_of(ref) is not None or ref in (NOTES_REF, ARCHIVE_REF)
             or (salvage and ref.startswith(SALVAGE_PREFIX)))
 
 
@@ -158,12 +159,14 @@ def _fetch(repo: Repo, remote: str, wanted: list[str]) -> dict[str, str]:
 
 
 def _plan(repo: Repo, ref: str, local: str | None, remote: str | None, dry_run: bool,
-          checked_out: set[str]) -> Step:
+          checked_out: set[str], archive_tip: str | None) -> Step:
     kind = records.kind_of(ref)
     if kind is not None:
-        return records.plan(repo, kind, ref, local, remote, dry_run)
+        return records.plan(repo, kind, ref, local, remote, dry_run, to_oid(archive_tip) if archive_tip else None)
     if ref == NOTES_REF:
         return notes.plan(repo, local, remote, dry_run)
+    if ref == ARCHIVE_REF:
+        return archive.plan(repo, local, remote, dry_run)
     return _plan_branch(repo, ref, local, remote, checked_out)
 
 
@@ -191,8 +194,9 @@ def _plan_branch(repo: Repo, ref: str, local: str | None, remote: str | None,
 @dataclass
 class _Round:
     steps: dict[str, Step]
-    local_updates: list[tuple[str, str, str | None]]
+    local_updates: list[tuple[str, str | None, str | None]]  # new None: an archived run's ref deleted
     pushes: list[tuple[str, str]]
+    drops: list[tuple[str, str]]  # (ref, oid) to delete on the remote, leased: archived runs
     remote_after: dict[str, str]  # the summarized refs as the remote holds them once the pushes went
     summary_oid: str | None = None  # the summary of remote_after (None in a dry run)
     summary_push: door.Update | None = None  # when the remote's summary is not that one
@@ -204,6 +208,8 @@ def _summarize(repo: Repo, this: _Round, theirs: dict[str, str], advertised: str
     pushes, and the summary update it needs (leased on what was read)."""
     this.remote_after = {ref: oid for ref, oid in theirs.items() if summary.covers(ref)}
     this.remote_after.update((ref, oid) for oid, ref in this.pushes if summary.covers(ref))
+    for ref, _ in this.drops:
+        this.remote_after.pop(ref, None)
     if dry_run:
         return
     this.summary_oid = summary.write(repo, this.remote_after)
@@ -219,7 +225,7 @@ def _one_round(repo: Repo, remote: str, salvage: bool, dry_run: bool) -> _Round:
     progress(f"reading what {remote} holds")
     advertised = door.ls_remote(repo, remote, _patterns(salvage))
     theirs = {ref: oid for ref, oid in advertised.items() if _ours(ref, salvage)}
-    prefixes = [*records.PREFIXES, NOTES_REF] + ([SALVAGE_PREFIX] if salvage else [])
+    prefixes = [*records.PREFIXES, NOTES_REF, ARCHIVE_REF] + ([SALVAGE_PREFIX] if salvage else [])
     # One pass over the refs: with thousands of records, listing them is a cost.
     listed = repo.ref_ids([*prefixes, *_tracking_prefixes(remote)])
     ours = {ref: oid for ref, oid in listed.items() if _ours(ref, salvage)}
@@ -241,9 +247,12 @@ def _one_round(repo: Repo, remote: str, salvage: bool, dry_run: bool) -> _Round:
     _move(repo, moves)  # RaceLost: another fetch moved them; the round starts again
     checked_out = set(filter(None, registered_worktrees(repo).values())) if salvage else set()
     steps: dict[str, Step] = {}
-    updates: list[tuple[str, str, str | None]] = []
+    updates: list[tuple[str, str | None, str | None]] = []
     pushes: list[tuple[str, str]] = []
-    for ref in sorted(set(theirs) | set(ours)):
+    drops: list[tuple[str, str]] = []
+    archive_tip = ours.get(ARCHIVE_REF)
+    # The archive first: the run records are judged against the archive both sides will hold.
+    for ref in sorted(set(theirs) | set(ours), key=lambda name: (name != ARCHIVE_REF, name)):
         local = ours.get(ref)
         remote_oid = tracked.get(tracking_name(remote, ref)) if ref in theirs else None
         if ref in unfetchable or (ref in theirs and remote_oid is None):
@@ -254,17 +263,23 @@ def _one_round(repo: Repo, remote: str, salvage: bool, dry_run: bool) -> _Round:
             steps[ref] = Step(ref, SAME, local, remote_oid)
             continue
         try:
-            step = _plan(repo, ref, local, remote_oid, dry_run, checked_out)
+            step = _plan(repo, ref, local, remote_oid, dry_run, checked_out, archive_tip)
         except BadRemoteData as exc:
             step = Step(ref, QUARANTINED, local, remote_oid, detail=_shown(exc.message))
         except GitFailure as exc:
             step = Step(ref, QUARANTINED, local, remote_oid, detail=_shown(exc.message))
         steps[ref] = step
+        if ref == ARCHIVE_REF and step.action != QUARANTINED:
+            archive_tip = step.local or local
         if step.local is not None and step.local != local:
             updates.append((ref, step.local, local))
+        if step.drop_local and not dry_run:
+            updates.append((ref, None, local))
         if step.push is not None:
             pushes.append((step.push, ref))
-    this = _Round(steps, updates, pushes, {})
+        if step.drop_remote and remote_oid is not None:
+            drops.append((ref, remote_oid))
+    this = _Round(steps, updates, pushes, drops, {})
     _summarize(repo, this, theirs, advertised.get(summary.SUMMARY_REF), dry_run)
     return this
 
@@ -274,9 +289,10 @@ def _shown(text: str) -> str:
     return one_line("".join(ch if ch.isprintable() else "?" for ch in text[:2000]), 300)
 
 
-def _settle_tracking(repo: Repo, remote: str, pushed: dict[str, str]) -> None:
-    """Point the tracking refs at what was pushed (git may have done so already)."""
-    moves = []
+def _settle_tracking(repo: Repo, remote: str, pushed: dict[str, str | None]) -> None:
+    """Point the tracking refs at what was pushed, or delete those of the
+    refs the push deleted (git may have done so already)."""
+    moves: list[tuple[str, str | None, str | None]] = []
     for ref, oid in pushed.items():
         name = tracking_name(remote, ref)
         found = repo.ref_oid(name)
@@ -287,12 +303,15 @@ def _settle_tracking(repo: Repo, remote: str, pushed: dict[str, str]) -> None:
         _move(repo, moves)
 
 
-def _move(repo: Repo, moves: list[tuple[str, str, str | None]], index: Sequence[RefEdit] = ()) -> None:
+def _move(repo: Repo, moves: Sequence[tuple[str, str | None, str | None]], index: Sequence[RefEdit] = ()) -> None:
     """(name, new, old) in one compare-and-swap transaction [P3], with the
     live index entries the moved records need (``index``); RaceLost on a
-    lost race. ``old`` None: the ref must not exist yet. Deletes no record."""
+    lost race. ``old`` None: the ref must not exist yet; ``new`` None
+    deletes it, which a sync does only to a tracking ref or to the ref of a
+    run the archive holds at that state (``records._archived``)."""
     if moves:  # the entries first: git commits updates in order (see chain.publish)
-        repo.update_refs([*index, *((name, to_oid(new), to_oid(old) if old else None) for name, new, old in moves)])
+        repo.update_refs([*index, *((name, to_oid(new) if new else None, to_oid(old) if old else None)
+                                    for name, new, old in moves)])
 
 
 def _pause(round_number: int) -> None:
@@ -368,16 +387,17 @@ def _sync_locked(repo: Repo, remote: str, salvage: bool, dry_run: bool,
             continue
         if any(ref == NOTES_REF for ref, _, _ in this.local_updates):
             show_notes_in_log(repo)
-        if not this.pushes and this.summary_push is None:
+        if not this.pushes and not this.drops and this.summary_push is None:
             finished = True
             break
-        progress(f"pushing {len(this.pushes)} ref(s) to {remote}")
-        pushed = push_all(repo, remote, this.pushes, atomic, this.summary_push)
+        progress(f"pushing {len(this.pushes) + len(this.drops)} ref(s) to {remote}")
+        pushed = push_all(repo, remote, this.pushes, atomic, this.summary_push, this.drops)
         failpoint("sync-pushed")  # the remote moved, nothing kept yet: the next sync must list
         atomic = pushed.atomic
         result.atomic = atomic
         result.remoteSaid = pushed.said
-        done = {ref: oid for oid, ref in this.pushes if ref in pushed.pushed}
+        done: dict[str, str | None] = {ref: oid for oid, ref in this.pushes if ref in pushed.pushed}
+        done.update((ref, None) for ref, _ in this.drops if ref in pushed.pushed)
         _settle_tracking(repo, remote, done)
         for ref in done:
             seen[ref].pushed = True
@@ -404,7 +424,7 @@ def _sync_locked(repo: Repo, remote: str, salvage: bool, dry_run: bool,
 def _remember(seen: dict[str, RefSync], steps: dict[str, Step]) -> None:
     for ref, step in steps.items():
         before = seen.get(ref)
-        local = step.local or step.local_old
+        local = None if step.drop_local else step.local or step.local_old
         entry = RefSync(ref, step.action, False, local, step.remote, step.detail)
         if before is not None:
             entry.pushed = before.pushed

@@ -13,23 +13,19 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from git_harn.errors import CorruptRecord, GitFailure
+from git_harn.errors import GitFailure
 from git_harn.files import loads_json
 from git_harn.git import Oid, Repo, to_oid
 from git_harn.git.objects import BLOB_MODE, REGULAR_MODES
 from git_harn.store import chain
 from git_harn.store.notes import NOTES_REF
 from git_harn.sync.steps import (
-    AHEAD,
     BOTH,
-    FAST_FORWARD,
-    MERGED,
-    NEW,
-    SAME,
     BadRemoteData,
     Step,
     canonical,
     one_side,
+    plan_united,
     three_way,
 )
 
@@ -48,25 +44,9 @@ def check_notes(repo: Repo, tip: Oid, hide: list[Oid]) -> None:
 
 
 def plan(repo: Repo, local: str | None, remote: str | None, dry_run: bool) -> Step:
-    step = Step(NOTES_REF, SAME, local, remote)
-    mine, theirs = (to_oid(local) if local else None), (to_oid(remote) if remote else None)
-    try:
-        case = chain.case(repo, mine, theirs, unrelated_ok=True)
-    except CorruptRecord as exc:
-        raise BadRemoteData(exc.message) from exc
-    step.action = case.action
-    if case.action == AHEAD:
-        step.push = local
-    elif case.action in (NEW, FAST_FORWARD):
-        assert theirs is not None
-        check_notes(repo, theirs, [mine] if mine is not None else [])
-        step.local = remote
-    elif case.action == MERGED:
-        assert mine is not None and theirs is not None
-        check_notes(repo, theirs, [mine])
-        if not dry_run:
-            step.local = step.push = str(merge(repo, mine, theirs, case.base))
-    return step
+    return plan_united(repo, NOTES_REF, local, remote, dry_run,
+                       lambda tip, mine: check_notes(repo, tip, [mine] if mine is not None else []),
+                       lambda mine, theirs, base: merge(repo, mine, theirs, base))
 
 
 def _flat_tree(repo: Repo, oid: Oid | None) -> dict[str, Oid]:

@@ -5,6 +5,7 @@ the one remote door (``git/remote``)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from git_harn.git import Repo
@@ -52,28 +53,33 @@ def _push(repo: Repo, remote: str, moves: list[door.Update], atomic: bool) -> do
 
 
 def push_all(repo: Repo, remote: str, updates: list[tuple[str, str]], atomic: bool,
-             summary: door.Update | None = None) -> Pushed:
+             summary: door.Update | None = None, drops: Sequence[tuple[str, str]] = ()) -> Pushed:
     """Push ``(oid, ref)`` pairs; ``atomic`` False when the server is known
     not to take ``--atomic``. ``summary`` (the remote summary, leased) goes
-    in the same atomic push, or last, once everything else went."""
+    in the same atomic push, or last, once everything else went. ``drops``:
+    ``(ref, oid)`` to delete, each leased on that oid (archived runs: never
+    a ref the remote moved since it was read)."""
     result = Pushed(atomic=atomic)
-    if not updates and summary is None:
+    if not updates and not drops and summary is None:
         return result
     updates = sorted(updates, key=lambda pair: (_order(pair[1]), pair[1]))
     moves = [door.Update(ref, oid) for oid, ref in updates]
+    deletions = [door.Update(ref, None, oid, leased=True) for ref, oid in sorted(drops)]
     last = [summary] if summary is not None else []
     if atomic:
-        outcome = _push(repo, remote, moves + last, atomic=True)
+        outcome = _push(repo, remote, moves + deletions + last, atomic=True)
         if not outcome.atomic_unsupported:
             result.take(outcome)
             return result
         info(f"{remote} does not take an atomic push; pushing records first, then notes")
         result.atomic = False
-    # Records in one push (each ref on its own), then the notes after them, then the summary.
+    # Records in one push (each ref on its own), then the deletions of archived
+    # runs (only once the archive that holds them is there), then the notes,
+    # then the summary.
     records = [move for move in moves if move.ref != NOTES_REF]
     notes = [move for move in moves if move.ref == NOTES_REF]
-    for group in (records, notes):
-        if group and result.failure is None:
+    for group in (records, deletions, notes):
+        if group and result.failure is None and not (group is deletions and (result.moved or result.refused)):
             result.take(_push(repo, remote, group, atomic=False))
     # A summary names the remote as a whole: only once all of it is there.
     if last and result.failure is None and not result.moved and not result.refused:

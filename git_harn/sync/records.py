@@ -11,14 +11,16 @@ docs/sync.md).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-from git_harn.errors import CorruptRecord, GitFailure
-from git_harn.git import Oid, Repo, to_oid
+from git_harn.errors import CorruptRecord, GitFailure, HarnError
+from git_harn.git import ANY, Oid, Repo, to_oid
 from git_harn.store import archive, chain
+from git_harn.store.record import RunRecord
 from git_harn.store.runs import RUNS
 from git_harn.store.workflows import WORKFLOWS
-from git_harn.sync.steps import AHEAD, FAST_FORWARD, MERGED, NEW, BadRemoteData, Step, canonical, three_way
+from git_harn.sync.steps import AHEAD, ARCHIVED, FAST_FORWARD, MERGED, NEW, BadRemoteData, Step, canonical, three_way
 
 HOST_TRAILER = "Harnery-Host"
 DIVERGED_FIELD = "diverged"
@@ -35,14 +37,19 @@ def kind_of(ref: str) -> Kind | None:
     return None
 
 
-def index_edits(repo: Repo, updates: list[tuple[str, str, str | None]]) -> list[tuple[str, Oid | None, Any]]:
+def index_edits(repo: Repo, updates: list[tuple[str, str | None, str | None]]) -> list[tuple[str, Oid | None, Any]]:
     """What the live index must change for the record refs a sync moves
     (ref, new, old): to go into the transaction that moves them."""
     edits = []
     for kind in KINDS:
-        moves = [(ref, to_oid(new)) for ref, new, _ in updates if ref.startswith(kind.namespace)]
+        moves = [(ref, to_oid(new)) for ref, new, _ in updates if new is not None and ref.startswith(kind.namespace)]
         if moves:
             edits += chain.index_edits(repo, kind, moves)
+    gone = [RUNS.id_of(ref) for ref, new, _ in updates if new is None]
+    if RUNS.live is not None and gone:  # an archived run has no entry, unless a stale one
+        listed = set(repo.ref_ids([RUNS.live.namespace]))
+        edits += [(entry, None, ANY) for run_id in gone
+                  if run_id is not None and (entry := RUNS.live.entry(run_id)) in listed]
     return edits
 
 
@@ -51,13 +58,14 @@ def _oid(value: str | None) -> Oid | None:
 
 
 def plan(repo: Repo, kind: Kind, ref: str, local: str | None, remote: str | None,
-         dry_run: bool) -> Step:
-    """The five cases: new, same, ahead, fast-forward, diverged -> merged.
+         dry_run: bool, archive_tip: Oid | None = None) -> Step:
+    """The five cases: new, same, ahead, fast-forward, diverged -> merged;
+    or, for a run the archive at ``archive_tip`` holds, archived.
     BadRemoteData when the remote's chain cannot be taken."""
     step = Step(ref, chain.SAME, local, remote)
     record_id = ref[len(kind.namespace):]
-    if local is None and remote is not None and kind is RUNS and archive.holds(repo, record_id, remote):
-        return step  # archived here, at that state or later: taking it again would undo the gc
+    if kind is RUNS and archive_tip is not None and _archived(repo, step, record_id, archive_tip):
+        return step
     try:
         case = chain.case(repo, _oid(local), _oid(remote))
         if case.action == NEW:
@@ -76,6 +84,48 @@ def plan(repo: Repo, kind: Kind, ref: str, local: str | None, remote: str | None
     except CorruptRecord as exc:
         raise BadRemoteData(exc.message) from exc
     return step
+
+
+def _archived(repo: Repo, step: Step, run_id: str, archive_tip: Oid) -> bool:
+    """A run ref that adds nothing to the archive (the archive both sides
+    hold once this sync is done holds its state or a later one) is deleted
+    on the side that has it: gc's work, shared by every clone. Kept here,
+    unpushed, while the run's workspace folder is still here (gc would
+    leave it too). False: a side holds more, or the archive's entry does
+    not agree with this clone's chain, and the five cases decide."""
+    found = archive.archived(repo, run_id, archive_tip)
+    if found is None:
+        return False
+    local, remote = step.local_old, step.remote
+    if any(oid is not None and not found.has_event(oid) for oid in (local, remote)):
+        return False
+    record = None if local is None else _archivable(repo, run_id, to_oid(local), found)
+    if local is not None and record is None:
+        return False
+    step.action = ARCHIVED
+    step.drop_remote = remote is not None
+    if record is not None:
+        step.drop_local = not (record.path and Path(record.path).exists())
+        if not step.drop_local:
+            step.detail = "archived; its ref stays here while its workspace folder exists"
+    return True
+
+
+def _archivable(repo: Repo, run_id: str, tip: Oid, found: archive.Archived) -> RunRecord | None:
+    """The record at ``tip`` if the archive's entry may stand for it: an
+    ended record, not live here, whose every event the entry lists (and, at
+    the same tip, whose file it holds byte for byte); else None."""
+    try:
+        record = chain.record_at(repo, RUNS, run_id, tip)
+        events = archive.history_at(repo, tip)
+        raw = repo.read_file(tip, RUNS.file, limit=chain.READ_LIMIT)
+    except HarnError:
+        return None
+    listed = RUNS.live is not None and repo.ref_oid(RUNS.live.entry(run_id)) is not None
+    archived_oids = {str(event[0]) for event in found.events}
+    agrees = all(str(event.oid) in archived_oids for event in events) and (
+        found.tip != str(tip) or found.raw.encode("utf-8") == raw)
+    return record if record.terminal and not listed and agrees else None
 
 
 def _base(case: chain.Case) -> Oid:

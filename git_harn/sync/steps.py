@@ -3,21 +3,26 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 # The five cases of a mergeable ref (store/chain), and what else can happen to one.
+from git_harn.errors import CorruptRecord
+from git_harn.git import Oid, Repo, to_oid
+from git_harn.store import chain
 from git_harn.store.chain import AHEAD, FAST_FORWARD, MERGED, NEW, SAME
 
 QUARANTINED = "quarantined"  # the remote's copy is not a valid chain: untouched, not pushed
 DIVERGED = "diverged"  # a fast-forward-only branch that diverged: left as it is
+ARCHIVED = "archived"  # a run record the shared archive holds at that state: its ref goes (sync/archive)
 
 # The strongest thing that happened to a ref over several rounds is reported.
-RANK = {SAME: 0, AHEAD: 1, NEW: 2, FAST_FORWARD: 3, MERGED: 4, DIVERGED: 5, QUARANTINED: 6}
+RANK = {SAME: 0, AHEAD: 1, ARCHIVED: 2, NEW: 3, FAST_FORWARD: 4, MERGED: 5, DIVERGED: 6, QUARANTINED: 7}
 
 
-__all__ = ["AHEAD", "BOTH", "DIVERGED", "FAST_FORWARD", "MERGED", "NEW", "QUARANTINED", "RANK", "SAME",
-           "BadRemoteData", "Step", "canonical", "one_side", "three_way"]
+__all__ = ["AHEAD", "ARCHIVED", "BOTH", "DIVERGED", "FAST_FORWARD", "MERGED", "NEW", "QUARANTINED", "RANK", "SAME",
+           "BadRemoteData", "Step", "canonical", "one_side", "plan_united", "three_way"]
 
 
 class BadRemoteData(Exception):
@@ -31,7 +36,9 @@ class BadRemoteData(Exception):
 @dataclass
 class Step:
     """The decision for one ref: ``action``; ``local`` is the value the local
-    ref must get (None: leave it); ``push`` is what to push (None: nothing)."""
+    ref must get (None: leave it); ``push`` is what to push (None: nothing);
+    ``drop_local``, ``drop_remote``: the ref is deleted here, or on the
+    remote (leased on ``remote``), as the archive holds what it points at."""
 
     ref: str
     action: str
@@ -40,6 +47,33 @@ class Step:
     local: str | None = None
     push: str | None = None
     detail: str | None = None
+    drop_local: bool = False
+    drop_remote: bool = False
+
+
+def plan_united(repo: Repo, ref: str, local: str | None, remote: str | None, dry_run: bool,
+                check: Callable[[Oid, Oid | None], None],
+                merge: Callable[[Oid, Oid, Oid | None], Oid]) -> Step:
+    """The five cases of a ref whose two heads may share no history (the
+    notes, the archive: each clone may start its own) and whose diverged
+    heads are merged by ``merge``; ``check`` (the remote head, the local
+    one) raises BadRemoteData for what cannot be taken."""
+    step = Step(ref, SAME, local, remote)
+    mine, theirs = (to_oid(local) if local else None), (to_oid(remote) if remote else None)
+    try:
+        case = chain.case(repo, mine, theirs, unrelated_ok=True)
+    except CorruptRecord as exc:
+        raise BadRemoteData(exc.message) from exc
+    step.action = case.action
+    if case.action == AHEAD:
+        step.push = local
+    elif theirs is not None and case.action in (NEW, FAST_FORWARD, MERGED):
+        check(theirs, mine)
+        if case.action != MERGED:
+            step.local = remote
+        elif mine is not None and not dry_run:
+            step.local = step.push = str(merge(mine, theirs, case.base))
+    return step
 
 
 def canonical(data: Any, ascii_only: bool = True) -> bytes:

@@ -28,13 +28,14 @@ from git_harn.errors import GitFailure
 from git_harn.files import atomic_write, loads_json
 from git_harn.git import Repo, reffiles
 from git_harn.git import remote as door
+from git_harn.store.archive import ARCHIVE_REF
 from git_harn.store.locks import locks_dir
 from git_harn.store.notes import NOTES_REF
 from git_harn.sync import records
 
 # What the summary covers: one line per namespace (salvage branches are not in
 # it: a sync with --salvage always lists). Folders end in "/".
-SUMMARIZED: tuple[str, ...] = (*records.PREFIXES, NOTES_REF)
+SUMMARIZED: tuple[str, ...] = (*records.PREFIXES, NOTES_REF, ARCHIVE_REF)
 SUMMARY_REF = "refs/harnery/sync-summary"
 FORMAT = b"git-harn sync summary 1\n"
 STATE_VERSION = 1
