@@ -11,7 +11,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from helpers import all_refs, assert_valid, git, harn, record
+from helpers import all_refs, assert_valid, git, harn, make_repo, record
 from runtools import start, wait_for_log
 from wfrepo import setup
 
@@ -103,3 +103,39 @@ def test_a_runner_whose_pid_was_reused_is_gone_and_its_lease_is_taken_over(tmp_p
     finally:
         stranger.kill()
         stranger.wait()
+
+
+def test_an_ended_group_is_dropped_from_the_lease_file_at_the_next_write_and_never_taken_for_a_live_one(
+        tmp_path: Path) -> None:
+    """Each agent's start writes the lease (its group named for settling);
+    its end writes nothing. The ended group the file still names until the
+    next start is not alive, so a settle signals nothing for it."""
+    from git_harn.git.repo import open_repo
+    from git_harn.store import lease as leases
+    from git_harn.store.procs import Group, process_start, this_process
+
+    repo = open_repo(make_repo(tmp_path / "repo"))
+    held = leases.take(repo, "origin", "main", "wf-test", this_process())
+    first = subprocess.Popen(["sleep", "30"], start_new_session=True)
+    try:
+        held.note_group(first.pid, process_start(first.pid))
+        on_disk = json.loads(held.path.read_text())
+        assert [g["pgid"] for g in on_disk["groups"]] == [first.pid]
+    finally:
+        first.kill()
+        first.wait()
+    before = held.path.stat().st_mtime_ns, held.path.stat().st_ino
+    held.drop_group(first.pid)
+    assert (held.path.stat().st_mtime_ns, held.path.stat().st_ino) == before  # no write for an end
+    (left,) = leases.leases(repo)
+    assert [g.pgid for g in left.groups()] == [first.pid] and not any(g.alive() for g in left.groups())
+    second = subprocess.Popen(["sleep", "30"], start_new_session=True)
+    try:
+        held.note_group(second.pid, process_start(second.pid))
+        assert [g["pgid"] for g in json.loads(held.path.read_text())["groups"]] == [second.pid]
+        assert Group(second.pid, process_start(second.pid)).alive()
+    finally:
+        second.kill()
+        second.wait()
+    held.release()
+    assert not held.path.exists()

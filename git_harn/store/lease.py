@@ -57,16 +57,21 @@ class Lease:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def note_group(self, pgid: int, start: str | None) -> None:
-        self._update(lambda groups: [*groups, {"pgid": pgid, "start": start}])
-
-    def drop_group(self, pgid: int) -> None:
-        self._update(lambda groups: [g for g in groups if g.get("pgid") != pgid])
-
-    def _update(self, change: Any) -> None:
         with self._lock:
-            self.owner["groups"] = change(list(self.owner.get("groups") or []))
+            self.owner["groups"] = [*self._groups(), {"pgid": pgid, "start": start}]
             with suppress(OSError):  # best effort: settle also ends what the run locks name
                 atomic_write(self.path, json.dumps(self.owner).encode())
+
+    def drop_group(self, pgid: int) -> None:
+        """Forget an ended group here; the file keeps naming it until the next
+        group is noted. That costs nothing to settle (a group is known by its
+        leader's start time, so an ended one is never taken for a new one) and
+        saves a file write per agent [L3]."""
+        with self._lock:
+            self.owner["groups"] = [g for g in self._groups() if g.get("pgid") != pgid]
+
+    def _groups(self) -> list[dict[str, Any]]:
+        return list(self.owner.get("groups") or [])
 
     def release(self) -> None:
         """Remove the lease, only while it is still this run's."""
