@@ -17,6 +17,7 @@ from git_harn.git.refnames import branch_name
 from git_harn.git.repo import Repo
 from git_harn.git.run import run_git
 from git_harn.git.workdir import dirty_paths
+from git_harn.git.worktrees import branch_tip, detach_head, head_of, point_head
 
 
 def tracking_ref(remote: str, branch: str) -> str:
@@ -94,13 +95,23 @@ def worktree_branch(worktree: Path) -> str | None:
 
 
 def detach(worktree: Path) -> None:
-    """Detach the worktree's HEAD at the same commit (files untouched), so
-    the branch may be moved by someone else."""
-    run_git(["switch", "--quiet", "--detach"], worktree)
+    """Detach the worktree's HEAD at the same commit, so the branch may be
+    moved by someone else. No file changes, so HEAD is rewritten here, as
+    ``git switch --detach`` would, without a process."""
+    head = head_of(worktree)
+    if head is None:
+        raise GitFailure(f"cannot detach {worktree}: HEAD names no commit")
+    detach_head(worktree, head)
 
 
 def attach(worktree: Path, branch: str) -> None:
-    """Check the branch out again in a clean worktree."""
+    """Check the branch out again in a clean worktree: when the branch is
+    still at the detached commit only HEAD changes (rewritten here); when it
+    moved, ``git switch`` updates the files."""
+    ref = f"refs/heads/{branch}"
+    if head_of(worktree) is not None and head_of(worktree) == branch_tip(worktree, ref):
+        point_head(worktree, ref)
+        return
     run_git(["switch", "--quiet", branch], worktree)
 
 

@@ -274,9 +274,25 @@ def head_ref_of(path: Path) -> str | None:
     return None
 
 
+
+
 def point_head(path: Path, ref: str) -> None:
-    """Make the worktree's HEAD name ``ref`` (no files change)."""
-    run_git(["symbolic-ref", "HEAD", ref], path)
+    """Make the worktree's HEAD name ``ref`` (no files change), in-process
+    as ``git symbolic-ref HEAD <ref>`` would."""
+    try:
+        open_worktree(path).set_head(ref)
+    except (pygit2.GitError, KeyError, ValueError) as exc:
+        raise GitFailure(f"cannot point HEAD of {path} at {ref}: {exc}") from exc
+
+
+def branch_tip(path: Path, ref: str) -> Oid | None:
+    """Where ``ref`` points, read through the worktree at ``path``."""
+    try:
+        found = open_worktree(path).references.get(ref)
+    except (pygit2.GitError, ValueError, GitFailure):
+        return None
+    target = found.target if found is not None else None
+    return from_pygit2(target) if isinstance(target, pygit2.Oid) else None
 
 
 def detach_head(path: Path, commit: Oid) -> None:
