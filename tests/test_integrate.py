@@ -115,6 +115,26 @@ def test_happy_path_lands_one_squash_with_roadmap_ticked(s: Setup) -> None:
     assert ref(s.work, "refs/remotes/origin/main") == landed
     assert ref(s.work, "refs/heads/integrate-1-1") is None  # the throwaway branch went
     assert integration_worktree(s).is_dir()
+    # git-harn's checkout is left clean, at the task tip whose tree it staged.
+    assert git(integration_worktree(s), "status", "--porcelain", "--untracked-files=all") == ""
+    assert git(integration_worktree(s), "rev-parse", "HEAD") == ref(s.work, f"refs/heads/{branch}")
+
+
+def test_the_squash_commit_is_signed_when_commit_gpgsign_says_so(s: Setup) -> None:
+    """The squash is committed by git (commit-tree), so the operator's identity
+    and signing settings hold for it as for their own commits."""
+    key = s.tmp / "signing-key"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "harn-test", "-f", str(key)], check=True)
+    allowed = s.tmp / "allowed-signers"
+    allowed.write_text(f"harn@example.invalid {(s.tmp / 'signing-key.pub').read_text()}")
+    for key_value in (("gpg.format", "ssh"), ("user.signingKey", str(key)), ("commit.gpgSign", "true"),
+                      ("gpg.ssh.allowedSignersFile", str(allowed)), ("user.email", "harn@example.invalid")):
+        git(s.work, "config", *key_value)
+    branch = make_task(s.work, "1.1", {"new.txt": "one\n"})
+    result = harn(s.work, "integrate", branch, "--base", "main", "--json")
+    assert result.code == 0, result.err
+    landed = result.json()["commit"]
+    assert git(s.work, "log", "-1", "--format=%G? %ae", landed) == "G harn@example.invalid"
 
 
 def test_base_moved_before_start_rebases_the_task_branch(s: Setup) -> None:

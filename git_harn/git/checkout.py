@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pygit2
+
 from git_harn.errors import GitFailure
-from git_harn.git.objects import Oid, from_pygit2
+from git_harn.git.objects import Oid, from_pygit2, to_oid
 from git_harn.git.run import error_line, run_git
 from git_harn.git.worktrees import head_of, linked_admin, open_worktree
 
@@ -81,11 +83,12 @@ def merge_squash(worktree: Path, tip: Oid) -> list[str] | None:
     return paths
 
 
-def nothing_staged(worktree: Path) -> bool:
-    done = run_git(["diff", "--cached", "--quiet"], worktree, check=False)
-    if done.returncode not in (0, 1):
-        raise GitFailure(f"git diff --cached failed: {error_line(done.stderr)}")
-    return done.returncode == 0
+def staged_tree(worktree: Path) -> Oid:
+    """The tree the worktree's index holds (``git write-tree``, in-process)."""
+    try:
+        return from_pygit2(open_worktree(worktree).index.write_tree())
+    except (pygit2.GitError, ValueError) as exc:  # a conflicted index has no tree
+        raise GitFailure(f"cannot write the index of {worktree} as a tree: {exc}") from exc
 
 
 def conflict_paths(worktree: Path) -> list[str]:
@@ -93,24 +96,11 @@ def conflict_paths(worktree: Path) -> list[str]:
     return [p for p in out.split("\0") if p]
 
 
-def staged_entry(worktree: Path, path: str) -> tuple[int, Oid] | None:
-    """(mode, blob id) of ``path`` in the worktree's index, stage 0."""
-    index = open_worktree(worktree).index
-    try:
-        entry = index[path]
-    except KeyError:
-        return None
-    return entry.mode, from_pygit2(entry.id)
-
-
-def stage_blob(worktree: Path, path: str, blob: Oid, mode: int) -> None:
-    wt_git(worktree, "update-index", "--cacheinfo", f"{mode:o},{blob},{path}")
-
-
-def commit_index(worktree: Path, message: str) -> Oid:
-    """Commit the index alone (no hook), return the new HEAD."""
-    wt_git(worktree, "commit", "--quiet", "--no-verify", "-F", "-", input_bytes=message.encode("utf-8"))
-    head = head_of(worktree)
-    if head is None:
-        raise GitFailure(f"cannot read HEAD of {worktree}")
-    return head
+def commit_tree(worktree: Path, tree: Oid, parent: Oid, message: str, sign: bool) -> Oid:
+    """``git commit-tree``: the commit ``git commit`` would make of ``tree``
+    (the same identity; ``sign``: signed with user.signingKey, as git commit
+    signs under commit.gpgSign, which commit-tree itself does not read),
+    with no index to stage into and no hook; no ref moves."""
+    out = wt_git(worktree, "commit-tree", *(["-S"] if sign else []), str(tree), "-p", str(parent), "-F", "-",
+                 input_bytes=message.encode("utf-8"))
+    return to_oid(out.strip())

@@ -54,15 +54,21 @@ def attempt(repo: Repo, target: Target, worktree: Path, base: Oid, task: Task,
     conflicts = wt.merge_squash(worktree, tip)
     if conflicts is not None:
         return _conflict(target, number, "squash merge", conflicts, tip, rebased=True)
-    if wt.nothing_staged(worktree):
+    squashed = wt.staged_tree(worktree)
+    if squashed == repo.tree_id(base):
         return new_report(target, number, rebased=True, outcome=NOTHING_TO_INTEGRATE, summary=(
             f"nothing to integrate: {target.branch} ({str(tip)[:12]}) adds no change to "
             f"{target.upstream}; {_what(target)} stays unticked"))
-    refused = _tick_roadmap(repo, target, worktree, base)
-    if refused is not None:
+    ticked = _tick_roadmap(repo, target, squashed, base)
+    if not isinstance(ticked, Oid):  # an Oid is a str too: the refusal is the other one
         return new_report(target, number, rebased=True, outcome=REFUSED,
-                          summary=f"{refused}; {_what(target)} cannot be marked done, nothing was pushed")
-    commit = wt.commit_index(worktree, commit_message(target, task, repo.ahead_behind(tip, base)[0]))
+                          summary=f"{ticked}; {_what(target)} cannot be marked done, nothing was pushed")
+    # The squash and the tick as one commit of their tree, on the work branch
+    # the switch above reset to the base: what `git commit` of the index with
+    # the tick staged would make, in one process instead of three.
+    commit = wt.commit_tree(worktree, ticked, base, commit_message(target, task, repo.ahead_behind(tip, base)[0]),
+                            sign=repo.config_bool("commit.gpgSign", False))
+    repo.move_ref(f"refs/heads/{target.work_branch}", commit, base, "git-harn: integrate: squash")
     failpoint("integrate-after-commit")
     failpoint("integrate-before-push")
     pushed = push(repo, target.remote, [Update(f"refs/heads/{target.base}", f"refs/heads/{target.work_branch}",
@@ -74,7 +80,7 @@ def attempt(repo: Repo, target: Target, worktree: Path, base: Oid, task: Task,
         return new_report(target, number, rebased=True, squashMerged=True, roadmapMarkedDone=True,
                           outcome=PUSH_FAILED, summary=f"push to {target.upstream} was refused: {told}")
     failpoint("integrate-after-push")
-    return _landed(repo, target, worktree, commit, base, number)
+    return _landed(repo, target, worktree, (commit, tip), base, number)
 
 
 def _rebase(repo: Repo, target: Target, worktree: Path, base: Oid) -> Oid | list[str]:
@@ -117,19 +123,19 @@ def _conflict(target: Target, number: int, step: str, paths: list[str], tip: Oid
                                f"onto {target.upstream} by hand, then rerun"))
 
 
-def _tick_roadmap(repo: Repo, target: Target, worktree: Path, base: Oid) -> str | None:
+def _tick_roadmap(repo: Repo, target: Target, squashed: Oid, base: Oid) -> Oid | str:
     """``- [ ] <id>`` → ``- [x] <id>`` (for an addendum, its own ``- [ ] addendum
-    <n>:`` line under the task) in the index the squash left; None when done,
-    else why the roadmap cannot be ticked.
+    <n>:`` line under the task) in the tree the squash staged: that tree
+    ticked, else why the roadmap cannot be ticked.
 
     The task branch decides what sits at the roadmap's path, so the file on
     disk may be a symlink out of the worktree: only blobs are read and
     written, never the filesystem [P5]. The squash may change no roadmap
     line but this task's own checkbox: a task does not tick other tasks."""
-    entry = wt.staged_entry(worktree, target.roadmap)
+    entry = repo.entry(squashed, target.roadmap)
     if entry is None:
         return f"the squash of {target.branch} removes {target.roadmap}"
-    mode, oid = entry
+    oid, mode = entry
     if mode not in REGULAR_MODES:
         return (f"the squash of {target.branch} makes {target.roadmap} something other than a "
                 f"regular file (mode {mode:o})")
@@ -140,9 +146,9 @@ def _tick_roadmap(repo: Repo, target: Target, worktree: Path, base: Oid) -> str 
     if merged not in (before, wanted):
         return (f"the squash of {target.branch} changes {target.roadmap} beyond the checkbox of {_what(target)}; "
                 "a task may not edit the roadmap or tick other tasks")
-    if merged != wanted:
-        wt.stage_blob(worktree, target.roadmap, repo.write_blob(wanted), mode)
-    return None
+    if merged == wanted:
+        return squashed
+    return repo.tree_with(squashed, {target.roadmap: (wanted, mode)})
 
 
 def _what(target: Target) -> str:
@@ -166,7 +172,9 @@ def commit_message(target: Target, task: Task, commits: int) -> str:
             f"{what} {target.task_id}, marked done in {target.roadmap}.\n\n{trailers}")
 
 
-def _landed(repo: Repo, target: Target, worktree: Path, commit: Oid, base: Oid, number: int) -> IntegrationReport:
+def _landed(repo: Repo, target: Target, worktree: Path, made: tuple[Oid, Oid], base: Oid,
+            number: int) -> IntegrationReport:
+    commit, tip = made
     report = new_report(target, number, ok=True, rebased=True, squashMerged=True, pushed=True,
                         roadmapMarkedDone=True, commit=str(commit), outcome=LANDED, summary=(
                             f"{target.branch} landed on {target.upstream} as {str(commit)[:12]} "
@@ -178,7 +186,7 @@ def _landed(repo: Repo, target: Target, worktree: Path, commit: Oid, base: Oid, 
         if repo.ref_oid(target.tracking_ref) == base:  # the remote has no fetch refspec that push could follow
             repo.move_ref(target.tracking_ref, commit, base, "git-harn: integrate: pushed")
         merge_note(repo, commit, "integration", report.document())
-        _drop_work_branch(repo, target, worktree, commit)
+        _drop_work_branch(repo, target, worktree, commit, tip)
     except HarnError as exc:
         left = (f"after the push, the clean-up of {target.work_branch} failed ({exc.message}); "
                 f"it is left behind and the next integration of the task resets it")
@@ -187,9 +195,11 @@ def _landed(repo: Repo, target: Target, worktree: Path, commit: Oid, base: Oid, 
     return report
 
 
-def _drop_work_branch(repo: Repo, target: Target, worktree: Path, commit: Oid) -> None:
-    """The throwaway branch goes once its commit is on the remote-tracking ref [P1]."""
+def _drop_work_branch(repo: Repo, target: Target, worktree: Path, commit: Oid, tip: Oid) -> None:
+    """The throwaway branch goes once its commit is on the remote-tracking ref [P1].
+    The checkout is left detached at the task tip: the squash staged exactly
+    its tree (the tip grows from the base), so HEAD, index and files agree."""
     if repo.ref_oid(target.tracking_ref) != commit:
         return
-    detach_head(worktree, commit)  # same commit, same tree
+    detach_head(worktree, tip)
     repo.delete_ref(f"refs/heads/{target.work_branch}", commit)
