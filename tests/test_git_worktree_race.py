@@ -2,7 +2,9 @@
 adding or removing one ("failed to read …/worktrees/<name>/commondir:
 Success"). Parallel tasks hit that window (a gate's scratch checkout being
 added while a sibling task fetches); the commands that only read the list
-before acting are run again instead of failing the task."""
+before acting are run again instead of failing the task. The worktree list
+itself is read from the admin files (no git process), so it is not caught
+in that window at all."""
 
 from __future__ import annotations
 
@@ -79,8 +81,15 @@ def test_a_worktree_that_stays_broken_still_fails_in_bounded_time(tmp_path: Path
     repo, _, _ = _half_written(tmp_path)
     started = time.monotonic()
     with pytest.raises(GitFailure, match="commondir"):
-        registered_worktrees(open_repo(repo))
+        open_repo(repo)._git("worktree", "list")  # git itself, run again, then given up
     assert time.monotonic() - started < 5
+
+
+def test_the_listing_reads_no_commondir_and_lists_a_half_written_worktree(tmp_path: Path) -> None:
+    """The list is read from the admin files, not from a git that dies on
+    the empty commondir: the worktree is listed, as git lists it once written."""
+    repo, linked, _ = _half_written(tmp_path)
+    assert linked.resolve() in {p.resolve() for p in registered_worktrees(open_repo(repo))}
 
 
 def test_listing_while_checkouts_come_and_go(tmp_path: Path) -> None:

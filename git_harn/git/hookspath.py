@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pygit2
 
+from git_harn.git import worktrees
 from git_harn.git.repo import Repo
 
 
@@ -43,12 +44,9 @@ def hooks_path_setting(repo: Repo) -> HooksPath:
 
 
 def main_worktree(repo: Repo) -> Path | None:
-    """The main worktree's top, or None for a bare repository."""
-    blocks = repo._git("worktree", "list", "--porcelain", "-z").split("\0\0")
-    fields = blocks[0].split("\0") if blocks else []
-    if not fields or not fields[0].startswith("worktree ") or "bare" in fields:
-        return None
-    return Path(fields[0][len("worktree "):])
+    """The main worktree's top, or None for a bare repository (read from the
+    admin files, with no git process: ``worktrees.main_worktree``)."""
+    return worktrees.main_worktree(repo)[0]
 
 
 def provide_hooks_folder(repo: Repo, worktree: Path) -> str | None:

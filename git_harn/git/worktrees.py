@@ -12,6 +12,7 @@ import os
 import shutil
 from collections.abc import Iterator
 from contextlib import suppress
+from dataclasses import dataclass
 from pathlib import Path
 
 import pygit2
@@ -22,32 +23,115 @@ from git_harn.git.repo import Repo
 from git_harn.git.run import run_git
 
 
+@dataclass(frozen=True)
+class Listed:
+    """One entry of ``git worktree list``: its path, the branch ref it has
+    checked out (None: detached, bare, or HEAD unreadable), and whether it is
+    the bare main entry of a bare repository."""
+
+    path: Path
+    branch: str | None
+    bare: bool = False
+
+
+def listed_worktrees(repo: Repo) -> list[Listed]:
+    """What ``git worktree list`` lists, main entry first, read from the admin
+    files as git reads them: workflows ask several times per task, and a
+    ``git`` process each time cost more than everything else in the listing.
+
+    The main entry is the common git dir (real path) without a trailing
+    ``/.git`` (git's ``get_main_worktree``). A linked one is the ``gitdir``
+    file of ``worktrees/<id>``, without its trailing ``/.git``; a relative
+    one is relative to that admin folder; an entry whose ``gitdir`` is
+    missing or empty is left out, as git leaves it out. Its folder need not
+    exist (git lists it as prunable). Linked ones are sorted by path as git
+    sorts them. With the reftable ref backend the HEAD
+    files name no branch, so git itself is asked there."""
+    common = repo.common_dir
+    if _reftable(repo):
+        return _listed_by_git(repo)
+    main = os.path.realpath(common)
+    bare = _main_is_bare(repo)
+    out = [Listed(Path(main.removesuffix("/.git") if main.endswith("/.git") else main),
+                  None if bare else _head_branch(common), bare)]
+    try:
+        entries = list(os.scandir(common / "worktrees"))
+    except OSError:
+        entries = []
+    linked = []
+    for entry in entries:
+        admin = Path(entry.path)
+        try:
+            text = (admin / "gitdir").read_text("utf-8", "surrogateescape")
+        except (OSError, ValueError):
+            continue
+        path = text.rstrip()
+        if not text:
+            continue
+        if path.endswith("/.git"):
+            path = path[: -len("/.git")]
+        if not os.path.isabs(path):
+            path = os.path.realpath(os.path.join(admin, path))
+        linked.append(Listed(Path(path), _head_branch(admin)))
+    # git sorts the linked ones by path (fspathcmp: without case on a
+    # case-insensitive file system) and keeps the main one first.
+    fold = repo.config_bool("core.ignorecase", False)
+    linked.sort(key=lambda e: os.fsencode(e.path).lower() if fold else os.fsencode(e.path))
+    return out + linked
+
+
+def _head_branch(git_dir: Path) -> str | None:
+    """The ref a HEAD file names (None: detached or unreadable)."""
+    try:
+        head = (git_dir / "HEAD").read_text("utf-8", "surrogateescape")
+    except (OSError, ValueError):
+        return None
+    if not head.startswith("ref:"):
+        return None
+    return head[len("ref:"):].strip() or None
+
+
+def _main_is_bare(repo: Repo) -> bool:
+    """git lists the main entry as bare when core.bare is true where git runs
+    (the common git dir); unset, when no core.worktree gives it a work tree.
+    A handle opened in the common dir read core.bare there already; one opened
+    in a linked worktree is never bare itself, so the config says."""
+    if repo.git_dir == repo.common_dir and repo.is_bare:
+        return True
+    if repo.config("core.bare") is None:
+        return repo.config("core.worktree") is None
+    return repo.config_bool("core.bare", False)
+
+
+def _reftable(repo: Repo) -> bool:
+    return (repo.common_dir / "reftable").is_dir() or (
+        (repo.config("extensions.refStorage") or "").lower() == "reftable")
+
+
+def _listed_by_git(repo: Repo) -> list[Listed]:
+    """``git worktree list --porcelain -z``, parsed."""
+    out: list[Listed] = []
+    for record in repo._git("worktree", "list", "--porcelain", "-z").split("\0\0"):
+        fields = [field for field in record.split("\0") if field]
+        if not fields or not fields[0].startswith("worktree "):
+            continue
+        branch = next((f[len("branch "):] for f in fields if f.startswith("branch ")), None)
+        out.append(Listed(Path(fields[0][len("worktree "):]), branch, not out and "bare" in fields))
+    return out
+
+
 def registered_worktrees(repo: Repo) -> dict[Path, str | None]:
     """Registered worktree paths and the branch ref each has checked out."""
-    out: dict[Path, str | None] = {}
-    current: Path | None = None
-    for line in repo._git("worktree", "list", "--porcelain", "-z").split("\0"):
-        if line.startswith("worktree "):
-            current = Path(line[len("worktree "):])
-            out[current] = None
-        elif line.startswith("branch ") and current is not None:
-            out[current] = line[len("branch "):]
-    return out
+    return {entry.path: entry.branch for entry in listed_worktrees(repo)}
 
 
 def main_worktree(repo: Repo) -> tuple[Path | None, list[Path]]:
     """The main worktree (None for a bare repository) and the linked ones:
     git lists the main one first."""
-    records = [r for r in repo._git("worktree", "list", "--porcelain", "-z").split("\0\0") if r.strip("\0")]
-    paths, bare = [], False
-    for index, record in enumerate(records):
-        fields = record.strip("\0").split("\0")
-        if fields[0].startswith("worktree "):
-            paths.append(Path(fields[0][len("worktree "):]))
-            bare = bare or (index == 0 and "bare" in fields)
-    if not paths:
+    listed = listed_worktrees(repo)
+    if not listed:
         return None, []
-    return (None if bare else paths[0]), paths[1:]
+    return (None if listed[0].bare else listed[0].path), [entry.path for entry in listed[1:]]
 
 
 def worktree_with_branch(repo: Repo, ref: str) -> Path | None:
