@@ -57,7 +57,7 @@ from git_harn.files import atomic_write
 from git_harn.git import ANY, Oid, Repo, to_oid
 from git_harn.git.repo import Unchecked
 from git_harn.notices import warn
-from git_harn.store import archive, chain
+from git_harn.store import chain
 from git_harn.store.locks import live_run_locks
 from git_harn.store.runs import LIVE, RUNS, RUNS_PREFIX, Stored, Unreadable, list_records, read, read_at, run_ref
 
@@ -163,6 +163,8 @@ def listed_records(repo: Repo, ended: int | None) -> Iterator[Stored | Unreadabl
     if ended == 0:
         yield from live_records(repo)
         return
+    from git_harn.store import archive  # ended runs only: the live listing never loads it
+
     entries = list(list_records(repo))
     with_refs = {e.ref[len(RUNS_PREFIX):] if isinstance(e, Unreadable) else e.record.runId for e in entries}
     if ended is None:

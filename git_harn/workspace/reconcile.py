@@ -26,7 +26,6 @@ from git_harn.git.worktrees import (
     registered_worktrees,
 )
 from git_harn.store import runs as store
-from git_harn.store.bookkeeping import history_tips
 from git_harn.store.locks import hold_run, hold_worktrees
 from git_harn.store.record import ALREADY_GONE, PRESERVED_DIRTY, RELEASED, RunRecord
 from git_harn.text import one_line, printable_path
@@ -137,7 +136,7 @@ def delete_branch_if_safe(repo: Repo, ref: str, tips: dict[str, Oid] | None = No
     short = ref.removeprefix("refs/heads/")
     if tip is None:
         return True, f"branch {short} is already gone"
-    unique = repo.unique_commits(tip, {ref}, tips=tips if tips is not None else history_tips(repo))
+    unique = repo.unique_commits(tip, {ref}, tips=tips if tips is not None else _history_tips(repo))
     if unique:
         return False, (
             f"branch {short} kept: {len(unique)} commit(s) reachable from no other ref "
@@ -175,7 +174,7 @@ def settle_vanished(repo: Repo, stored: store.Stored) -> RunRecord:
         record.path = str(moved_to)
         store.write(repo, record, "moved", record.reason, stored.tip)
         return record
-    tips = history_tips(repo)
+    tips = _history_tips(repo)
     pinned = pin_detached_head(repo, record, tips)
     prune_registration(repo, Path(record.path))
     branch_note = let_go_of_branch(repo, record, tips)
@@ -211,3 +210,11 @@ def reconcile_quietly(repo: Repo, stored: store.Stored) -> store.Stored:
 __all__ = ["FOREIGN", "GONE", "HERE", "MISSING", "REMOTE", "UNAVAILABLE", "presence", "foreign_home",
            "whereabouts", "refuse_out_of_reach", "settle_vanished", "reconcile_quietly",
            "delete_branch_if_safe", "let_go_of_branch", "prune_registration"]
+
+
+def _history_tips(repo: Repo) -> dict[str, Oid]:
+    """store.bookkeeping, imported only when a walk needs it: it names every
+    chain kind, which ``git harn status`` never loads otherwise."""
+    from git_harn.store.bookkeeping import history_tips
+
+    return history_tips(repo)

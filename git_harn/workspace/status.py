@@ -12,7 +12,6 @@ from git_harn.git.workdir import DirtyPath, dirty_paths_many
 from git_harn.git.worktrees import linked_problem
 from git_harn.results import Result
 from git_harn.store import runs as store
-from git_harn.store.archive import read_run
 from git_harn.store.ids import validate_run_id
 from git_harn.store.live import listed_records
 from git_harn.store.locks import run_busy
@@ -115,6 +114,8 @@ def _select(
 ) -> tuple[list[store.Stored], list[store.Unreadable]]:
     if run_id is not None:
         validate_run_id(run_id)
+        from git_harn.store.archive import read_run  # only for one run: not on the listing's path
+
         one = read_run(repo, run_id)
         if one is None:
             raise BadInput(f"unknown run id: {run_id}")

@@ -1,0 +1,52 @@
+"""``git harn status`` loads only what listing live workspaces needs: the
+archive, the claims, the notes, the workflows and the remote door are
+imported by the commands that use them, not on every start-up (issue 25:
+start-up within 1.3 of importing pygit2 and click)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from helpers import harn, make_repo
+
+# Run the command in-process and write down every git_harn module it loaded.
+_PROBE = """
+import json, sys
+from git_harn.cli import main
+sys.argv = ["git-harn", *sys.argv[2:]]
+try:
+    main()
+except SystemExit:
+    pass
+with open(OUT, "w") as f:
+    json.dump(sorted(m for m in sys.modules if m.startswith("git_harn")), f)
+"""
+
+NOT_FOR_A_LISTING = ("git_harn.store.archive", "git_harn.store.claims", "git_harn.store.notes",
+                     "git_harn.store.workflows", "git_harn.store.bookkeeping", "git_harn.git.remote")
+
+
+def loaded_by(repo: Path, tmp_path: Path, *args: str) -> set[str]:
+    out = tmp_path / "modules.json"
+    code = _PROBE.replace("OUT", repr(str(out)))
+    done = subprocess.run([sys.executable, "-c", code, "-", *args], cwd=repo, capture_output=True, text=True,
+                          check=False)
+    assert out.exists(), done.stderr
+    return set(json.loads(out.read_text()))
+
+
+def test_status_of_live_workspaces_loads_no_archive_claims_notes_or_remote(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    assert harn(repo, "start", "one").code == 0
+    loaded = loaded_by(repo, tmp_path, "status", "--json")
+    assert "git_harn.workspace.status" in loaded  # the probe saw the command run
+    assert not loaded & set(NOT_FOR_A_LISTING), sorted(loaded & set(NOT_FOR_A_LISTING))
+
+
+def test_status_of_one_run_loads_the_archive_it_may_be_in(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    assert harn(repo, "start", "one").code == 0
+    assert "git_harn.store.archive" in loaded_by(repo, tmp_path, "status", "one", "--json")
