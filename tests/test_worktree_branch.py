@@ -57,3 +57,22 @@ def test_detach_and_attach_move_head_as_git_switch_does(tmp_path: Path, monkeypa
     assert git(linked, "symbolic-ref", "HEAD") == "refs/heads/roadmap-1.1"
     assert git(linked, "rev-parse", "HEAD") == moved
     assert (linked / "new.txt").read_text() == "moved\n" and git(linked, "status", "--porcelain") == ""
+
+
+def test_attach_refuses_a_branch_checked_out_in_another_worktree_as_git_switch_does(tmp_path: Path) -> None:
+    """While the task worktree is detached, someone may check its branch out
+    elsewhere; putting it back must not leave one branch in two worktrees."""
+    from git_harn.errors import GitFailure
+    from git_harn.git.branches import attach, detach
+
+    main = make_repo(tmp_path / "main")
+    linked = tmp_path / "linked"
+    git(main, "worktree", "add", "-q", "-b", "task", str(linked))
+    detach(linked)
+    git(main, "switch", "-q", "task")
+    with pytest.raises(GitFailure, match="already checked out"):
+        attach(linked, "task")
+    assert worktree_branch(linked) is None
+    assert git(main, "symbolic-ref", "HEAD") == "refs/heads/task"
+    listed = git(main, "worktree", "list", "--porcelain")
+    assert listed.count("branch refs/heads/task") == 1

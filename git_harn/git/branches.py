@@ -109,10 +109,22 @@ def attach(worktree: Path, branch: str) -> None:
     still at the detached commit only HEAD changes (rewritten here); when it
     moved, ``git switch`` updates the files."""
     ref = f"refs/heads/{branch}"
-    if head_of(worktree) is not None and head_of(worktree) == branch_tip(worktree, ref):
+    if (head_of(worktree) is not None and head_of(worktree) == branch_tip(worktree, ref)
+            and not _checked_out_elsewhere(worktree, branch)):
         point_head(worktree, ref)
         return
-    run_git(["switch", "--quiet", branch], worktree)
+    run_git(["switch", "--quiet", branch], worktree)  # which refuses a branch checked out elsewhere
+
+
+def _checked_out_elsewhere(worktree: Path, branch: str) -> bool:
+    """Whether another worktree has the branch checked out: libgit2's set_head
+    checks that only from a symbolic HEAD, and this one is detached. Unsure
+    counts as yes, so that git decides."""
+    try:
+        found = pygit2.Repository(str(worktree)).lookup_branch(branch)
+        return found is None or bool(found.is_checked_out())
+    except (pygit2.GitError, ValueError):
+        return True
 
 
 def reattach(worktree: Path, branch: str) -> bool:
