@@ -139,3 +139,31 @@ def test_an_ended_group_is_dropped_from_the_lease_file_at_the_next_write_and_nev
         second.wait()
     held.release()
     assert not held.path.exists()
+
+
+def test_a_group_whose_leader_ended_while_others_of_it_run_is_dropped_from_the_file_at_once(
+        tmp_path: Path) -> None:
+    """A gate that leaves a server running in the background ends, its group
+    does not: the lease file stops naming the group when the gate ends, so no
+    later settle or doctor takes those processes for this run's."""
+    import contextlib
+    import os
+    import signal
+
+    from git_harn.git.repo import open_repo
+    from git_harn.store import lease as leases
+    from git_harn.store.procs import process_start, this_process
+
+    repo = open_repo(make_repo(tmp_path / "repo"))
+    held = leases.take(repo, "origin", "main", "wf-test", this_process())
+    gate = subprocess.Popen(["sh", "-c", "sleep 120 >/dev/null 2>&1 & exit 0"], start_new_session=True)
+    try:
+        held.note_group(gate.pid, process_start(gate.pid))
+        gate.wait()
+        held.drop_group(gate.pid)
+        assert json.loads(held.path.read_text())["groups"] == []
+        (left,) = leases.leases(repo)
+        assert list(left.groups()) == []
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(gate.pid, signal.SIGKILL)  # the group this test started

@@ -63,12 +63,18 @@ class Lease:
                 atomic_write(self.path, json.dumps(self.owner).encode())
 
     def drop_group(self, pgid: int) -> None:
-        """Forget an ended group here; the file keeps naming it until the next
-        group is noted. That costs nothing to settle (a group is known by its
-        leader's start time, so an ended one is never taken for a new one) and
-        saves a file write per agent [L3]."""
+        """Forget an ended group. When no process is left in it, the file keeps
+        naming it until the next group is noted: that costs settle nothing (an
+        empty group is never taken for a live one) and saves a file write per
+        agent [L3]. When its leader ended but others of the group still run (a
+        gate's server left in the background), the file is written now, so
+        that nothing later takes them for this run's."""
         with self._lock:
             self.owner["groups"] = [g for g in self._groups() if g.get("pgid") != pgid]
+            if not _group_has_processes(pgid):
+                return
+            with suppress(OSError):
+                atomic_write(self.path, json.dumps(self.owner).encode())
 
     def _groups(self) -> list[dict[str, Any]]:
         return list(self.owner.get("groups") or [])
@@ -172,3 +178,13 @@ def leases(repo: Repo) -> list[Left]:
 
 def of_workflow(repo: Repo, workflow_id: str) -> list[Left]:
     return [left for left in leases(repo) if left.workflow_id == workflow_id]
+
+
+def _group_has_processes(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
