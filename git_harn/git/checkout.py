@@ -87,8 +87,10 @@ def staged_tree(worktree: Path) -> Oid:
     """The tree the worktree's index holds (``git write-tree``, in-process)."""
     try:
         return from_pygit2(open_worktree(worktree).index.write_tree())
-    except (pygit2.GitError, ValueError) as exc:  # a conflicted index has no tree
-        raise GitFailure(f"cannot write the index of {worktree} as a tree: {exc}") from exc
+    except (pygit2.GitError, ValueError):
+        # libgit2 reads no split or sparse index ("unsupported mandatory
+        # extension"): git itself writes the tree, or says why it cannot.
+        return to_oid(wt_git(worktree, "write-tree").strip())
 
 
 def conflict_paths(worktree: Path) -> list[str]:
