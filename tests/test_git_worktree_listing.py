@@ -157,3 +157,15 @@ def test_a_reftable_repository_is_listed_by_git(tmp_path: Path) -> None:
         pytest.skip(f"pygit2 cannot open a reftable repository: {exc}")
     listed = assert_as_git(repo)
     assert [e.branch for e in listed] == ["refs/heads/main", "refs/heads/side"]
+
+
+def test_a_head_that_is_a_symlink_names_its_branch_as_git_reads_it(tmp_path: Path) -> None:
+    """core.preferSymlinkRefs: git writes HEAD as a symlink to the ref."""
+    repo = make_repo(tmp_path / "repo")
+    git(repo, "worktree", "add", "-q", "-b", "linked", str(tmp_path / "wt"))
+    git(tmp_path / "wt", "-c", "core.preferSymlinkRefs=true", "switch", "-q", "-c", "by-link")
+    admin = repo / ".git" / "worktrees" / "wt"
+    if not (admin / "HEAD").is_symlink():
+        pytest.skip("this git writes no symlink HEAD")
+    listed = assert_as_git(repo)
+    assert listed[1].branch == "refs/heads/by-link"

@@ -82,6 +82,10 @@ def listed_worktrees(repo: Repo) -> list[Listed]:
 
 def _head_branch(git_dir: Path) -> str | None:
     """The ref a HEAD file names (None: detached or unreadable)."""
+    with suppress(OSError):  # core.preferSymlinkRefs: HEAD is a symlink to the ref, as git reads it
+        linked = os.readlink(git_dir / "HEAD")
+        if linked.startswith("refs/"):
+            return linked
     try:
         head = (git_dir / "HEAD").read_text("utf-8", "surrogateescape")
     except (OSError, ValueError):
