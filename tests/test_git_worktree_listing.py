@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 from helpers import git, make_repo
 
-from git_harn.git import hookspath
 from git_harn.git.repo import open_repo
 from git_harn.git.worktrees import Listed, listed_worktrees, main_worktree, registered_worktrees
 
@@ -48,7 +47,6 @@ def assert_as_git(start: Path) -> list[Listed]:
     assert registered_worktrees(repo) == {e.path: e.branch for e in expected}
     main = None if expected[0].bare else expected[0].path
     assert main_worktree(repo) == (main, [e.path for e in expected[1:]])
-    assert hookspath.main_worktree(repo) == main
     return listed
 
 

@@ -109,8 +109,8 @@ def attach(worktree: Path, branch: str) -> None:
     still at the detached commit only HEAD changes (rewritten here); when it
     moved, ``git switch`` updates the files."""
     ref = f"refs/heads/{branch}"
-    if (head_of(worktree) is not None and head_of(worktree) == branch_tip(worktree, ref)
-            and not _checked_out_elsewhere(worktree, branch)):
+    head = head_of(worktree)
+    if head is not None and head == branch_tip(worktree, ref) and not _checked_out_elsewhere(worktree, branch):
         point_head(worktree, ref)
         return
     run_git(["switch", "--quiet", branch], worktree)  # which refuses a branch checked out elsewhere

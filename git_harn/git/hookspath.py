@@ -43,12 +43,6 @@ def hooks_path_setting(repo: Repo) -> HooksPath:
     return HooksPath(value, scope)
 
 
-def main_worktree(repo: Repo) -> Path | None:
-    """The main worktree's top, or None for a bare repository (read from the
-    admin files, with no git process: ``worktrees.main_worktree``)."""
-    return worktrees.main_worktree(repo)[0]
-
-
 def provide_hooks_folder(repo: Repo, worktree: Path) -> str | None:
     """Copy a relative core.hooksPath folder from the main worktree into the
     new ``worktree`` when it has none. Returns a warning when the folder
@@ -56,7 +50,7 @@ def provide_hooks_folder(repo: Repo, worktree: Path) -> str | None:
     setting = hooks_path_setting(repo)
     if not setting.relative or setting.value is None:
         return None
-    main = main_worktree(repo)
+    main, _ = worktrees.main_worktree(repo)
     if main is None:
         return None
     source = main / setting.value

@@ -52,8 +52,7 @@ def listed_worktrees(repo: Repo) -> list[Listed]:
         return _listed_by_git(repo)
     main = os.path.realpath(common)
     bare = _main_is_bare(repo)
-    out = [Listed(Path(main.removesuffix("/.git") if main.endswith("/.git") else main),
-                  None if bare else _head_branch(common), bare)]
+    out = [Listed(Path(main.removesuffix("/.git")), None if bare else _head_branch(common), bare)]
     try:
         entries = list(os.scandir(common / "worktrees"))
     except OSError:
@@ -65,11 +64,9 @@ def listed_worktrees(repo: Repo) -> list[Listed]:
             text = (admin / "gitdir").read_text("utf-8", "surrogateescape")
         except (OSError, ValueError):
             continue
-        path = text.rstrip()
         if not text:
             continue
-        if path.endswith("/.git"):
-            path = path[: -len("/.git")]
+        path = text.rstrip().removesuffix("/.git")
         if not os.path.isabs(path):
             path = os.path.realpath(os.path.join(admin, path))
         linked.append(Listed(Path(path), _head_branch(admin)))

@@ -33,7 +33,8 @@ from git_harn import notices
 from git_harn.errors import Refused
 from git_harn.files import atomic_write
 from git_harn.git import Repo
-from git_harn.git.hookspath import hooks_path_setting, main_worktree
+from git_harn.git.hookspath import hooks_path_setting
+from git_harn.git.worktrees import main_worktree
 from git_harn.resources import hook_template
 from git_harn.results import Result
 
@@ -99,7 +100,7 @@ def hooks_dir(repo: Repo) -> Path:
     workspace, where git reads the same relative path."""
     setting = hooks_path_setting(repo)
     if setting.relative and setting.value is not None:
-        main = main_worktree(repo)
+        main, _ = main_worktree(repo)
         if main is not None:
             return Path(os.path.normpath(main / setting.value))
     return repo.git_path("hooks")

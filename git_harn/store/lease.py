@@ -30,7 +30,7 @@ from git_harn.errors import Busy, Refused
 from git_harn.files import atomic_write
 from git_harn.git import Repo
 from git_harn.store.locks import create_exclusive, locks_dir, read_owner
-from git_harn.store.procs import Group, runner_dead
+from git_harn.store.procs import Group, group_is_empty, runner_dead
 
 PREFIX = "runner-"
 LEFT = "runner-left-"
@@ -71,7 +71,7 @@ class Lease:
         that nothing later takes them for this run's."""
         with self._lock:
             self.owner["groups"] = [g for g in self._groups() if g.get("pgid") != pgid]
-            if not _group_has_processes(pgid):
+            if group_is_empty(pgid):
                 return
             with suppress(OSError):
                 atomic_write(self.path, json.dumps(self.owner).encode())
@@ -179,12 +179,3 @@ def leases(repo: Repo) -> list[Left]:
 def of_workflow(repo: Repo, workflow_id: str) -> list[Left]:
     return [left for left in leases(repo) if left.workflow_id == workflow_id]
 
-
-def _group_has_processes(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

@@ -115,6 +115,18 @@ class Group:
         return cls(data["pgid"], start if isinstance(start, str) else None)
 
 
+def group_is_empty(pgid: int) -> bool:
+    """No process at all is left in group ``pgid`` (one signal, no /proc
+    scan): an empty group is never taken for a live one, whoever led it."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        pass  # someone else's processes: not empty
+    return False
+
+
 def end_groups(groups: list[Group], grace: float = GRACE_SECONDS) -> list[Group]:
     """End every group still alive: SIGTERM to each, one grace period for all,
     then SIGKILL to what is left. Returns the groups that were signalled."""

@@ -207,14 +207,14 @@ def reconcile_quietly(repo: Repo, stored: store.Stored) -> store.Stored:
         return stored
 
 
-__all__ = ["FOREIGN", "GONE", "HERE", "MISSING", "REMOTE", "UNAVAILABLE", "presence", "foreign_home",
-           "whereabouts", "refuse_out_of_reach", "settle_vanished", "reconcile_quietly",
-           "delete_branch_if_safe", "let_go_of_branch", "prune_registration"]
-
-
 def _history_tips(repo: Repo) -> dict[str, Oid]:
     """store.bookkeeping, imported only when a walk needs it: it names every
     chain kind, which ``git harn status`` never loads otherwise."""
     from git_harn.store.bookkeeping import history_tips
 
     return history_tips(repo)
+
+
+__all__ = ["FOREIGN", "GONE", "HERE", "MISSING", "REMOTE", "UNAVAILABLE", "presence", "foreign_home",
+           "whereabouts", "refuse_out_of_reach", "settle_vanished", "reconcile_quietly",
+           "delete_branch_if_safe", "let_go_of_branch", "prune_registration"]
