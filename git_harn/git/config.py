@@ -48,6 +48,25 @@ class GitConfig:
         self._entries = None
 
 
+_TRUE_WORDS = ("true", "yes", "on")
+_FALSE_WORDS = ("", "false", "no", "off")
+_UNIT = ("k", "m", "g")  # a scale: it never makes 0 anything else
+
+
+def as_bool(key: str, value: str) -> bool:
+    """A config value read as git reads a boolean: true, yes, on, false, no,
+    off or empty (any case), else an integer (k, m, g units), true unless 0;
+    anything else is an error, as git makes it one."""
+    word = value.lower()
+    if word in _TRUE_WORDS or word in _FALSE_WORDS:
+        return word in _TRUE_WORDS
+    number = word[:-1] if word[-1] in _UNIT else word
+    digits = number[1:] if number[:1] in ("+", "-") else number
+    if not (digits.isascii() and digits.isdigit()):
+        raise BadInput(f"git config {key} is not a boolean: {value!r}")
+    return int(digits) != 0
+
+
 def parse_list(text: str) -> dict[str, list[str | None]]:
     """``git config --list -z``: ``key\\nvalue\\0``, or ``key\\0`` without a value."""
     entries: dict[str, list[str | None]] = {}

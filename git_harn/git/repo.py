@@ -10,7 +10,7 @@ from pathlib import Path
 import pygit2
 
 from git_harn.errors import BadInput, GitFailure, RaceLost
-from git_harn.git.config import GitConfig
+from git_harn.git.config import GitConfig, as_bool
 from git_harn.git.objects import ObjectsMixin, Oid, from_pygit2, to_pygit2
 from git_harn.git.run import error_line, run_git
 
@@ -110,9 +110,7 @@ class Repo(ObjectsMixin):
 
     def config_bool(self, key: str, default: bool) -> bool:
         value = self.config(key)
-        if value is None:
-            return default
-        return value.strip().lower() in ("1", "true", "yes", "on")
+        return default if value is None else as_bool(key, value)
 
     def config_int(self, key: str, default: int) -> int:
         value = self.config(key)
