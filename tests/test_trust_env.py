@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import json
 import sys
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 import pytest
 from adapterkit import PLAN_OK, agent, claude_ok, codex_ok, install
 from helpers import assert_valid, git, harn, make_repo
+from hypothesis import given
+from hypothesis import strategies as st
 from taskrepo import task_branch, task_repo
 from wfrepo import config_text, setup
 
@@ -127,3 +130,20 @@ def test_the_operators_own_command_keeps_their_secrets_but_not_gits_variables(tm
     assert result.code == 0, result.err
     names = set(json.loads(out.read_text()))
     assert set(SECRETS) <= names and not names & set(NEVER)
+
+
+@pytest.mark.parametrize("name", [*OPERATOR, "PATH", "HOME", "my_token", "api_key", "GIT_CONFIG", "GIT_CONFIGS",
+                                  "GIT_CONFIG_KEY_", "XGIT_CONFIG_COUNT", "GH_", "GH", "SOME_KEY_IDS", "A_KEYS",
+                                  "X_AUTH", "X_AUTHOR", "KRB5CCNAME_2", "a\nb_KEY", "_KEY"])
+def test_the_filters_match_each_name_as_its_glob_patterns_do(name: str) -> None:
+    """The secret and never-passed filters are one expression each; they must
+    judge every name as the listed glob patterns do, one by one."""
+    from git_harn.git.env import CONFIG_INJECTION, LOCATION_VARS, SECRET_PATTERNS, is_secret, never_passed
+
+    assert is_secret(name) == any(fnmatchcase(name.upper(), p) for p in SECRET_PATTERNS)
+    assert never_passed(name) == (name in LOCATION_VARS or any(fnmatchcase(name, p) for p in CONFIG_INJECTION))
+
+
+@given(st.text(alphabet=st.sampled_from("ABCDEGHIKNOPRSTUWY_abk5\n."), max_size=24))
+def test_the_filters_agree_with_the_glob_patterns_on_any_name(name: str) -> None:
+    test_the_filters_match_each_name_as_its_glob_patterns_do(name)

@@ -16,8 +16,10 @@ LANG, TERM, TMPDIR ...) is passed on as it is.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Collection, Mapping
-from fnmatch import fnmatchcase
+from fnmatch import translate
+from functools import cache
 
 # Set while git-harn itself changes refs, so its own hooks stand aside.
 INTERNAL_ENV = "HARN_INTERNAL"
@@ -37,14 +39,21 @@ SECRET_PATTERNS = ("*_KEY", "*_KEY_ID", "*_KEYS", "*APIKEY*", "*API_KEY*", "*TOK
                    "SSH_ASKPASS", "KRB5CCNAME")
 
 
+@cache
+def _any_of(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    """One expression matching as ``fnmatchcase`` does with any of ``patterns``:
+    every agent and gate gets a filtered environment, so one match per name,
+    compiled on first use (not at start-up: status and the hooks never filter)."""
+    return re.compile("|".join(f"(?:{translate(pattern)})" for pattern in patterns))
+
+
 def is_secret(name: str) -> bool:
-    upper = name.upper()
-    return any(fnmatchcase(upper, pattern) for pattern in SECRET_PATTERNS)
+    return _any_of(SECRET_PATTERNS).match(name.upper()) is not None
 
 
 def never_passed(name: str) -> bool:
     """A variable no child gets, whatever its configuration says."""
-    return name in LOCATION_VARS or any(fnmatchcase(name, pattern) for pattern in CONFIG_INJECTION)
+    return name in LOCATION_VARS or _any_of(CONFIG_INJECTION).match(name) is not None
 
 
 def scrubbed(extra: Mapping[str, str] | None = None) -> dict[str, str]:
