@@ -7,6 +7,8 @@ hot paths (status, hooks) never pay for it.
 from __future__ import annotations
 
 import json
+import threading
+from contextlib import suppress
 from functools import cache
 from typing import Any
 
@@ -29,6 +31,24 @@ def _registry() -> Any:
         contents = json.loads(path.read_text())
         resources.append((contents["$id"], Resource.from_contents(contents)))
     return Registry().with_resources(resources)
+
+
+def preload() -> threading.Thread:
+    """Import jsonschema and read the shipped schemas in a thread of their own.
+    A workflow run validates its first stage report a moment after it starts;
+    begun then, the import (a tenth of a second and more) overlaps the git and
+    agent processes the run waits for, instead of following them. A failure
+    here is left for that first validation to report."""
+    loader = threading.Thread(target=_load_validation, name="git-harn-schemas", daemon=True)
+    loader.start()
+    return loader
+
+
+def _load_validation() -> None:
+    with suppress(Exception):
+        import jsonschema  # noqa: F401
+
+        _registry()
 
 
 def schema_errors(document: object, name: str, definition: str | None = None) -> list[str]:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -83,3 +85,18 @@ def test_log_json_is_valid_and_newest_first(tmp_path: Path) -> None:
     assert [e["state"] for e in doc["events"]][0] == "released"
     missing = harn(repo, "log", "nope", "--json")
     assert missing.code == 2 and schema_errors(json.loads(missing.out), "log-result")
+
+
+def test_preload_loads_the_validator_in_a_thread_and_validation_then_works() -> None:
+    """In a fresh interpreter: jsonschema is not loaded until preload's thread
+    loads it, and a report is then judged as before."""
+    script = ("import sys\n"
+              "from git_harn import schemas\n"
+              "before = 'jsonschema' in sys.modules\n"
+              "schemas.preload().join()\n"
+              "print(before, 'jsonschema' in sys.modules, schemas._registry.cache_info().currsize,\n"
+              "      schemas.schema_errors({}, 'stage-report', 'review'))\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                          cwd=ROOT)
+    assert done.stdout.startswith("False True 1 [")
+    assert "(document): 'summary' is a required property" in done.stdout

@@ -27,6 +27,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import suppress
 from typing import Any
 
+from git_harn import schemas
 from git_harn.clock import Wait, keeping_waits, now_iso, precise_iso
 from git_harn.errors import BadInput
 from git_harn.failpoints import failpoint
@@ -88,6 +89,7 @@ def run_workflow(repo: Repo, options: config.Options) -> WorkflowResult:
         tasks, held_ids, found = _select(repo, eff, result)
         return _dry_run(repo, result, eff, tasks, held_ids)  # lists the candidates, never resumes
     lease = leases.take(repo, eff.remote, eff.base, workflow_id, this_process())  # [L2]: Refused while live
+    schemas.preload()  # the first stage report is validated soon; load meanwhile
     try:
         result.runner = record.runner_fields(repo, lease.owner)
         result.settled = settle.settle_dead(repo, workflow_id)  # [L3]: what dead runs left, first
