@@ -47,7 +47,9 @@ def provide_hooks_folder(repo: Repo, worktree: Path) -> str | None:
     """Copy a relative core.hooksPath folder from the main worktree into the
     new ``worktree`` when it has none. Returns a warning when the folder
     cannot be given (it would show as untracked files there), else None."""
-    setting = hooks_path_setting(repo)
+    # Only the value counts here, and it comes from the config already read
+    # (no git process for each workspace); where it is set does not matter.
+    setting = HooksPath(repo.config("core.hooksPath"), None)
     if not setting.relative or setting.value is None:
         return None
     main, _ = worktrees.main_worktree(repo)
