@@ -50,3 +50,18 @@ def test_status_of_one_run_loads_the_archive_it_may_be_in(tmp_path: Path) -> Non
     repo = make_repo(tmp_path / "repo")
     assert harn(repo, "start", "one").code == 0
     assert "git_harn.store.archive" in loaded_by(repo, tmp_path, "status", "one", "--json")
+
+
+NOT_FOR_A_RUN = ("git_harn.workflow.page", "git_harn.workflow.discard", "git_harn.workflow.scaffold",
+                 "git_harn.workflow.adapters.preflight", "git_harn.workspace.reclaim")
+
+
+def test_a_workflow_run_loads_no_report_page_discard_or_scaffold(tmp_path: Path) -> None:
+    """``workflow run`` pays for its own modules only; the other workflow
+    commands load theirs when asked (a dry run on a roadmap-less repository
+    is enough to see the command's imports)."""
+    repo = make_repo(tmp_path / "repo")
+    loaded = loaded_by(repo, tmp_path, "workflow", "run", "--dry-run", "--json")
+    assert "git_harn.workflow.runner" in loaded
+    assert not loaded & set(NOT_FOR_A_RUN), sorted(loaded & set(NOT_FOR_A_RUN))
+    assert "git_harn.workflow.page.write" in loaded_by(repo, tmp_path, "workflow", "report", "--json")
