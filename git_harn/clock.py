@@ -10,7 +10,6 @@ nothing of records.
 
 from __future__ import annotations
 
-import calendar
 import re
 import threading
 import time
@@ -33,6 +32,13 @@ def parse_age(text: str, what: str = "--older-than") -> float:
     return float(int(found.group(1)) * _UNITS[found.group(2) or "s"])
 
 
+def _timegm(parts: time.struct_time) -> int:
+    # calendar is loaded here, not at start-up: time.strptime loads it anyway.
+    import calendar
+
+    return calendar.timegm(parts)
+
+
 def now_iso() -> str:
     return time.strftime(_ISO, time.gmtime())
 
@@ -48,7 +54,7 @@ def epoch_of(stamp: object) -> float | None:
     if not isinstance(stamp, str) or len(stamp) < 19:
         return None
     try:
-        return float(calendar.timegm(time.strptime(stamp[:19], "%Y-%m-%dT%H:%M:%S")))
+        return float(_timegm(time.strptime(stamp[:19], "%Y-%m-%dT%H:%M:%S")))
     except ValueError:
         return None
 
@@ -68,7 +74,7 @@ def parse_iso(text: object) -> float | None:
         return None
     whole, _, fraction = text[:-1].partition(".")
     try:
-        seconds = calendar.timegm(time.strptime(whole, "%Y-%m-%dT%H:%M:%S"))
+        seconds = _timegm(time.strptime(whole, "%Y-%m-%dT%H:%M:%S"))
         return seconds + (float(f"0.{fraction}") if fraction else 0.0)
     except ValueError:
         return None
