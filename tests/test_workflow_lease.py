@@ -11,9 +11,16 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
 from helpers import all_refs, assert_valid, git, harn, make_repo, record
 from runtools import start, wait_for_log
 from wfrepo import setup
+
+from git_harn import schemas
+from git_harn.git.repo import open_repo
+from git_harn.store import lease as leases
+from git_harn.workflow import config
+from git_harn.workflow.runner import run_workflow
 
 ROADMAP = "# R\n\n- [ ] 1.1 Held by a live run\n- [ ] 1.3 Free\n"
 
@@ -167,3 +174,19 @@ def test_a_group_whose_leader_ended_while_others_of_it_run_is_dropped_from_the_f
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(gate.pid, signal.SIGKILL)  # the group this test started
+
+
+def test_a_run_that_fails_right_after_taking_its_lease_leaves_none(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whatever fails after the lease is taken (here: no thread to load the
+    schemas in) releases it, so the next run is not refused."""
+    wf = setup(tmp_path, roadmap=ROADMAP)
+    monkeypatch.chdir(wf.work)
+
+    def no_thread() -> None:
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(schemas, "preload", no_thread)
+    with pytest.raises(RuntimeError, match="new thread"):
+        run_workflow(open_repo(wf.work), config.Options())
+    assert leases.leases(open_repo(wf.work)) == []

@@ -89,8 +89,8 @@ def run_workflow(repo: Repo, options: config.Options) -> WorkflowResult:
         tasks, held_ids, found = _select(repo, eff, result)
         return _dry_run(repo, result, eff, tasks, held_ids)  # lists the candidates, never resumes
     lease = leases.take(repo, eff.remote, eff.base, workflow_id, this_process())  # [L2]: Refused while live
-    schemas.preload()  # the first stage report is validated soon; load meanwhile
     try:
+        schemas.preload()  # the first stage report is validated soon; load meanwhile
         result.runner = record.runner_fields(repo, lease.owner)
         result.settled = settle.settle_dead(repo, workflow_id)  # [L3]: what dead runs left, first
         return _launch(repo, eff, options, result, lease, wait_for_provider)
