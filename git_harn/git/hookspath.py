@@ -49,7 +49,7 @@ def provide_hooks_folder(repo: Repo, worktree: Path) -> str | None:
     cannot be given (it would show as untracked files there), else None."""
     # Only the value counts here, and it comes from the config already read
     # (no git process for each workspace); where it is set does not matter.
-    setting = HooksPath(repo.config("core.hooksPath"), None)
+    setting = HooksPath(repo.config_path("core.hooksPath"), None)
     if not setting.relative or setting.value is None:
         return None
     main, _ = worktrees.main_worktree(repo)

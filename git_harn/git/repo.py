@@ -105,6 +105,12 @@ class Repo(ObjectsMixin):
         last = values[-1]
         return "true" if last is None else last
 
+    def config_path(self, key: str) -> str | None:
+        """A path setting's value, or None: set with no value it is not a
+        path (git refuses it as missing a value), so it counts as unset."""
+        values = self._config.values(key)
+        return values[-1] if values else None
+
     def config_all(self, key: str) -> list[str]:
         return ["true" if v is None else v for v in self._config.values(key)]
 
