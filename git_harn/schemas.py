@@ -1,7 +1,8 @@
 """Validation against the JSON Schemas in ``schemas/`` [P5].
 
-jsonschema is imported here only, and only when something is validated, so
-hot paths (status, hooks) never pay for it.
+jsonschema is imported here only: when something is validated, or when a
+workflow run loads it in the background (``preload``) before its first
+stage report. Hot paths (status, hooks) never pay for it.
 """
 
 from __future__ import annotations
