@@ -193,7 +193,7 @@ def test_a_killed_runner_leaves_a_stale_claim_reported_and_taken_over_on_purpose
     assert refused.code == 3 and "is live" in refused.err
     assert remote_claims(wf)[f"{CLAIMS}9.1"] == dead  # the refusal changed nothing
     claim = wait_stale(wf.work, "9.1")
-    assert claim["stale"] is True and claim["thisClone"] is True and claim["ageSeconds"] > 4
+    assert claim["stale"] is True and claim["thisClone"] is True and claim["ageSeconds"] >= 4  # shown to a tenth
     human = harn(wf.work, "workflow", "claims")
     assert "stale" in human.out and "host-a" in human.out
     stale = remote_claims(wf)[f"{CLAIMS}9.1"]

@@ -95,12 +95,13 @@ class Claim:
         return f"{who} on host {self.text('host') or '?'} (clone {self.text('clone') or '?'})"
 
     def shown(self, stale_after: float, mine: str | None) -> dict[str, Any]:
-        age = self.age()
+        now = time.time()  # one clock reading, so the age shown is the age judged
+        age = self.age(now)
         return {"taskId": self.claimId, "ref": self.ref, "oid": self.oid, "event": self.text("event") or None,
                 "workflowId": self.text("workflowId") or None, "host": self.text("host") or None,
                 "clone": self.text("clone") or None, "thisClone": bool(mine) and self.text("clone") == mine,
                 "claimedAt": self.text("claimedAt") or None, "heartbeatAt": self.text("heartbeatAt") or None,
-                "ageSeconds": None if age is None else round(age, 1), "stale": self.stale(stale_after),
+                "ageSeconds": None if age is None else round(age, 1), "stale": self.stale(stale_after, now),
                 "error": self.error}
 
 
