@@ -9,9 +9,12 @@ from typing import Any
 
 
 def jsonable(value: Any) -> Any:
-    """Dataclasses, dicts, lists and tuples as plain JSON values."""
+    """Dataclasses and named tuples as objects; dicts, lists and tuples as
+    plain JSON values."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return {name: jsonable(getattr(value, name)) for name in value._fields}
     if isinstance(value, dict):
         return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

@@ -12,7 +12,7 @@ import os
 import re
 import socket
 import time
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import pygit2
 
@@ -66,8 +66,7 @@ def machine_signature(repo: Repo) -> Signature:
     return signature(match["name"], match["email"])
 
 
-@dataclass(frozen=True)
-class Identity:
+class Identity(NamedTuple):
     author: Signature
     committer: Signature
 

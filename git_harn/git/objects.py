@@ -7,7 +7,7 @@ sequence of git-harn is one of these methods, mixed into ``Repo``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import pygit2
 
@@ -53,16 +53,14 @@ EXECUTABLE_MODE = 0o100755
 TREE_MODE = 0o040000
 
 
-@dataclass(frozen=True)
-class Signature:
+class Signature(NamedTuple):
     name: str
     email: str
     time: int
     offset: int  # minutes east of UTC
 
 
-@dataclass(frozen=True)
-class CommitInfo:
+class CommitInfo(NamedTuple):
     oid: Oid
     tree: Oid
     parents: tuple[Oid, ...]
@@ -71,8 +69,7 @@ class CommitInfo:
     offset: int = 0  # the committer's minutes east of UTC
 
 
-@dataclass(frozen=True)
-class Change:
+class Change(NamedTuple):
     """One path that differs between two trees."""
 
     path: str  # the new side's path (the old one for a deletion)

@@ -8,8 +8,8 @@ and odd names are taken exactly as git sees them and ignored files stay out.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from git_harn.errors import GitFailure, Refused
 from git_harn.files import atomic_write
@@ -20,8 +20,7 @@ from git_harn.git.worktrees import open_worktree
 SCRATCH_INDEX = "harn-salvage-index"
 
 
-@dataclass(frozen=True)
-class DirtyPath:
+class DirtyPath(NamedTuple):
     status: str  # git's two-letter porcelain code, e.g. " M", "??", "D "
     path: str
 
@@ -147,8 +146,7 @@ def dirty_paths_many(paths: list[Path]) -> dict[Path, list[DirtyPath] | str]:
         return dict(zip(paths, pool.map(one, paths), strict=False))
 
 
-@dataclass
-class Capture:
+class Capture(NamedTuple):
     """A worktree as found: its HEAD and, when asked, its trees."""
 
     head: Oid | None

@@ -12,8 +12,8 @@ import os
 import shutil
 from collections.abc import Iterator
 from contextlib import suppress
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import pygit2
 
@@ -23,8 +23,7 @@ from git_harn.git.repo import Repo
 from git_harn.git.run import run_git
 
 
-@dataclass(frozen=True)
-class Listed:
+class Listed(NamedTuple):
     """One entry of ``git worktree list``: its path, the branch ref it has
     checked out (None: detached, bare, or HEAD unreadable), and whether it is
     the bare main entry of a bare repository."""

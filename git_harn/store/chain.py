@@ -33,7 +33,7 @@ import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar
 
 from git_harn.errors import CorruptRecord, GitFailure, HarnError, RaceLost, TooLarge
 from git_harn.failpoints import failpoint
@@ -80,8 +80,7 @@ class LiveIndex(Generic[T]):
         return self.namespace + record_id
 
 
-@dataclass(frozen=True)
-class Parts:
+class Parts(NamedTuple):
     """A record kept as its file plus a folder: ``member`` (a JSON list of
     objects) is out of the file, its items in ``folder/<index>.json``,
     ``<index>`` zero-padded, from 0 with no gap. A record written as one
@@ -134,8 +133,7 @@ class Unreadable:
     error: str
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):
     """One commit of a chain, as its message tells it."""
 
     oid: Oid
@@ -550,8 +548,7 @@ def update_ref(repo: Repo, ref: str, step: Callable[[Oid | None], tuple[Files, s
 # --- two heads of one record ------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Case:
+class Case(NamedTuple):
     """Which of the five cases two heads are in; ``base`` for a diverged pair."""
 
     action: str

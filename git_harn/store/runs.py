@@ -11,8 +11,7 @@ won [P3].
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from git_harn.clock import now_iso
 from git_harn.errors import BadInput, CorruptRecord, HarnError
@@ -69,8 +68,7 @@ class Stored(chain.Stored[RunRecord]):
     """A run record and the tip of its chain."""
 
 
-@dataclass
-class Event:
+class Event(NamedTuple):
     oid: Oid
     time: int
     event: str
