@@ -21,12 +21,12 @@ from git_harn.errors import BadInput
 
 _ISO = "%Y-%m-%dT%H:%M:%SZ"
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
-_AGE = re.compile(r"(\d+)([smhdw]?)")
+_AGE = r"(\d+)([smhdw]?)"  # compiled on first use (re caches it)
 
 
 def parse_age(text: str, what: str = "--older-than") -> float:
     """An age: a number of seconds, or with a unit (``90m``, ``12h``, ``30d``, ``2w``)."""
-    found = _AGE.fullmatch(text.strip())
+    found = re.fullmatch(_AGE, text.strip())
     if found is None:
         raise BadInput(f"{what} {text!r}: give a number with an optional unit s, m, h, d or w (e.g. 30d)")
     return float(int(found.group(1)) * _UNITS[found.group(2) or "s"])

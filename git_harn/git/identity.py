@@ -23,16 +23,17 @@ from git_harn.git.run import error_line, run_git
 
 DEFAULT_MACHINE_NAME = "git-harn machine"
 DEFAULT_MACHINE_EMAIL = "git-harn@localhost"
-_IDENTITY = re.compile(r"\s*(?P<name>[^<>]+?)\s*<(?P<email>[^<>]*)>\s*")
-_HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,252}")
-_CLONE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+# Compiled on first use (re caches them): most commands never need one.
+_IDENTITY = r"\s*(?P<name>[^<>]+?)\s*<(?P<email>[^<>]*)>\s*"
+_HOST = r"[A-Za-z0-9][A-Za-z0-9._-]{0,252}"
+_CLONE_ID = r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}"
 CLONE_ID_KEY = "harn.cloneId"
 
 
 def host_name(repo: Repo) -> str:
     """This machine, as records name it (``harn.host`` overrides)."""
     configured = repo.config("harn.host")
-    if configured is not None and not _HOST.fullmatch(configured):
+    if configured is not None and not re.fullmatch(_HOST, configured):
         raise BadInput(f"harn.host must be a host name (letters, digits, . _ -), not {configured!r}")
     return configured or socket.gethostname()
 
@@ -45,7 +46,7 @@ def clone_id(repo: Repo) -> str | None:
         value = pygit2.Config(str(repo.common_dir / "config"))[CLONE_ID_KEY]
     except (KeyError, OSError, pygit2.GitError):
         return None
-    if not _CLONE_ID.fullmatch(str(value)):
+    if not re.fullmatch(_CLONE_ID, str(value)):
         raise BadInput(f"{CLONE_ID_KEY} must be letters, digits, . _ -, not {str(value)!r}")
     return str(value)
 
@@ -60,7 +61,7 @@ def machine_signature(repo: Repo) -> Signature:
     configured = repo.config("harn.machineIdentity")
     if not configured:
         return signature(DEFAULT_MACHINE_NAME, DEFAULT_MACHINE_EMAIL)
-    match = _IDENTITY.fullmatch(configured)
+    match = re.fullmatch(_IDENTITY, configured)
     if not match:
         raise BadInput(f"harn.machineIdentity must look like 'Name <email>', not {configured!r}")
     return signature(match["name"], match["email"])

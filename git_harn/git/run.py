@@ -58,12 +58,13 @@ def hooks_off(args: Sequence[str]) -> tuple[str, ...]:
 # safe; others (rebase, commit, merge) are left to fail as they would.
 ENUMERATING_COMMANDS = frozenset({"fetch", "worktree", "branch", "checkout", "switch"})
 HALF_WRITTEN_PAUSES = (0.01, 0.03, 0.1, 0.3, 1.0)
-_HALF_WRITTEN = re.compile(rb"fatal: (?:failed to read (?:[^\n]*/)?worktrees/[^/\n]+/commondir"
-                           rb"|bad object (?:[^\n]*/)?worktrees/[^/\n]+/HEAD)")
+# Compiled on first use (re caches it): only a failed git is searched.
+_HALF_WRITTEN = (rb"fatal: (?:failed to read (?:[^\n]*/)?worktrees/[^/\n]+/commondir"
+                 rb"|bad object (?:[^\n]*/)?worktrees/[^/\n]+/HEAD)")
 
 
 def saw_half_written_worktree(done: subprocess.CompletedProcess[bytes]) -> bool:
-    return done.returncode != 0 and _HALF_WRITTEN.search(done.stderr or b"") is not None
+    return done.returncode != 0 and re.search(_HALF_WRITTEN, done.stderr or b"") is not None
 
 
 def _run_once(argv: list[str], cwd: Path, input_bytes: bytes | None,

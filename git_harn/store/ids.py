@@ -9,7 +9,7 @@ import time
 from git_harn.errors import BadInput
 from git_harn.text import printable_path
 
-_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+_RUN_ID = r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}"  # compiled on first use (re caches it)
 
 
 def validate_run_id(run_id: str) -> str:
@@ -17,7 +17,7 @@ def validate_run_id(run_id: str) -> str:
     # As typed; only a control character or an unencodable one is escaped.
     printable = printable_path(run_id)
     shown = f"'{printable}'" if printable == run_id else printable
-    if not _RUN_ID.fullmatch(run_id):
+    if not re.fullmatch(_RUN_ID, run_id):
         raise BadInput(
             f"invalid run id {shown}: use 1-100 of A-Z a-z 0-9 . _ -, starting with a letter or digit"
         )
