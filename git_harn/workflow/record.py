@@ -116,7 +116,9 @@ class Writer:
 
 
 def _fields(value: object) -> dict[str, Any]:
-    """A dataclass inside a task as the JSON encoder takes it (``text.jsonable``'s shape)."""
+    """A dataclass inside a task as the JSON encoder takes it (``text.jsonable``'s shape).
+    The encoder writes a tuple itself, never asking here, so a named tuple
+    (``DirtyPath``, ``Entry`` …) would become an array: a task holds none."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
     raise TypeError(f"{type(value).__name__} is not JSON")
