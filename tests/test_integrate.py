@@ -115,9 +115,12 @@ def test_happy_path_lands_one_squash_with_roadmap_ticked(s: Setup) -> None:
     assert ref(s.work, "refs/remotes/origin/main") == landed
     assert ref(s.work, "refs/heads/integrate-1-1") is None  # the throwaway branch went
     assert integration_worktree(s).is_dir()
-    # git-harn's checkout is left clean, at the task tip whose tree it staged.
+    # The squash of a tip that grows from the base is its own tree, read
+    # in-process: git-harn's checkout is left clean, detached where it was made.
     assert git(integration_worktree(s), "status", "--porcelain", "--untracked-files=all") == ""
-    assert git(integration_worktree(s), "rev-parse", "HEAD") == ref(s.work, f"refs/heads/{branch}")
+    assert git(integration_worktree(s), "rev-parse", "HEAD") == before_main
+    assert git(integration_worktree(s), "symbolic-ref", "-q", "HEAD", check=False) == ""
+    assert git(s.work, "diff", "--name-only", branch, landed) == "docs/roadmap.md"  # the tip's tree, ticked
 
 
 def test_the_squash_commit_is_signed_when_commit_gpgsign_says_so(s: Setup) -> None:

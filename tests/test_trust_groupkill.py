@@ -139,8 +139,12 @@ def test_integrate_killed_with_git_leaves_a_worktree_the_next_tasks_can_use(tmp_
     gate = make_gate(tmp_path / "gate")
     remote, work = integration_setup(tmp_path, SEED)
     use_gate(work, gate, "smudge")
-    first = make_task(work, "1.1", {"big.gate": "one\n"})  # merge --squash writes it: the gate
+    first = make_task(work, "1.1", {"big.gate": "one\n"})  # the rebase's checkout writes it: the gate
     third = make_task(work, "1.3", {"three.txt": "3\n"})
+    # main moves on, so each task is rebased in the integration worktree (a
+    # task that grows from main is squashed in-process, with no checkout).
+    git(work, "commit", "-q", "--allow-empty", "-m", "main moves on")
+    git(work, "push", "-q", "origin", "main")
     before = git(remote, "rev-parse", "main")
 
     killed = kill_group_when_blocked(work, ["integrate", first, "--base", "main"], gate)

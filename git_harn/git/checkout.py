@@ -1,5 +1,5 @@
 """git run inside one of git-harn's own checkouts (the integration worktree):
-switch, rebase, squash, stage, commit. No user hook runs there: ``run_git``
+clean, switch, rebase, commit. No user hook runs there: ``run_git``
 turns hooks off for every git git-harn runs.
 """
 
@@ -28,13 +28,6 @@ def clean_untracked(worktree: Path) -> None:
 
 def switch_detached(worktree: Path, commit: Oid) -> None:
     wt_git(worktree, "switch", "--quiet", "--discard-changes", "--detach", str(commit))
-
-
-def switch_reset(worktree: Path, branch: str, start: Oid) -> None:
-    """``git switch --discard-changes -C <branch> <start>`` [I1]: the branch is
-    force-reset onto ``start`` whether or not it exists, and whatever an
-    earlier attempt left staged is thrown away."""
-    wt_git(worktree, "switch", "--quiet", "--discard-changes", "--no-track", "-C", branch, str(start))
 
 
 def rebase_onto(worktree: Path, base: Oid) -> list[str] | None:
@@ -70,17 +63,6 @@ def leftovers(worktree: Path) -> list[str]:
     if not found and head_of(worktree) is None:
         found.append("HEAD names no commit")
     return found
-
-
-def merge_squash(worktree: Path, tip: Oid) -> list[str] | None:
-    """``git merge --squash <tip>``: None when staged, else the conflicting paths."""
-    done = run_git(["merge", "--squash", "--quiet", str(tip)], worktree, check=False)
-    if done.returncode == 0:
-        return None
-    paths = conflict_paths(worktree)
-    if not paths:
-        raise GitFailure(f"git merge --squash failed: {error_line(done.stderr or done.stdout)}")
-    return paths
 
 
 def staged_tree(worktree: Path) -> Oid:

@@ -16,7 +16,7 @@ from git_harn.git import Oid, Repo
 from git_harn.git import checkout as wt
 from git_harn.git.objects import REGULAR_MODES
 from git_harn.git.remote import MOVED_ON, Update, push
-from git_harn.git.worktrees import checked_out_branches, detach_head, head_of
+from git_harn.git.worktrees import checked_out_branches, head_of
 from git_harn.integrate.report import (
     CONFLICT,
     LANDED,
@@ -45,16 +45,14 @@ class Retry:
 
 def attempt(repo: Repo, target: Target, worktree: Path, base: Oid, task: Task,
             number: int) -> IntegrationReport | Retry:
-    # Untracked leftovers go first; each switch below discards tracked ones.
-    wt.clean_untracked(worktree)
     tip = _rebase(repo, target, worktree, base)
     if isinstance(tip, list):
         return _conflict(target, number, "rebase", tip, repo.ref_oid(target.branch_ref))
-    wt.switch_reset(worktree, target.work_branch, base)
-    conflicts = wt.merge_squash(worktree, tip)
-    if conflicts is not None:
-        return _conflict(target, number, "squash merge", conflicts, tip, rebased=True)
-    squashed = wt.staged_tree(worktree)
+    # The tip grows from the base (it did, or the rebase made it so): its
+    # squash onto the base is its own tree, which is what `git merge --squash`
+    # stages for a descendant (a fast-forward: no content is merged, so no
+    # conflict). Read in-process, where a switch and a merge ran before.
+    squashed = repo.tree_id(tip)
     if squashed == repo.tree_id(base):
         return new_report(target, number, rebased=True, outcome=NOTHING_TO_INTEGRATE, summary=(
             f"nothing to integrate: {target.branch} ({str(tip)[:12]}) adds no change to "
@@ -63,12 +61,11 @@ def attempt(repo: Repo, target: Target, worktree: Path, base: Oid, task: Task,
     if not isinstance(ticked, Oid):  # an Oid is a str too: the refusal is the other one
         return new_report(target, number, rebased=True, outcome=REFUSED,
                           summary=f"{ticked}; {_what(target)} cannot be marked done, nothing was pushed")
-    # The squash and the tick as one commit of their tree, on the work branch
-    # the switch above reset to the base: what `git commit` of the index with
-    # the tick staged would make, in one process instead of three.
+    # The squash and the tick as one commit of their tree onto the base: what
+    # `git commit` of the index with the tick staged would make, in one process.
     commit = wt.commit_tree(worktree, ticked, base, commit_message(target, task, repo.ahead_behind(tip, base)[0]),
                             sign=repo.config_bool("commit.gpgSign", False))
-    repo.move_ref(f"refs/heads/{target.work_branch}", commit, base, "git-harn: integrate: squash")
+    _point_work_branch(repo, target, commit)
     failpoint("integrate-after-commit")
     failpoint("integrate-before-push")
     pushed = push(repo, target.remote, [Update(f"refs/heads/{target.base}", f"refs/heads/{target.work_branch}",
@@ -80,7 +77,7 @@ def attempt(repo: Repo, target: Target, worktree: Path, base: Oid, task: Task,
         return new_report(target, number, rebased=True, squashMerged=True, roadmapMarkedDone=True,
                           outcome=PUSH_FAILED, summary=f"push to {target.upstream} was refused: {told}")
     failpoint("integrate-after-push")
-    return _landed(repo, target, worktree, (commit, tip), base, number)
+    return _landed(repo, target, commit, base, number)
 
 
 def _rebase(repo: Repo, target: Target, worktree: Path, base: Oid) -> Oid | list[str]:
@@ -92,6 +89,8 @@ def _rebase(repo: Repo, target: Target, worktree: Path, base: Oid) -> Oid | list
     if repo.contains(tip, base):
         return tip
     _refuse_if_checked_out(repo, target)
+    # Untracked leftovers go first; the switch discards tracked ones.
+    wt.clean_untracked(worktree)
     wt.switch_detached(worktree, tip)
     conflicts = wt.rebase_onto(worktree, base)
     if conflicts is not None:
@@ -113,11 +112,10 @@ def _refuse_if_checked_out(repo: Repo, target: Target) -> None:
             )
 
 
-def _conflict(target: Target, number: int, step: str, paths: list[str], tip: Oid | None,
-              rebased: bool = False) -> IntegrationReport:
+def _conflict(target: Target, number: int, step: str, paths: list[str], tip: Oid | None) -> IntegrationReport:
     shown = ", ".join(paths[:SHOWN_PATHS]) + (f" … and {len(paths) - SHOWN_PATHS} more"
                                                if len(paths) > SHOWN_PATHS else "")
-    return new_report(target, number, rebased=rebased, outcome=CONFLICT, conflictPaths=paths,
+    return new_report(target, number, outcome=CONFLICT, conflictPaths=paths,
                       conflicts=f"{step} of {target.branch} onto {target.upstream} conflicts in {shown}",
                       summary=(f"{target.branch} was left as it was ({str(tip)[:12]}); rebase it "
                                f"onto {target.upstream} by hand, then rerun"))
@@ -172,9 +170,7 @@ def commit_message(target: Target, task: Task, commits: int) -> str:
             f"{what} {target.task_id}, marked done in {target.roadmap}.\n\n{trailers}")
 
 
-def _landed(repo: Repo, target: Target, worktree: Path, made: tuple[Oid, Oid], base: Oid,
-            number: int) -> IntegrationReport:
-    commit, tip = made
+def _landed(repo: Repo, target: Target, commit: Oid, base: Oid, number: int) -> IntegrationReport:
     report = new_report(target, number, ok=True, rebased=True, squashMerged=True, pushed=True,
                         roadmapMarkedDone=True, commit=str(commit), outcome=LANDED, summary=(
                             f"{target.branch} landed on {target.upstream} as {str(commit)[:12]} "
@@ -186,7 +182,7 @@ def _landed(repo: Repo, target: Target, worktree: Path, made: tuple[Oid, Oid], b
         if repo.ref_oid(target.tracking_ref) == base:  # the remote has no fetch refspec that push could follow
             repo.move_ref(target.tracking_ref, commit, base, "git-harn: integrate: pushed")
         merge_note(repo, commit, "integration", report.document())
-        _drop_work_branch(repo, target, worktree, commit, tip)
+        _drop_work_branch(repo, target, commit)
     except HarnError as exc:
         left = (f"after the push, the clean-up of {target.work_branch} failed ({exc.message}); "
                 f"it is left behind and the next integration of the task resets it")
@@ -195,11 +191,16 @@ def _landed(repo: Repo, target: Target, worktree: Path, made: tuple[Oid, Oid], b
     return report
 
 
-def _drop_work_branch(repo: Repo, target: Target, worktree: Path, commit: Oid, tip: Oid) -> None:
-    """The throwaway branch goes once its commit is on the remote-tracking ref [P1].
-    The checkout is left detached at the task tip: the squash staged exactly
-    its tree (the tip grows from the base), so HEAD, index and files agree."""
+def _point_work_branch(repo: Repo, target: Target, commit: Oid) -> None:
+    """``integrate-<slug>`` at the squash commit, whatever an earlier attempt
+    left it at (as ``git branch -f``, compare-and-swap on the value read):
+    what is pushed, and what a crash before the push leaves to look at."""
+    ref = f"refs/heads/{target.work_branch}"
+    repo.move_ref(ref, commit, repo.ref_oid(ref), "git-harn: integrate: squash")
+
+
+def _drop_work_branch(repo: Repo, target: Target, commit: Oid) -> None:
+    """The throwaway branch goes once its commit is on the remote-tracking ref [P1]."""
     if repo.ref_oid(target.tracking_ref) != commit:
         return
-    detach_head(worktree, tip)
     repo.delete_ref(f"refs/heads/{target.work_branch}", commit)
