@@ -14,18 +14,21 @@ import contextlib
 import json
 import shutil
 import tempfile
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
 from git_harn.clock import now_iso
-from git_harn.errors import BadInput
+from git_harn.errors import BadInput, GitFailure
 from git_harn.files import loads_json
 from git_harn.git import Oid, Repo
+from git_harn.git.checkout import reset_scratch
 from git_harn.git.env import child_env
 from git_harn.git.identity import host_name
 from git_harn.git.worktrees import add_detached, prune_registration, registered_worktrees, remove_scratch
+from git_harn.notices import info
 from git_harn.proc import run_bounded, split_command, tail
 from git_harn.results import Result
 from git_harn.store import notes
@@ -110,15 +113,17 @@ def gates_run(repo: Repo, branch: str, base: str | None, timeout: float | None) 
 
 
 def run_gates(repo: Repo, branch: Branch, base: Base, timeout: float,
-              on_start: Callable[[int], None] | None = None) -> GatesResult:
+              on_start: Callable[[int], None] | None = None,
+              checkouts: GateCheckouts | None = None) -> GatesResult:
     """Run every gate command on the branch tip and note the outcome on it.
-    ``on_start`` gets each command's process group (so a caller can stop it)."""
+    ``on_start`` gets each command's process group (so a caller can stop it);
+    ``checkouts``: a caller's kept checkouts, else one made and removed here."""
     commands, source = gate_commands(repo, base)
     if not commands:
         raise BadInput(f"no gate commands configured (git config harn.gate, or [gates] commands in "
                        f"{WORKFLOW_FILE} at {base.rev})")
     started = now_iso()
-    with checkout_of(repo, branch) as (where, path):
+    with (checkouts.checkout(branch.tip) if checkouts is not None else checkout_of(repo, branch)) as (where, path):
         # The gates run the code under judgement: no secret unless [gates] env names it.
         env = child_env({"HARN_GATE_COMMIT": str(branch.tip), "HARN_GATE_BRANCH": branch.name},
                         gate_secrets(repo, base))
@@ -173,15 +178,80 @@ def checkout_of(repo: Repo, branch: Branch) -> Iterator[tuple[str, Path]]:
     there would reach the gates, and the evidence must be about the tip alone.
     """
     _sweep_abandoned_checkouts(repo)
-    holder = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX))
-    checkout = holder / "tree"
-    (holder / OWNER_FILE).write_text(json.dumps(process_owner()))
+    holder, checkout = _new_checkout(repo, branch.tip)
     try:
-        with hold_worktrees(repo):
-            add_detached(repo, checkout, branch.tip)
         yield "temporary", checkout
     finally:
         _remove_checkout(repo, holder, checkout)
+
+
+def _new_checkout(repo: Repo, tip: Oid) -> tuple[Path, Path]:
+    """(its holder folder, the checkout): a detached checkout of ``tip`` in a
+    folder of its own, with an owner file that names this process, so that a
+    sweep removes it once this process is gone [P6]."""
+    holder = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX))
+    checkout = holder / "tree"
+    try:
+        (holder / OWNER_FILE).write_text(json.dumps(process_owner()))
+        with hold_worktrees(repo):
+            add_detached(repo, checkout, tip)
+    except BaseException:
+        _remove_checkout(repo, holder, checkout)
+        raise
+    return holder, checkout
+
+
+class GateCheckouts:
+    """The gates' checkouts of one workflow run, kept from one gate run to the
+    next: a checkout in use is one thread's; a free one is made an exact
+    checkout of the next tip (``reset_scratch``: its index and worktree state
+    dropped, every tracked file written, all else removed), where a new
+    checkout cost a ``git worktree add`` and a ``git worktree remove`` a task.
+    ``close`` removes them; a killed run's are swept by their owner file."""
+
+    def __init__(self, repo: Repo) -> None:
+        self._repo = repo
+        self._lock = threading.Lock()
+        self._free: list[tuple[Path, Path]] = []
+        self._made: list[tuple[Path, Path]] = []
+        _sweep_abandoned_checkouts(repo)
+
+    @contextlib.contextmanager
+    def checkout(self, tip: Oid) -> Iterator[tuple[str, Path]]:
+        held = self._take(tip)
+        try:
+            yield "temporary", held[1]
+        finally:
+            with self._lock:
+                self._free.append(held)
+
+    def _take(self, tip: Oid) -> tuple[Path, Path]:
+        with self._lock:
+            held = self._free.pop() if self._free else None
+        if held is not None:
+            try:
+                reset_scratch(held[1], tip)
+                return held
+            except (GitFailure, OSError) as exc:
+                # what a gate left there (a lock file of a git it ran, say)
+                # stops git: that checkout goes, and a new one takes its place
+                info(f"the gates' checkout {held[1]} could not be reused ({exc}); making a new one")
+                self._forget(held)
+        made = _new_checkout(self._repo, tip)
+        with self._lock:
+            self._made.append(made)
+        return made
+
+    def _forget(self, held: tuple[Path, Path]) -> None:
+        with self._lock:
+            self._made.remove(held)
+        _remove_checkout(self._repo, *held)
+
+    def close(self) -> None:
+        with self._lock:
+            made, self._made, self._free = self._made, [], []
+        for holder, checkout in made:
+            _remove_checkout(self._repo, holder, checkout)
 
 
 def _remove_checkout(repo: Repo, holder: Path, checkout: Path) -> None:

@@ -1,10 +1,11 @@
-"""git run inside one of git-harn's own checkouts (the integration worktree):
-clean, switch, rebase, commit. No user hook runs there: ``run_git``
-turns hooks off for every git git-harn runs.
+"""git run inside one of git-harn's own checkouts (the integration worktree,
+the gates' checkouts): clean, switch, rebase, commit, reset. No user hook
+runs there: ``run_git`` turns hooks off for every git git-harn runs.
 """
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pygit2
@@ -88,3 +89,28 @@ def commit_tree(worktree: Path, tree: Oid, parent: Oid, message: str, sign: bool
     out = wt_git(worktree, "commit-tree", *(["-S"] if sign else []), str(tree), "-p", str(parent), "-F", "-",
                  input_bytes=message.encode("utf-8"))
     return to_oid(out.strip())
+
+
+# What a command run in a scratch checkout may leave in its admin folder
+# that would shape the next checkout there: the index (skip-worktree and
+# assume-unchanged bits hide files from a checkout), worktree config and a
+# sparse-checkout pattern file.
+SCRATCH_STATE = ("index", "config.worktree", "info")
+
+
+def reset_scratch(worktree: Path, commit: Oid) -> None:
+    """One of git-harn's own scratch checkouts made again an exact, detached
+    checkout of ``commit``: the state listed above dropped, every tracked file
+    written from ``commit`` (``checkout --force`` with no index), and
+    everything else, ignored files and nested repositories included, removed.
+    No branch moves, whatever the last command run there switched to. Only
+    for checkouts of committed content, which are nobody's work."""
+    admin = linked_admin(worktree)
+    for name in SCRATCH_STATE:
+        path = admin / name
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink(missing_ok=True)
+    wt_git(worktree, "checkout", "--quiet", "--force", "--detach", str(commit))
+    wt_git(worktree, "clean", "-ffdxq")

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from git_harn.assess.evidence import REVIEW_NOTE
-from git_harn.assess.gates import gate_timeout, run_gates
+from git_harn.assess.gates import GateCheckouts, gate_timeout, run_gates
 from git_harn.clock import Wait, keeping_waits, now_iso, precise_iso
 from git_harn.errors import HarnError
 from git_harn.git import Oid, Repo, open_repo, to_oid
@@ -166,6 +166,7 @@ class Job:
     resume_at: str | None = None
     advisory: list[str] = field(default_factory=list)
     where: state.Where | None = None  # the run's remote, base and flags, for the next step
+    gate_checkouts: GateCheckouts | None = None  # the run's, kept from one task's gates to the next
     attempts: Attempts = field(init=False)
 
     def __post_init__(self) -> None:
@@ -424,7 +425,8 @@ class TaskPath:
 
         try:
             branch = Branch(self.tr.branch, f"refs/heads/{self.tr.branch}", tip)
-            report = run_gates(self.repo, branch, base, gate_timeout(self.repo, None), on_start)
+            report = run_gates(self.repo, branch, base, gate_timeout(self.repo, None), on_start,
+                               self.job.gate_checkouts)
             result: dict[str, Any] = jsonable(report)
         finally:
             for pgid in groups:

@@ -28,6 +28,7 @@ from contextlib import suppress
 from typing import Any
 
 from git_harn import schemas
+from git_harn.assess.gates import GateCheckouts
 from git_harn.clock import Wait, keeping_waits, now_iso, precise_iso
 from git_harn.errors import BadInput
 from git_harn.failpoints import failpoint
@@ -201,6 +202,7 @@ class Scheduler:
         self.holding: breakers.Limit | None = None
         self.writer = record.Writer(repo, result.workflowId)
         self.scratch = repo.common_dir / "harnery" / "workflow" / result.workflowId
+        self.gate_checkouts = GateCheckouts(repo)
         self.taken: set[str] = set()
         self.queue: deque[Task] = deque()
         self.running: dict[Future[TaskResult], TaskResult] = {}
@@ -231,6 +233,7 @@ class Scheduler:
             self._interrupted(exc)
         finally:
             self._shutdown(pool)
+            self.gate_checkouts.close()
             self.watchdog.close()
             self.progress.close()
         try:
@@ -311,7 +314,8 @@ class Scheduler:
             base = self.repo.ref_oid(tracking_ref(self.eff.remote, self.eff.base)) or self.eff.base_oid
             placeholder.baseOid = str(base)
             job = Job(self.eff, self.result.workflowId, task, copy.deepcopy(placeholder), base, self.scratch,
-                      self.agents, self._stage_started, where=self.where)
+                      self.agents, self._stage_started, where=self.where,
+                      gate_checkouts=self.gate_checkouts)
             # recorded before it starts: whoever settles a killed run finds its workspace [L3]
             self.writer.write(self.result, "task-start", f"task {task.key} on {placeholder.branch}")
             self.running[pool.submit(run_task, self.repo, job)] = job.result
@@ -368,7 +372,7 @@ class Scheduler:
             self.result.skipped = [s for s in self.result.skipped if s.taskId != res.task.id]
             job = Job(self.eff, self.result.workflowId, res.task, copy.deepcopy(placeholder), res.base_oid,
                       self.scratch, self.agents, self._stage_started, resume_at=res.stage,
-                      advisory=list(res.advisory), where=self.where)
+                      advisory=list(res.advisory), where=self.where, gate_checkouts=self.gate_checkouts)
             self.writer.write(self.result, "task-resume", f"task {res.task.id} resumes on {res.branch} at {res.stage}")
             self.running[pool.submit(run_task, self.repo, job)] = job.result
 
