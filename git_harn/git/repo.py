@@ -39,6 +39,15 @@ class Repo(ObjectsMixin):
     own_workdir: bool = True
     _config_cache: GitConfig | None = field(default=None, repr=False, compare=False)
 
+    def reopen(self) -> Repo:
+        """A handle of its own on the same repository, for another thread
+        (libgit2's are not to be shared between threads), that shares this
+        one's config: git reads the same files for both, and a write through
+        either makes both read them again."""
+        return Repo(_pg=_open(str(self.git_dir)), git_dir=self.git_dir, common_dir=self.common_dir,
+                    workdir=self.workdir, invoked_from=self.invoked_from, own_workdir=self.own_workdir,
+                    _config_cache=self._config)
+
     # --- the git CLI -------------------------------------------------------
 
     @property

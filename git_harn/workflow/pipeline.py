@@ -31,7 +31,7 @@ from git_harn.assess.evidence import REVIEW_NOTE
 from git_harn.assess.gates import GateCheckouts, gate_timeout, run_gates
 from git_harn.clock import Wait, keeping_waits, now_iso, precise_iso
 from git_harn.errors import HarnError
-from git_harn.git import Oid, Repo, open_repo, to_oid
+from git_harn.git import Oid, Repo, to_oid
 from git_harn.git.branches import attach, detach, fetch_branch, worktree_branch
 from git_harn.git.workdir import dirty_names
 from git_harn.integrate.crash import marker_for
@@ -182,7 +182,7 @@ def run_id_for(workflow_id: str, task_id: str) -> str:
 
 def run_task(main_repo: Repo, job: Job) -> TaskResult:
     """Drive one task to its end; never raises for the task's own trouble."""
-    repo = open_repo(main_repo.invoked_from)
+    repo = main_repo.reopen()
     tr = job.result
     tr.startedAt, tr.baseOid = now_iso(), str(job.base_oid)
     life = Lifecycle(State.CLAIMED if State.of(tr) is State.CLAIMED else State.SELECTED)
