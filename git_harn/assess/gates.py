@@ -122,8 +122,19 @@ def run_gates(repo: Repo, branch: Branch, base: Base, timeout: float,
     if not commands:
         raise BadInput(f"no gate commands configured (git config harn.gate, or [gates] commands in "
                        f"{WORKFLOW_FILE} at {base.rev})")
+    own = checkouts is None
+    kept = GateCheckouts(repo) if checkouts is None else checkouts
+    try:
+        return _run_in(repo, branch, base, timeout, on_start, kept, commands, source)
+    finally:
+        if own:
+            kept.close()
+
+
+def _run_in(repo: Repo, branch: Branch, base: Base, timeout: float, on_start: Callable[[int], None] | None,
+            checkouts: GateCheckouts, commands: list[list[str]], source: str) -> GatesResult:
     started = now_iso()
-    with (checkouts.checkout(branch.tip) if checkouts is not None else checkout_of(repo, branch)) as (where, path):
+    with checkouts.checkout(branch.tip) as (where, path):
         # The gates run the code under judgement: no secret unless [gates] env names it.
         env = child_env({"HARN_GATE_COMMIT": str(branch.tip), "HARN_GATE_BRANCH": branch.name},
                         gate_secrets(repo, base))
@@ -169,22 +180,6 @@ def _sweep_abandoned_checkouts(repo: Repo) -> None:
         _remove_checkout(repo, holder, path)
 
 
-@contextlib.contextmanager
-def checkout_of(repo: Repo, branch: Branch) -> Iterator[tuple[str, Path]]:
-    """A temporary detached checkout of the tip, removed afterwards.
-
-    Never the agent's own worktree, even when it is clean at the tip: ignored
-    files, assume-unchanged or skip-worktree entries and other local state
-    there would reach the gates, and the evidence must be about the tip alone.
-    """
-    _sweep_abandoned_checkouts(repo)
-    holder, checkout = _new_checkout(repo, branch.tip)
-    try:
-        yield "temporary", checkout
-    finally:
-        _remove_checkout(repo, holder, checkout)
-
-
 def _new_checkout(repo: Repo, tip: Oid) -> tuple[Path, Path]:
     """(its holder folder, the checkout): a detached checkout of ``tip`` in a
     folder of its own, with an owner file that names this process, so that a
@@ -202,8 +197,13 @@ def _new_checkout(repo: Repo, tip: Oid) -> tuple[Path, Path]:
 
 
 class GateCheckouts:
-    """The gates' checkouts of one workflow run, kept from one gate run to the
-    next: a checkout in use is one thread's; a free one is made an exact
+    """Detached checkouts of the tip the gates run in, never the agent's own
+    worktree, even when it is clean at the tip: ignored files,
+    assume-unchanged or skip-worktree entries and other local state there
+    would reach the gates, and the evidence must be about the tip alone.
+
+    One ``gates run`` makes one and removes it; a workflow run keeps its own
+    from one gate run to the next: a checkout in use is one thread's; a free one is made an exact
     checkout of the next tip (``reset_scratch``: its index and worktree state
     dropped, every tracked file written, all else removed), where a new
     checkout cost a ``git worktree add`` and a ``git worktree remove`` a task.

@@ -8,12 +8,10 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import pygit2
-
 from git_harn.errors import GitFailure
-from git_harn.git.objects import Oid, from_pygit2, to_oid
+from git_harn.git.objects import Oid, to_oid
 from git_harn.git.run import error_line, run_git
-from git_harn.git.worktrees import head_of, linked_admin, open_worktree
+from git_harn.git.worktrees import head_of, linked_admin
 
 
 def wt_git(worktree: Path, *args: str, input_bytes: bytes | None = None) -> str:
@@ -64,16 +62,6 @@ def leftovers(worktree: Path) -> list[str]:
     if not found and head_of(worktree) is None:
         found.append("HEAD names no commit")
     return found
-
-
-def staged_tree(worktree: Path) -> Oid:
-    """The tree the worktree's index holds (``git write-tree``, in-process)."""
-    try:
-        return from_pygit2(open_worktree(worktree).index.write_tree())
-    except (pygit2.GitError, ValueError):
-        # libgit2 reads no split or sparse index ("unsupported mandatory
-        # extension"): git itself writes the tree, or says why it cannot.
-        return to_oid(wt_git(worktree, "write-tree").strip())
 
 
 def conflict_paths(worktree: Path) -> list[str]:
