@@ -18,7 +18,7 @@ import pytest
 from helpers import git, make_repo
 
 from git_harn.git.repo import open_repo
-from git_harn.git.worktrees import Listed, listed_worktrees, main_worktree, registered_worktrees
+from git_harn.git.worktrees import Listed, linked_problem, listed_worktrees, main_worktree, registered_worktrees
 
 
 def as_git_lists(common_dir: Path) -> list[Listed]:
@@ -167,3 +167,32 @@ def test_a_head_that_is_a_symlink_names_its_branch_as_git_reads_it(tmp_path: Pat
         pytest.skip("this git writes no symlink HEAD")
     listed = assert_as_git(repo)
     assert listed[1].branch == "refs/heads/by-link"
+
+
+def test_the_common_dir_read_from_an_admin_folder_is_the_one_git_finds(tmp_path: Path) -> None:
+    """``linked_problem`` reads the admin folder's ``commondir`` instead of
+    asking ``git rev-parse --git-common-dir``: both must agree, relative and
+    absolute, and a folder git sees no repository in is a problem."""
+    repo = make_repo(tmp_path / "repo")
+    other = make_repo(tmp_path / "other")
+    wt = tmp_path / "wt"
+    git(repo, "worktree", "add", "-q", "--detach", str(wt))
+    admin = Path(git(wt, "rev-parse", "--absolute-git-dir"))
+    handle = open_repo(repo)
+
+    def git_sees() -> str:
+        done = subprocess.run(["git", "rev-parse", "--path-format=absolute", "--git-common-dir"], cwd=wt,
+                              capture_output=True, text=True, check=False)
+        return done.stdout.strip() if done.returncode == 0 else ""
+
+    assert (admin / "commondir").read_text().strip() == "../.."  # git writes it relative
+    assert linked_problem(handle, wt) is None and os.path.samefile(git_sees(), repo / ".git")
+    (admin / "commondir").write_text(f"{repo / '.git'}\n")  # absolute: the same repository
+    assert linked_problem(handle, wt) is None and os.path.samefile(git_sees(), repo / ".git")
+    (admin / "commondir").write_text(f"{other / '.git'}\n")
+    assert os.path.samefile(git_sees(), other / ".git")
+    assert "not this repository" in (linked_problem(handle, wt) or "")
+    (admin / "commondir").write_text("../..\n")
+    (admin / "HEAD").unlink()
+    assert git_sees() == ""
+    assert "no repository" in (linked_problem(handle, wt) or "")

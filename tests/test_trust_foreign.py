@@ -114,3 +114,21 @@ def test_a_workspace_inside_the_repository_without_its_git_is_not_the_repository
     # Today the discard resets the enclosing repository: the operator's edit is lost.
     assert (repo / "README.md").read_text() == "the operator's own edit\n"
     assert worktree_files(wt) == files and branch_refs(repo) == refs
+
+
+def test_a_workspace_whose_admin_folder_names_another_common_dir_is_never_cleaned(tmp_path: Path) -> None:
+    """Its ``.git`` and the admin folder's ``gitdir`` still agree, but the
+    admin folder's ``commondir`` names another repository: git run there
+    would act on that one. Cleanup and reclaim refuse, and nothing moves."""
+    repo, wt = started(tmp_path, "x")
+    other = make_repo(tmp_path / "other")
+    admin = Path(git(wt, "rev-parse", "--absolute-git-dir"))
+    (admin / "commondir").write_text(str(other / ".git") + "\n")
+    files, refs = worktree_files(wt), branch_refs(repo)
+
+    cleaned = harn(repo, "cleanup", "x", "--yes")
+    assert cleaned.code != 0, cleaned.out
+    assert str(other / ".git") in one_error_line(cleaned.err)  # names the repository git would act on
+    assert harn(repo, "reclaim", "x", "--discard", "--yes").code != 0
+    assert worktree_files(wt) == files and branch_refs(repo) == refs
+    assert (admin / "commondir").exists() and wt.is_dir()
