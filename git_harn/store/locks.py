@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -255,6 +256,21 @@ def note_agent(path: Path, pid: int) -> None:
     atomic_write(path, json.dumps(owner).encode())
 
 
+# One waiting room per lock file in this process: a workflow's tasks are
+# threads, and one that waits for a lock another task of the run holds (the
+# merge lock, the worktrees lock) is woken the moment that task lets go,
+# where polling the file would find it up to a poll late. Only the thread
+# that holds the room tries the file, which another process may hold.
+_ROOMS: dict[str, threading.RLock] = {}
+_ROOMS_GUARD = threading.Lock()
+POLL_SECONDS = 0.1  # between looks at a lock file another process holds
+
+
+def _room(path: Path) -> threading.RLock:
+    with _ROOMS_GUARD:
+        return _ROOMS.setdefault(os.path.abspath(path), threading.RLock())
+
+
 @contextmanager
 def hold(path: Path, label: str, purpose: str, wait_seconds: float = 0.0,
          announce: bool = True) -> Iterator[None]:
@@ -263,7 +279,14 @@ def hold(path: Path, label: str, purpose: str, wait_seconds: float = 0.0,
     deadline = time.monotonic() + wait_seconds
     waited_since: str | None = None  # the lock was busy: the wait is kept (clock.waiting)
     busy = ""
+    room = _room(path)
+    in_room = room.acquire(blocking=False)
     try:
+        if not in_room and wait_seconds > 0:  # another thread of this process has it: wait to be woken
+            waited_since, busy = precise_iso(), _busy_message(path, label)
+            if announce:
+                warn(f"waiting up to {wait_seconds:g}s: {busy}")
+            in_room = room.acquire(timeout=wait_seconds)
         while not _try_create(path, purpose):
             if _break_if_dead(path, label):
                 continue
@@ -274,7 +297,11 @@ def hold(path: Path, label: str, purpose: str, wait_seconds: float = 0.0,
                 waited_since, busy = precise_iso(), _busy_message(path, label)
                 if announce:
                     warn(f"waiting up to {wait_seconds:g}s: {busy}")
-            time.sleep(0.1)
+            time.sleep(POLL_SECONDS)
+    except BaseException:
+        if in_room:
+            room.release()
+        raise
     finally:
         if waited_since is not None:
             waited(f"{label.split()[0]}-lock", busy, waited_since)
@@ -282,6 +309,8 @@ def hold(path: Path, label: str, purpose: str, wait_seconds: float = 0.0,
         yield
     finally:
         _release(path)
+        if in_room:  # else the file came free as the wait ran out: held without the room
+            room.release()
 
 
 def _release(path: Path) -> None:
