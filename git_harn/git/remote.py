@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 import secrets
 import shutil
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -140,6 +141,20 @@ def ls_remote(repo: Repo, remote: str, patterns: Sequence[str]) -> dict[str, str
 # --- fetch --------------------------------------------------------------------------
 
 
+# One fetch at a time into a repository from this process: a workflow's
+# tasks and its runner fetch the same tracking ref from several threads, and
+# two at once make one fail on the other's ref lock and try again after a
+# pause (FETCH_PAUSES), where waiting for the other's few milliseconds is
+# enough. Another process's fetch is still met by the pauses.
+_FETCHES: dict[str, threading.Lock] = {}
+_FETCHES_GUARD = threading.Lock()
+
+
+def _fetching(repo: Repo) -> threading.Lock:
+    with _FETCHES_GUARD:
+        return _FETCHES.setdefault(str(repo.common_dir), threading.Lock())
+
+
 def fetch(repo: Repo, remote: str, refspecs: Sequence[str], fetch_head: bool = False) -> Outcome:
     """Fetch ``refspecs`` (given on stdin, so any number): no tags, no
     configured refmap, no prune, no auto gc; FETCH_HEAD only when asked.
@@ -151,7 +166,8 @@ def fetch(repo: Repo, remote: str, refspecs: Sequence[str], fetch_head: bool = F
         args.insert(1, "--no-write-fetch-head")
     given = ("\n".join(refspecs) + "\n").encode()
     for pause in (*FETCH_PAUSES, None):
-        done = run_git(args, repo.cli_cwd, check=False, input_bytes=given)
+        with _fetching(repo):
+            done = run_git(args, repo.cli_cwd, check=False, input_bytes=given)
         if done.returncode == 0:
             return Outcome(FETCHED)
         text = done.stderr.decode("utf-8", "replace").lower()
