@@ -65,3 +65,17 @@ def test_a_workflow_run_loads_no_report_page_discard_or_scaffold(tmp_path: Path)
     assert "git_harn.workflow.runner" in loaded
     assert not loaded & set(NOT_FOR_A_RUN), sorted(loaded & set(NOT_FOR_A_RUN))
     assert "git_harn.workflow.page.write" in loaded_by(repo, tmp_path, "workflow", "report", "--json")
+
+
+def test_the_watchdog_process_loads_neither_pygit2_nor_click() -> None:
+    """Every workflow run starts a watchdog process on the same cores as the
+    runner and its first task: it loads what ending process groups needs."""
+    code = ("import json, runpy, sys\n"
+            "sys.stdin = open('/dev/null')\n"
+            "runpy.run_module('git_harn.workflow.watchdog_process', run_name='not_main')\n"
+            "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in ('pygit2', 'click', 'git_harn'))))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = set(json.loads(done.stdout))
+    assert "git_harn.store.procs" in loaded
+    assert not {m for m in loaded if m.split(".")[0] in ("pygit2", "click")}, sorted(loaded)
+    assert "git_harn.git.repo" not in loaded and "git_harn.workflow.stages" not in loaded

@@ -14,12 +14,15 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from git_harn.clock import precise_iso, waited
 from git_harn.errors import Busy
 from git_harn.files import atomic_write, loads_json
-from git_harn.git import Repo
 from git_harn.notices import warn
+
+if TYPE_CHECKING:  # only named: the watchdog process loads this module, and no pygit2
+    from git_harn.git import Repo
 
 
 def locks_dir(repo: Repo) -> Path:

@@ -33,7 +33,7 @@ from typing import IO
 
 from git_harn.git.env import child_env
 from git_harn.store.lease import Lease
-from git_harn.store.procs import GRACE_SECONDS, Group, end_groups, process_start
+from git_harn.store.procs import GRACE_SECONDS, Group, process_start
 from git_harn.workflow.stages import Agents
 
 
@@ -67,7 +67,7 @@ class Watchdog:
     def _start(self) -> None:
         try:
             self._child = subprocess.Popen(
-                [sys.executable, "-m", "git_harn.workflow.watchdog"], stdin=subprocess.PIPE,
+                [sys.executable, "-m", "git_harn.workflow.watchdog_process"], stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/", start_new_session=True,
                 env=child_env())  # it needs no secret of the operator's, nor git's location
         except OSError:
@@ -110,28 +110,3 @@ class WatchedAgents(Agents):
             self.lease.drop_group(pgid)
         if self.watchdog is not None:
             self.watchdog.unwatch(pgid)
-
-
-def serve(lines: IO[bytes]) -> list[Group]:
-    """Read registrations until the pipe closes; what is still registered then."""
-    groups: dict[int, Group] = {}
-    for raw in lines:
-        parts = raw.decode("ascii", "replace").split()
-        if len(parts) < 2 or not parts[1].isdigit():
-            continue
-        pgid = int(parts[1])
-        if parts[0] == "+":
-            start = parts[2] if len(parts) > 2 and parts[2] != "-" else None
-            groups[pgid] = Group(pgid, start)
-        elif parts[0] == "-":
-            groups.pop(pgid, None)
-    return list(groups.values())
-
-
-def main() -> int:
-    end_groups(serve(sys.stdin.buffer))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
