@@ -33,7 +33,7 @@ from git_harn.clock import Wait, keeping_waits, now_iso, precise_iso
 from git_harn.errors import BadInput
 from git_harn.failpoints import failpoint
 from git_harn.files import private_dir
-from git_harn.git import Repo
+from git_harn.git import Oid, Repo
 from git_harn.git.branches import fetch_branch, tracking_ref
 from git_harn.store import lease as leases
 from git_harn.store.live import live_workspace_branches
@@ -212,6 +212,7 @@ class Scheduler:
         self.recovery_started: list[str] = []
         self.where: state.Where = state.Where(eff.remote, eff.base)
         self.waiting_since: dict[str, tuple[str, str]] = {}  # task id -> (since, what it requires)
+        self.fetch_repo: Repo | None = None  # the handle _fetch_base_aside's thread uses
 
     # --- the loop ---------------------------------------------------------------
 
@@ -395,15 +396,34 @@ class Scheduler:
         self.result.faultMetrics = faults.metrics(self.result.tasks)
         assessment.summarise(self.result)
         self.progress.finished(tr)
+        reselect = State.of(tr).landed and not self.agents.stop.is_set() and self.result.halted is None \
+            and self.breakers.halted() is None
+        # The base is fetched while the record is written: neither waits for the other.
+        fetched = self._fetch_base_aside() if reselect else None
         self.writer.write(self.result, f"task-{tr.status}",
                           f"task {tr.taskId} {tr.status}" + ("" if State.of(tr).landed else f" at {tr.stage}"))
-        if State.of(tr).landed and not self.agents.stop.is_set() and self.result.halted is None \
-                and self.breakers.halted() is None:
-            self._reselect()
+        if fetched is not None:
+            self._reselect(fetched.result())
 
-    def _reselect(self) -> None:
-        """Fetch the base again and queue what became unblocked."""
-        oid = fetch_branch(self.repo, self.eff.remote, self.eff.base)
+    def _fetch_base_aside(self) -> Future[Oid]:
+        """``fetch_branch`` of the base in a thread of its own, with a
+        repository handle of its own (libgit2's are not shared by threads)."""
+        if self.fetch_repo is None:
+            self.fetch_repo = self.repo.reopen()
+        fetched: Future[Oid] = Future()
+
+        def fetch() -> None:
+            assert self.fetch_repo is not None
+            try:
+                fetched.set_result(fetch_branch(self.fetch_repo, self.eff.remote, self.eff.base))
+            except BaseException as exc:  # handed to the caller, as if it had fetched itself
+                fetched.set_exception(exc)
+
+        threading.Thread(target=fetch, name="harn-fetch", daemon=True).start()
+        return fetched
+
+    def _reselect(self, oid: Oid) -> None:
+        """Queue what became unblocked on the base, fetched again (``oid``)."""
         try:
             roadmap = roadmap_at(self.repo, oid)
         except BadInput as exc:  # a duplicate id pushed while the run went on, or a roadmap too
