@@ -39,6 +39,20 @@ def test_one_commit_per_event_with_trailers(repo: Path) -> None:
     assert "preserved_dirty:" in lines[1] and "start:" in lines[-1]
 
 
+
+def test_a_release_writes_the_frozen_intent_with_its_releasing_mark(repo: Path) -> None:
+    """A first cleanup that releases writes no event of its own for the
+    freeze: the intent is in the ``releasing`` event's record [W8]."""
+    harn(repo, "start", "r1")
+    tip = git(repo, "rev-parse", "refs/heads/harnery/ws/r1")
+    assert harn(repo, "cleanup", "r1", "--yes").code == 0
+    subjects = git(repo, "log", "--format=%s", "refs/harnery/runs/r1").split("\n")
+    assert [s.split(":")[0] for s in subjects] == ["released", "releasing", "start"]
+    assert f"froze harnery/ws/r1 at {tip}" in subjects[1]
+    releasing = json.loads(git(repo, "show", "refs/harnery/runs/r1~1:run.json"))
+    assert releasing["frozenIntent"]["oid"] == tip and releasing["releasing"]["oid"] == tip
+
+
 def test_twenty_concurrent_starts_all_land(repo: Path) -> None:
     procs = [subprocess.Popen(["git", "harn", "start", f"c{i}"], cwd=repo,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE) for i in range(20)]

@@ -210,10 +210,12 @@ def cleanup_locked(repo: Repo, run_id: str, snap: Snapshot | None = None) -> Cle
         return _result(record, record.state, record.reason or "")
     if record.releasing is not None:
         _undo_partial_removal(repo, record)
-    stored = freeze_intent(repo, stored)
+    stored, freezing = freeze_intent(repo, stored)
     record = stored.record
     assert record.frozenIntent is not None
     verdict = judge(repo, record, record.frozenIntent["oid"], snap)
+    if freezing is not None and verdict.outcome != RELEASE:
+        stored = store.Stored(record, store.write(repo, record, "freeze", freezing, stored.tip))
     if verdict.outcome == BLOCKED:
         return _result(record, BLOCKED, verdict.reason)
     event = None
@@ -222,7 +224,7 @@ def cleanup_locked(repo: Repo, run_id: str, snap: Snapshot | None = None) -> Cle
         event = "reclaimed"
     if verdict.outcome in (PRESERVED_DIRTY, PRESERVED_UNMERGED):
         return _preserve(repo, stored, verdict, event)
-    return _release(repo, stored, event, verdict.tips)
+    return _release(repo, stored, event, verdict.tips, freezing)
 
 
 def _undo_partial_removal(repo: Repo, record: RunRecord) -> None:
@@ -274,11 +276,14 @@ def where_it_stood(repo: Repo, record: RunRecord) -> Oid | None:
     return to_oid(record.frozenIntent["oid"]) if record.frozenIntent else None
 
 
-def freeze_intent(repo: Repo, stored: store.Stored) -> store.Stored:
-    """Pin the workspace ref and its OID on the first attempt [W8]."""
+def freeze_intent(repo: Repo, stored: store.Stored) -> tuple[store.Stored, str | None]:
+    """Pin the workspace ref and its OID on the first attempt [W8], in the
+    record as read; the second value says what was frozen, for the caller
+    to write (None: frozen by an earlier attempt). A release writes it with
+    its ``releasing`` mark, one event; any other verdict writes it first."""
     record = stored.record
     if record.frozenIntent is not None:
-        return stored
+        return stored, None
     tip, source = intent_tip(repo, record)
     if tip is None:
         raise Refused(f"workspace branch {record.branch} is missing; cannot freeze the intent")
@@ -287,8 +292,7 @@ def freeze_intent(repo: Repo, stored: store.Stored) -> store.Stored:
     if source is not None:
         record.frozenIntent["source"] = source
         what = f"froze the workspace at its {'HEAD' if source == FROM_HEAD else 'base'} {tip}: {record.branch} is gone"
-    new_tip = store.write(repo, record, "freeze", what, stored.tip)
-    return store.Stored(record, new_tip)
+    return stored, what
 
 
 def _preserve(repo: Repo, stored: store.Stored, verdict: Verdict, event: str | None = None) -> CleanupResult:
@@ -303,17 +307,19 @@ def _preserve(repo: Repo, stored: store.Stored, verdict: Verdict, event: str | N
 
 
 def _release(repo: Repo, stored: store.Stored, event: str | None = None,
-             tips: dict[str, Oid] | None = None) -> CleanupResult:
+             tips: dict[str, Oid] | None = None, freezing: str | None = None) -> CleanupResult:
     """Remove the worktree (never forced), then delete the branch with CAS,
     judged by the refs the verdict was (``tips``): git-harn reads them once.
 
     The ``releasing`` mark comes first, so a crash in between is finished as
-    a release by the next run rather than mistaken for a vanished folder."""
+    a release by the next run rather than mistaken for a vanished folder;
+    ``freezing`` (an intent frozen by this attempt) is written with it."""
     record = stored.record
     assert record.frozenIntent is not None
     # Who removes it: a rerun tells from this whether a lock git left was a dead run's.
     record.releasing = {"oid": record.frozenIntent["oid"], "at": now_iso(), **holder_mark()}
-    tip = store.write(repo, record, "releasing", f"removing {record.path}", stored.tip)
+    said = f"removing {record.path}" if freezing is None else f"{freezing}; removing {record.path}"
+    tip = store.write(repo, record, "releasing", said, stored.tip)
     failpoint("cleanup-before-remove")
     with hold_worktrees(repo):
         remove_worktree(repo, Path(record.path))
