@@ -82,34 +82,6 @@ def test_start_and_cleanup_in_either_repository(repo: Path) -> None:
     assert git(repo, "log", "--format=%s", "refs/harnery/runs/r1").splitlines()[0].startswith("released")
 
 
-def update_ref_deletes(trace: Path) -> int:
-    """The `git update-ref -d` runs GIT_TRACE saw."""
-    lines = trace.read_text().splitlines() if trace.exists() else []
-    return sum("built-in: git" in line and "update-ref -d" in line for line in lines)
-
-
-def test_delete_is_compare_and_swap_and_takes_the_reflog(repo: Path, tmp_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    trace = tmp_path / "trace"
-    monkeypatch.setenv("GIT_TRACE", str(trace))
-    handle = open_repo(repo)
-    first, second = handle.resolve_commit("HEAD~1"), handle.resolve_commit("HEAD")
-    git(repo, "branch", "work", str(first))
-    git(repo, "update-ref", "-m", "moved", "refs/heads/work", str(second))
-    logs = repo / ".git" / "logs" / "refs" / "heads" / "work"
-    assert logs.exists()
-    with pytest.raises(RaceLost, match="cannot delete refs/heads/work"):
-        handle.delete_ref("refs/heads/work", first)  # moved since it was read
-    assert ref(repo, "refs/heads/work") == str(second)
-    handle.delete_ref("refs/heads/work", second)
-    assert ref(repo, "refs/heads/work") is None and not logs.exists()
-    with pytest.raises(RaceLost):
-        handle.delete_ref("refs/heads/work", second)  # gone already
-    big = (repo / ".git" / "packed-refs").exists() and \
-        (repo / ".git" / "packed-refs").stat().st_size > BIG_PACKED_REFS
-    assert update_ref_deletes(trace) == (3 if big else 1)  # git only for the gone ref, unless packed-refs is big
-
-
 def test_a_ref_packed_and_loose_is_deleted_whole(repo: Path) -> None:
     """A loose ref over a packed copy (packed by a gc, moved since): git
     deletes both, so the packed value cannot come back."""

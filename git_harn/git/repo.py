@@ -224,21 +224,6 @@ class Repo(ObjectsMixin):
                 raise RaceLost(f"{name} moved since it was read") from exc
             raise GitFailure(f"cannot update {name}: {exc}") from exc
 
-    def _loose_only(self, name: str) -> bool:
-        """Whether ``name`` is a loose ref that packed-refs (not big, not
-        locked) does not name."""
-        if self.packed_refs_locked():
-            return False
-        try:
-            packed = self.common_dir / "packed-refs"
-            if packed.stat().st_size > BIG_PACKED_REFS:
-                return False
-            return f" {name}\n".encode() not in packed.read_bytes()
-        except FileNotFoundError:
-            return True
-        except OSError:
-            return False
-
     def _packed_refs_are_big(self) -> bool:
         """libgit2 reads all of packed-refs, and checks each packed ref's
         name, for every ref it writes: with a year of run records that is
@@ -264,35 +249,10 @@ class Repo(ObjectsMixin):
         raise GitFailure(f"cannot {'create' if old is None else 'update'} {name}: {why}")
 
     def delete_ref(self, name: str, old: Oid) -> None:
-        """Delete ``name`` only if it still points at ``old``. A loose ref
-        that packed-refs does not also hold is deleted in-process: libgit2
-        checks its value under the ref's lock, as ``update-ref -d <ref>
-        <old>`` does, and removes its reflog with it. Otherwise git deletes:
-        a packed copy must go in the same step (libgit2 would unlink the
-        loose file first, and a packed-refs write that then fails would
-        bring the old value back), and while another git holds
-        packed-refs.lock git waits for it, then fails, as any deletion must."""
-        if self._deleted_in_process(name, old):
-            return
+        """Delete ``name`` only if it still points at ``old``."""
         done = run_git(["update-ref", "-d", name, str(old)], self.cli_cwd, check=False)
         if done.returncode != 0:
             raise RaceLost(f"cannot delete {name}: {error_line(done.stderr)}")
-
-    def _deleted_in_process(self, name: str, old: Oid) -> bool:
-        """``delete_ref`` by libgit2; False when git is to do it (the ref is
-        gone, packed or symbolic, or libgit2 could not take its lock)."""
-        ref = self._pg.references.get(name) if self._loose_only(name) else None
-        if ref is None or not isinstance(ref.target, pygit2.Oid):
-            return False
-        if ref.target != to_pygit2(old):
-            raise RaceLost(f"cannot delete {name}: it moved since it was read")
-        try:
-            ref.delete()
-        except pygit2.GitError as exc:
-            if "does not match" in str(exc):
-                raise RaceLost(f"cannot delete {name}: it moved since it was read") from exc
-            return False
-        return True
 
     def update_refs(self, updates: Iterable[tuple[str, Oid | None, Oid | None | Unchecked]]) -> None:
         """Apply (name, new, old) updates in one ``git update-ref --stdin``
