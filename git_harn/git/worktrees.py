@@ -229,9 +229,9 @@ def registered_elsewhere(repo: Repo, path: Path) -> Path | None:
     points back at ``path``); None when it is not another repository's."""
     try:
         admin = linked_admin(path)
-        common = common_dir_of(admin)
+        common = Path(os.path.normpath(admin / (admin / "commondir").read_text().strip()))
         gitdir = admin / (admin / "gitdir").read_text().strip()  # an absolute one stays as it is
-        if common is None or os.path.samefile(common, repo.common_dir):
+        if os.path.samefile(common, repo.common_dir):
             return None
         # An admin folder copied along with its repository points at the
         # original worktree too; only the one the folder itself names counts.
@@ -246,10 +246,9 @@ def linked_problem(repo: Repo, path: Path, ask_git: bool = True) -> str | None:
     """Why ``path`` is no longer the linked worktree of this repository that
     was made there (None: it still is). Its ``.git`` must be a file naming an
     admin folder of this repository whose ``gitdir`` names ``path/.git``, and
-    (``ask_git``) the common dir git finds from there must be this
-    repository's: else git run in it would act on another repository, or
-    on the one that encloses the folder. That is read in-process (the
-    admin folder's ``commondir``), as git reads it, not asked of a git."""
+    (``ask_git``) ``git rev-parse --git-common-dir`` run there must answer
+    this repository: else git run in it would act on another repository, or
+    on the one that encloses the folder."""
     dot_git = path / ".git"
     if not os.path.lexists(dot_git):
         return "its .git file is missing"
@@ -271,26 +270,13 @@ def linked_problem(repo: Repo, path: Path, ask_git: bool = True) -> str | None:
         return f"its admin folder {linked} is registered for {back}, not for this folder"
     if not ask_git:
         return None
-    seen = common_dir_of(linked)
+    done = run_git(["rev-parse", "--path-format=absolute", "--git-common-dir"], path, check=False)
+    seen = done.stdout.decode("utf-8", "surrogateescape").strip()
     try:
-        same = seen is not None and os.path.samefile(seen, repo.common_dir)
+        same = done.returncode == 0 and bool(seen) and os.path.samefile(seen, repo.common_dir)
     except OSError:
         same = False
     return None if same else f"git run there sees {seen or 'no repository'}, not this repository"
-
-
-def common_dir_of(admin: Path) -> Path | None:
-    """The common git dir git finds from a worktree's admin folder, as
-    ``git rev-parse --git-common-dir`` run there answers it: the folder
-    its ``commondir`` file names (relative to the admin folder). None when
-    git would see no repository there (no ``HEAD``, no ``commondir``)."""
-    try:
-        if not (admin / "HEAD").is_file():
-            return None
-        named = (admin / "commondir").read_text().strip()
-    except (OSError, UnicodeDecodeError):
-        return None
-    return Path(os.path.normpath(admin / named)) if named else None
 
 
 # Lock files git (and git-harn's scratch index) make in a worktree's admin folder.
