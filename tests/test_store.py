@@ -40,6 +40,20 @@ def test_one_commit_per_event_with_trailers(repo: Path) -> None:
 
 
 
+
+def test_a_first_cleanup_that_cannot_judge_keeps_its_freeze(repo: Path) -> None:
+    """The intent this attempt froze is recorded even when judging fails
+    (here the worktree's index is unreadable): a later move is blocked [W8]."""
+    path = Path(harn(repo, "start", "r1", "--json").json()["path"])
+    tip = git(repo, "rev-parse", "refs/heads/harnery/ws/r1")
+    admin = Path(git(path, "rev-parse", "--absolute-git-dir"))
+    (admin / "index").write_bytes(b"not an index")
+    failed = harn(repo, "cleanup", "r1", "--yes")
+    assert failed.code != 0 and "Traceback" not in failed.err, failed.err
+    assert git(repo, "log", "-1", "--format=%s", "refs/harnery/runs/r1").startswith("freeze:")
+    assert record(repo, "r1")["frozenIntent"]["oid"] == tip
+
+
 def test_a_release_writes_the_frozen_intent_with_its_releasing_mark(repo: Path) -> None:
     """A first cleanup that releases writes no event of its own for the
     freeze: the intent is in the ``releasing`` event's record [W8]."""

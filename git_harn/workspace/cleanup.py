@@ -213,9 +213,15 @@ def cleanup_locked(repo: Repo, run_id: str, snap: Snapshot | None = None) -> Cle
     stored, freezing = freeze_intent(repo, stored)
     record = stored.record
     assert record.frozenIntent is not None
-    verdict = judge(repo, record, record.frozenIntent["oid"], snap)
+    try:
+        verdict = judge(repo, record, record.frozenIntent["oid"], snap)
+    except HarnError:
+        if freezing is not None:  # frozen on this first attempt, whatever stopped it [W8]
+            store.write(repo, record, "freeze", freezing, stored.tip)
+        raise
     if freezing is not None and verdict.outcome != RELEASE:
         stored = store.Stored(record, store.write(repo, record, "freeze", freezing, stored.tip))
+        freezing = None
     if verdict.outcome == BLOCKED:
         return _result(record, BLOCKED, verdict.reason)
     event = None
