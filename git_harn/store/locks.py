@@ -311,9 +311,11 @@ def hold(path: Path, label: str, purpose: str, wait_seconds: float = 0.0,
     try:
         yield
     finally:
-        _release(path)
-        if in_room:  # else the file came free as the wait ran out: held without the room
-            room.release()
+        try:
+            _release(path)
+        finally:
+            if in_room:  # else the file came free as the wait ran out: held without the room
+                room.release()
 
 
 def _release(path: Path) -> None:

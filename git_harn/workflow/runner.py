@@ -402,7 +402,7 @@ class Scheduler:
         fetched = self._fetch_base_aside() if reselect else None
         self.writer.write(self.result, f"task-{tr.status}",
                           f"task {tr.taskId} {tr.status}" + ("" if State.of(tr).landed else f" at {tr.stage}"))
-        if fetched is not None:
+        if fetched is not None and not self.agents.stop.is_set():  # a stop meanwhile: nothing more starts
             self._reselect(fetched.result())
 
     def _fetch_base_aside(self) -> Future[Oid]:
