@@ -170,9 +170,9 @@ def test_a_head_that_is_a_symlink_names_its_branch_as_git_reads_it(tmp_path: Pat
 
 
 def test_the_common_dir_read_from_an_admin_folder_is_the_one_git_finds(tmp_path: Path) -> None:
-    """``linked_problem`` reads the admin folder's ``commondir`` instead of
-    asking ``git rev-parse --git-common-dir``: both must agree, relative and
-    absolute, and a folder git sees no repository in is a problem."""
+    """``linked_problem`` answers as git run in the worktree finds its
+    common dir (``commondir`` relative or absolute, another repository's, a
+    folder git sees no repository in): whoever reads it, the two agree."""
     repo = make_repo(tmp_path / "repo")
     other = make_repo(tmp_path / "other")
     wt = tmp_path / "wt"

@@ -210,18 +210,15 @@ def cleanup_locked(repo: Repo, run_id: str, snap: Snapshot | None = None) -> Cle
         return _result(record, record.state, record.reason or "")
     if record.releasing is not None:
         _undo_partial_removal(repo, record)
-    stored, freezing = freeze_intent(repo, stored)
-    record = stored.record
+    freezing = freeze_intent(repo, record)
     assert record.frozenIntent is not None
     try:
         verdict = judge(repo, record, record.frozenIntent["oid"], snap)
     except HarnError:
-        if freezing is not None:  # frozen on this first attempt, whatever stopped it [W8]
-            store.write(repo, record, "freeze", freezing, stored.tip)
+        _write_freeze(repo, stored, freezing)  # frozen on this first attempt, whatever stopped it [W8]
         raise
-    if freezing is not None and verdict.outcome != RELEASE:
-        stored = store.Stored(record, store.write(repo, record, "freeze", freezing, stored.tip))
-        freezing = None
+    if verdict.outcome != RELEASE:  # a release writes the freeze with its releasing mark
+        stored, freezing = _write_freeze(repo, stored, freezing), None
     if verdict.outcome == BLOCKED:
         return _result(record, BLOCKED, verdict.reason)
     event = None
@@ -282,23 +279,28 @@ def where_it_stood(repo: Repo, record: RunRecord) -> Oid | None:
     return to_oid(record.frozenIntent["oid"]) if record.frozenIntent else None
 
 
-def freeze_intent(repo: Repo, stored: store.Stored) -> tuple[store.Stored, str | None]:
-    """Pin the workspace ref and its OID on the first attempt [W8], in the
-    record as read; the second value says what was frozen, for the caller
-    to write (None: frozen by an earlier attempt). A release writes it with
-    its ``releasing`` mark, one event; any other verdict writes it first."""
-    record = stored.record
+def freeze_intent(repo: Repo, record: RunRecord) -> str | None:
+    """Pin the workspace ref and its OID in ``record`` on the first attempt
+    [W8]; what was frozen, for the caller to write (None: frozen by an
+    earlier attempt). A release writes it with its ``releasing`` mark, one
+    event; any other verdict writes it first (``_write_freeze``)."""
     if record.frozenIntent is not None:
-        return stored, None
+        return None
     tip, source = intent_tip(repo, record)
     if tip is None:
         raise Refused(f"workspace branch {record.branch} is missing; cannot freeze the intent")
     record.frozenIntent = {"ref": record.branch_ref, "oid": str(tip), "frozenAt": now_iso()}
-    what = f"froze {record.branch} at {tip}"
-    if source is not None:
-        record.frozenIntent["source"] = source
-        what = f"froze the workspace at its {'HEAD' if source == FROM_HEAD else 'base'} {tip}: {record.branch} is gone"
-    return stored, what
+    if source is None:
+        return f"froze {record.branch} at {tip}"
+    record.frozenIntent["source"] = source
+    return f"froze the workspace at its {'HEAD' if source == FROM_HEAD else 'base'} {tip}: {record.branch} is gone"
+
+
+def _write_freeze(repo: Repo, stored: store.Stored, freezing: str | None) -> store.Stored:
+    """The ``freeze`` event of an intent this attempt froze (none: as it was)."""
+    if freezing is None:
+        return stored
+    return store.Stored(stored.record, store.write(repo, stored.record, "freeze", freezing, stored.tip))
 
 
 def _preserve(repo: Repo, stored: store.Stored, verdict: Verdict, event: str | None = None) -> CleanupResult:
