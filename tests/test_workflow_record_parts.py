@@ -114,3 +114,33 @@ def test_sync_carries_a_record_of_task_blobs_to_another_clone(tmp_path: Path) ->
     ref = f"refs/harnery/workflows/{workflow_id}"
     assert git(other, "rev-parse", ref) == git(wf.work, "rev-parse", ref)
     assert _show(other, workflow_id)["tasks"] == _show(wf.work, workflow_id)["tasks"]
+
+
+def test_a_tasks_end_and_the_next_start_are_one_event_and_one_base_fetch_follows_each_landing(
+        tmp_path: Path) -> None:
+    """Serial tasks: the end of one and the start of the next are one record
+    commit (written before the next starts [L3]); the base is fetched once per
+    landed task, started as it lands (before its cleanup), not again after."""
+    wf = setup(tmp_path, roadmap=ROADMAP)
+    trace = tmp_path / "trace.json"
+    done = wf.run("--json", env={"GIT_TRACE2_EVENT": str(trace)})
+    assert done.code == 0, done.err
+    run = done.json()
+    assert [t["status"] for t in run["tasks"]] == ["done", "done", "done"]
+    ref = f"refs/harnery/workflows/{run['workflowId']}"
+    commits = git(wf.work, "rev-list", "--reverse", ref).splitlines()
+    subjects = [git(wf.work, "show", "-s", "--format=%s", c) for c in commits]
+    assert len(subjects) == 6, subjects  # start, 1.1 starts, 1.1 ends + 1.2 starts, ..., 1.3 ends, finish
+    assert subjects[0].startswith("start: ") and subjects[-1].startswith("finish: ")
+    assert subjects[1] == f"task-start: task 1.1 on {run['tasks'][0]['branch']}"
+    for at, (ended, started) in enumerate([(0, 1), (1, 2)], start=2):
+        first, second = run["tasks"][ended], run["tasks"][started]
+        assert subjects[at] == (f"task-done: task {first['taskId']} done; "
+                                f"task {second['taskId']} on {second['branch']}"), subjects[at]
+        stored = stored_workflow(wf.work, commits[at])["tasks"]
+        assert [t["status"] for t in stored[:started + 1]][-2:] == ["done", "running"], stored
+    assert subjects[4] == "task-done: task 1.3 done"
+    fetches = [e for e in map(json.loads, trace.read_text().splitlines())
+               if e["event"] == "start" and "fetch" in e["argv"] and "--refmap=" in e["argv"]]
+    # one as the run starts; per task, the integration's and the one that refills the queue
+    assert len(fetches) == 1 + 2 * 3, [e["argv"] for e in fetches]

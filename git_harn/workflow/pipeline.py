@@ -167,6 +167,8 @@ class Job:
     advisory: list[str] = field(default_factory=list)
     where: state.Where | None = None  # the run's remote, base and flags, for the next step
     gate_checkouts: GateCheckouts | None = None  # the run's, kept from one task's gates to the next
+    # told the moment the task has landed, before its cleanup: the runner fetches the base meanwhile
+    on_landed: Callable[[], None] | None = None
     attempts: Attempts = field(init=False)
 
     def __post_init__(self) -> None:
@@ -226,6 +228,8 @@ def _in_workspace(repo: Repo, job: Job, life: Lifecycle) -> Ending:
         job.attempts.end(Outcome.ERROR)  # the stage git or the host failed under
         ending = life.stop(Outcome.ERROR, tr.stage, one_line(exc.message, 500))
     finally:
+        if ending is not None and ending.state.landed and job.on_landed is not None:
+            job.on_landed()
         with job.attempts.timed("cleanup"):
             try:
                 if ending is not None:

@@ -23,6 +23,7 @@ import signal
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import suppress
 from typing import Any
@@ -212,7 +213,12 @@ class Scheduler:
         self.recovery_started: list[str] = []
         self.where: state.Where = state.Where(eff.remote, eff.base)
         self.waiting_since: dict[str, tuple[str, str]] = {}  # task id -> (since, what it requires)
-        self.fetch_repo: Repo | None = None  # the handle _fetch_base_aside's thread uses
+        self.fetch_repo: Repo | None = None  # the handle _fetch_base_aside's threads use, one at a time
+        self.fetch_lock = threading.Lock()
+        self.fetches = 0  # base fetches finished: a later one saw the base at least as far on
+        self.reselected_at = 0  # the fetch the queue was last filled from
+        self.landed_fetches: dict[str, Future[tuple[int, Oid]]] = {}  # run id -> its base fetch
+        self.ended: tuple[str, str] | None = None  # a task's end, written with the start that follows
 
     # --- the loop ---------------------------------------------------------------
 
@@ -249,6 +255,7 @@ class Scheduler:
             if self.writer.heartbeat_due():
                 self.writer.write(self.result, "heartbeat", f"{len(self.running)} task(s) running")
             self._submit(pool)
+            self._write_ended()  # no start followed it
             if not self.running:
                 if self.holding is None:
                     return
@@ -316,9 +323,9 @@ class Scheduler:
             placeholder.baseOid = str(base)
             job = Job(self.eff, self.result.workflowId, task, copy.deepcopy(placeholder), base, self.scratch,
                       self.agents, self._stage_started, where=self.where,
-                      gate_checkouts=self.gate_checkouts)
+                      gate_checkouts=self.gate_checkouts, on_landed=self._on_landed(placeholder.runId))
             # recorded before it starts: whoever settles a killed run finds its workspace [L3]
-            self.writer.write(self.result, "task-start", f"task {task.key} on {placeholder.branch}")
+            self._write_start("task-start", f"task {task.key} on {placeholder.branch}")
             self.running[pool.submit(run_task, self.repo, job)] = job.result
 
     def _note_waiting(self) -> None:
@@ -373,8 +380,9 @@ class Scheduler:
             self.result.skipped = [s for s in self.result.skipped if s.taskId != res.task.id]
             job = Job(self.eff, self.result.workflowId, res.task, copy.deepcopy(placeholder), res.base_oid,
                       self.scratch, self.agents, self._stage_started, resume_at=res.stage,
-                      advisory=list(res.advisory), where=self.where, gate_checkouts=self.gate_checkouts)
-            self.writer.write(self.result, "task-resume", f"task {res.task.id} resumes on {res.branch} at {res.stage}")
+                      advisory=list(res.advisory), where=self.where, gate_checkouts=self.gate_checkouts,
+                      on_landed=self._on_landed(res.run_id))
+            self._write_start("task-resume", f"task {res.task.id} resumes on {res.branch} at {res.stage}")
             self.running[pool.submit(run_task, self.repo, job)] = job.result
 
     def _collect(self, future: Future[TaskResult]) -> None:
@@ -398,24 +406,61 @@ class Scheduler:
         self.progress.finished(tr)
         reselect = State.of(tr).landed and not self.agents.stop.is_set() and self.result.halted is None \
             and self.breakers.halted() is None
-        # The base is fetched while the record is written: neither waits for the other.
-        fetched = self._fetch_base_aside() if reselect else None
-        self.writer.write(self.result, f"task-{tr.status}",
-                          f"task {tr.taskId} {tr.status}" + ("" if State.of(tr).landed else f" at {tr.stage}"))
-        if fetched is not None and not self.agents.stop.is_set():  # a stop meanwhile: nothing more starts
-            self._reselect(fetched.result())
+        # The base was fetched while the task cleaned up (else it is fetched now); the
+        # end is written with the next start, or alone when none follows (_loop).
+        started = self.landed_fetches.pop(str(tr.runId), None)
+        fetched = (started or self._fetch_base_aside()) if reselect else None
+        self._write_ended()  # another task's end, collected in the same turn
+        self.ended = (f"task-{tr.status}",
+                      f"task {tr.taskId} {tr.status}" + ("" if State.of(tr).landed else f" at {tr.stage}"))
+        if fetched is None or self.agents.stop.is_set():  # a stop meanwhile: nothing more starts
+            return
+        try:
+            seen, oid = fetched.result()
+            if seen > self.reselected_at:  # a fetch that finished earlier saw nothing a later one missed
+                self.reselected_at = seen
+                self._reselect(oid)
+        except BaseException:
+            self._write_ended()  # recorded whatever stopped the run here
+            raise
 
-    def _fetch_base_aside(self) -> Future[Oid]:
+    def _write_start(self, event: str, summary: str) -> None:
+        """A task's start, recorded before it starts [L3]; the end of the task
+        before it, when not written yet, is in the same commit: its event,
+        both summaries."""
+        if self.ended is not None:
+            (event, said), self.ended = self.ended, None
+            summary = f"{said}; {summary}"
+        self.writer.write(self.result, event, summary)
+
+    def _write_ended(self) -> None:
+        if self.ended is not None:
+            (event, summary), self.ended = self.ended, None
+            self.writer.write(self.result, event, summary)
+
+    def _on_landed(self, run_id: str | None) -> Callable[[], None]:
+        """What a task calls, from its own thread, once it has landed: the
+        base fetch that refills the queue starts then, beside its cleanup."""
+        def landed() -> None:
+            with suppress(RuntimeError):  # no thread to be had: never in the way of the cleanup; _collect fetches
+                self.landed_fetches[str(run_id)] = self._fetch_base_aside()
+        return landed
+
+    def _fetch_base_aside(self) -> Future[tuple[int, Oid]]:
         """``fetch_branch`` of the base in a thread of its own, with a
-        repository handle of its own (libgit2's are not shared by threads)."""
-        if self.fetch_repo is None:
-            self.fetch_repo = self.repo.reopen()
-        fetched: Future[Oid] = Future()
+        repository handle of its own (libgit2's are not shared by threads),
+        one fetch at a time; the result is numbered in the order the fetches
+        finished, so the queue is never refilled from an older view of the base."""
+        fetched: Future[tuple[int, Oid]] = Future()
 
         def fetch() -> None:
-            assert self.fetch_repo is not None
             try:
-                fetched.set_result(fetch_branch(self.fetch_repo, self.eff.remote, self.eff.base))
+                with self.fetch_lock:
+                    if self.fetch_repo is None:
+                        self.fetch_repo = self.repo.reopen()
+                    oid = fetch_branch(self.fetch_repo, self.eff.remote, self.eff.base)
+                    self.fetches += 1
+                    fetched.set_result((self.fetches, oid))
             except BaseException as exc:  # handed to the caller, as if it had fetched itself
                 fetched.set_exception(exc)
 
