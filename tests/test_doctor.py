@@ -17,6 +17,7 @@ from helpers import assert_error_document, assert_valid, git, harn, make_repo, r
 from runtools import at_failpoint, start
 from wfrepo import setup
 
+from git_harn.doctor.findings import WORKSPACE, Finding, grouped
 from git_harn.git import open_repo
 from git_harn.git.objects import to_oid
 from git_harn.store.notes import merge_note
@@ -300,6 +301,18 @@ ON_PURPOSE = ["folder-unregistered", "workspace-preserved"]
 
 def _timeless(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: v for k, v in f.items() if k != "ageSeconds"} for f in findings]
+
+
+def test_the_order_of_findings_does_not_flip_as_a_second_passes() -> None:
+    """A finding of no known age (a registration whose folder is gone) and one
+    that is zero seconds old keep their order when, at the next doctor, the
+    second is one second old: --fix applies them in the order the report showed."""
+    def order(age: int) -> list[str]:
+        gone = Finding(WORKSPACE, "workspace-gone", "vanished", "", None, ageSeconds=age)
+        orphan = Finding(WORKSPACE, "registration-orphan", "/a/stray", "", None)
+        return [f.what for _, group in grouped([gone, orphan]) for f in group]
+
+    assert order(0) == order(1) == ["vanished", "/a/stray"]
 
 
 def test_fix_fixes_exactly_the_safe_ones_and_a_second_doctor_shows_what_was_left(tmp_path: Path) -> None:

@@ -68,12 +68,14 @@ class DoctorReport(Result):
 
 def grouped(findings: list[Finding]) -> list[tuple[str, list[Finding]]]:
     """The findings by kind, in report order; within a kind the largest
-    first, then the oldest, then by what they are."""
+    first, then the oldest, then those of no known age, then by what they
+    are. An unknown age is not taken as zero: the order of two findings
+    must not flip as the clock passes a second between two doctor runs."""
     out = []
     for kind in KINDS:
         mine = [f for f in findings if f.kind == kind]
         if mine:
-            mine.sort(key=lambda f: (-(f.diskBytes or 0), -(f.ageSeconds or 0), f.what))
+            mine.sort(key=lambda f: (-(f.diskBytes or 0), f.ageSeconds is None, -(f.ageSeconds or 0), f.what))
             out.append((kind, mine))
     return out
 
