@@ -37,6 +37,10 @@ def test_sigterm_mid_run_stops_agents_and_loses_nothing(tmp_path: Path) -> None:
     shown = harn(wf.work, "workflow", "show", doc["workflowId"], "--json").json()
     assert {t["taskId"]: t["stage"] for t in shown["tasks"]} == {"12.1": "implement", "12.2": "plan"}
     assert shown["interrupted"] is True
+    # one commit per event [L3]: each task's end has its own, before the run's finish
+    subjects = git(wf.work, "log", "--reverse", "--format=%s", f"refs/harnery/workflows/{doc['workflowId']}")
+    events = [line.split(":")[0] for line in subjects.splitlines()]
+    assert events.count("task-halted") == 2 and events[-1] == "finish", events
     assert "- [ ] 12.1" in wf.remote_file("docs/roadmap.md")
     status = harn(wf.work, "status", "--json").json()
     assert status is not None

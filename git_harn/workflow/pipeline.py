@@ -228,10 +228,10 @@ def _in_workspace(repo: Repo, job: Job, life: Lifecycle) -> Ending:
         job.attempts.end(Outcome.ERROR)  # the stage git or the host failed under
         ending = life.stop(Outcome.ERROR, tr.stage, one_line(exc.message, 500))
     finally:
-        if ending is not None and ending.state.landed and job.on_landed is not None:
-            job.on_landed()
         with job.attempts.timed("cleanup"):
             try:
+                if ending is not None and ending.state.landed and job.on_landed is not None:
+                    job.on_landed()  # the base fetch that refills the queue runs beside this cleanup
                 if ending is not None:
                     ending.detail += assessment.before_cleanup(repo, job.eff, tr, ending, job.agents.stop.is_set())
             finally:

@@ -238,6 +238,10 @@ class Scheduler:
                 self._loop(pool)
         except (KeyboardInterrupt, SystemExit) as exc:
             self._interrupted(exc)
+        except BaseException:
+            with suppress(Exception):  # the error that left the loop is the one to report
+                self._write_ended()  # a task that ended before it keeps its event
+            raise
         finally:
             self._shutdown(pool)
             self.gate_checkouts.close()
@@ -253,6 +257,7 @@ class Scheduler:
     def _loop(self, pool: ThreadPoolExecutor) -> None:
         while True:
             if self.writer.heartbeat_due():
+                self._write_ended()  # a task's end comes before a heartbeat that shows it ended
                 self.writer.write(self.result, "heartbeat", f"{len(self.running)} task(s) running")
             self._submit(pool)
             self._write_ended()  # no start followed it
@@ -442,6 +447,8 @@ class Scheduler:
         """What a task calls, from its own thread, once it has landed: the
         base fetch that refills the queue starts then, beside its cleanup."""
         def landed() -> None:
+            if self.agents.stop.is_set():  # nothing more starts: no fetch to leave behind
+                return
             with suppress(RuntimeError):  # no thread to be had: never in the way of the cleanup; _collect fetches
                 self.landed_fetches[str(run_id)] = self._fetch_base_aside()
         return landed
@@ -518,6 +525,7 @@ class Scheduler:
             for future in pending:
                 if future.done():
                     self._collect(future)
+            self._write_ended()  # no start follows an interruption
         finally:
             killer.cancel()
         for work in list(self.running.values()):  # still running after the drain
@@ -532,6 +540,7 @@ class Scheduler:
     # --- the end ----------------------------------------------------------------
 
     def _finish(self) -> WorkflowResult:
+        self._write_ended()  # whatever left the loop between a task's end and the next start
         result = self.result
         for tr in result.tasks:
             if not State.of(tr).terminal:
