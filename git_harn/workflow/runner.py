@@ -525,7 +525,6 @@ class Scheduler:
             for future in pending:
                 if future.done():
                     self._collect(future)
-            self._write_ended()  # no start follows an interruption
         finally:
             killer.cancel()
         for work in list(self.running.values()):  # still running after the drain
