@@ -72,7 +72,12 @@ def runner_fields(repo: Repo, owner: dict[str, Any]) -> dict[str, Any]:
 
 
 class Writer:
-    """Appends events for one run; thread-safe, CAS against its own last tip."""
+    """Appends events for one run; thread-safe, CAS against its own last tip.
+
+    An event may be held (a task's end): the next write that joins it (the
+    start that follows) carries it in the same commit, its event the held
+    one's and its subject naming both; any other write, a second hold and
+    ``flush`` write it first, in a commit of its own [L3]."""
 
     def __init__(self, repo: Repo, workflow_id: str, tip: Oid | None = None) -> None:
         self.repo = repo
@@ -81,21 +86,43 @@ class Writer:
         self.written = time.monotonic()
         self._lock = threading.Lock()
         self._tasks: list[tuple[str, Oid]] = []  # per task index: its compact JSON and blob, as last written
+        self._held: tuple[str, str] | None = None  # (event, summary) not written yet
 
-    def write(self, result: WorkflowResult, event: str, summary: str) -> None:
+    def write(self, result: WorkflowResult, event: str, summary: str, joins_held: bool = False) -> None:
         with self._lock:
-            if result.runner is not None and result.closed is None:
-                result.runner["heartbeatAt"] = now_iso()
-            home = os.path.expanduser("~")
-            head = home_as_tilde(result.head(), home)
-            tasks = [self._task_blob(index, task, home) for index, task in enumerate(result.tasks)]
-            del self._tasks[len(tasks):]
-            try:
-                self.tip = store.write_parts(self.repo, str(head["workflowId"]), head, tasks, event, summary,
-                                             self.tip, host_name(self.repo))
-            except RaceLost as exc:  # nobody else writes this run's ref: report, never overwrite
-                raise RaceLost(f"{self.ref} was changed by someone else during the run") from exc
-            self.written = time.monotonic()
+            if joins_held and self._held is not None:
+                (event, said), self._held = self._held, None
+                summary = f"{said}; {summary}"
+            self._write_held(result)
+            self._write(result, event, summary)
+
+    def hold(self, result: WorkflowResult, event: str, summary: str) -> None:
+        with self._lock:
+            self._write_held(result)
+            self._held = (event, summary)
+
+    def flush(self, result: WorkflowResult) -> None:
+        with self._lock:
+            self._write_held(result)
+
+    def _write_held(self, result: WorkflowResult) -> None:
+        if self._held is not None:
+            (event, summary), self._held = self._held, None
+            self._write(result, event, summary)
+
+    def _write(self, result: WorkflowResult, event: str, summary: str) -> None:
+        if result.runner is not None and result.closed is None:
+            result.runner["heartbeatAt"] = now_iso()
+        home = os.path.expanduser("~")
+        head = home_as_tilde(result.head(), home)
+        tasks = [self._task_blob(index, task, home) for index, task in enumerate(result.tasks)]
+        del self._tasks[len(tasks):]
+        try:
+            self.tip = store.write_parts(self.repo, str(head["workflowId"]), head, tasks, event, summary,
+                                         self.tip, host_name(self.repo))
+        except RaceLost as exc:  # nobody else writes this run's ref: report, never overwrite
+            raise RaceLost(f"{self.ref} was changed by someone else during the run") from exc
+        self.written = time.monotonic()
 
     def _task_blob(self, index: int, task: TaskResult, home: str) -> Oid:
         """The blob of task ``index``: the one written before when the task

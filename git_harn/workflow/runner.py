@@ -218,7 +218,6 @@ class Scheduler:
         self.fetches = 0  # base fetches finished: a later one saw the base at least as far on
         self.reselected_at = 0  # the fetch the queue was last filled from
         self.landed_fetches: dict[str, Future[tuple[int, Oid]]] = {}  # run id -> its base fetch
-        self.ended: tuple[str, str] | None = None  # a task's end, written with the start that follows
 
     # --- the loop ---------------------------------------------------------------
 
@@ -240,7 +239,7 @@ class Scheduler:
             self._interrupted(exc)
         except BaseException:
             with suppress(Exception):  # the error that left the loop is the one to report
-                self._write_ended()  # a task that ended before it keeps its event
+                self.writer.flush(self.result)  # a task that ended before it keeps its event
             raise
         finally:
             self._shutdown(pool)
@@ -257,10 +256,9 @@ class Scheduler:
     def _loop(self, pool: ThreadPoolExecutor) -> None:
         while True:
             if self.writer.heartbeat_due():
-                self._write_ended()  # a task's end comes before a heartbeat that shows it ended
                 self.writer.write(self.result, "heartbeat", f"{len(self.running)} task(s) running")
             self._submit(pool)
-            self._write_ended()  # no start followed it
+            self.writer.flush(self.result)  # no start followed the end it holds
             if not self.running:
                 if self.holding is None:
                     return
@@ -330,7 +328,7 @@ class Scheduler:
                       self.agents, self._stage_started, where=self.where,
                       gate_checkouts=self.gate_checkouts, on_landed=self._on_landed(placeholder.runId))
             # recorded before it starts: whoever settles a killed run finds its workspace [L3]
-            self._write_start("task-start", f"task {task.key} on {placeholder.branch}")
+            self.writer.write(self.result, "task-start", f"task {task.key} on {placeholder.branch}", joins_held=True)
             self.running[pool.submit(run_task, self.repo, job)] = job.result
 
     def _note_waiting(self) -> None:
@@ -387,7 +385,8 @@ class Scheduler:
                       self.scratch, self.agents, self._stage_started, resume_at=res.stage,
                       advisory=list(res.advisory), where=self.where, gate_checkouts=self.gate_checkouts,
                       on_landed=self._on_landed(res.run_id))
-            self._write_start("task-resume", f"task {res.task.id} resumes on {res.branch} at {res.stage}")
+            self.writer.write(self.result, "task-resume", f"task {res.task.id} resumes on {res.branch} at {res.stage}",
+                              joins_held=True)
             self.running[pool.submit(run_task, self.repo, job)] = job.result
 
     def _collect(self, future: Future[TaskResult]) -> None:
@@ -415,9 +414,8 @@ class Scheduler:
         # end is written with the next start, or alone when none follows (_loop).
         started = self.landed_fetches.pop(str(tr.runId), None)
         fetched = (started or self._fetch_base_aside()) if reselect else None
-        self._write_ended()  # another task's end, collected in the same turn
-        self.ended = (f"task-{tr.status}",
-                      f"task {tr.taskId} {tr.status}" + ("" if State.of(tr).landed else f" at {tr.stage}"))
+        self.writer.hold(self.result, f"task-{tr.status}",
+                         f"task {tr.taskId} {tr.status}" + ("" if State.of(tr).landed else f" at {tr.stage}"))
         if fetched is None or self.agents.stop.is_set():  # a stop meanwhile: nothing more starts
             return
         try:
@@ -426,22 +424,8 @@ class Scheduler:
                 self.reselected_at = seen
                 self._reselect(oid)
         except BaseException:
-            self._write_ended()  # recorded whatever stopped the run here
+            self.writer.flush(self.result)  # recorded whatever stopped the run here
             raise
-
-    def _write_start(self, event: str, summary: str) -> None:
-        """A task's start, recorded before it starts [L3]; the end of the task
-        before it, when not written yet, is in the same commit: its event,
-        both summaries."""
-        if self.ended is not None:
-            (event, said), self.ended = self.ended, None
-            summary = f"{said}; {summary}"
-        self.writer.write(self.result, event, summary)
-
-    def _write_ended(self) -> None:
-        if self.ended is not None:
-            (event, summary), self.ended = self.ended, None
-            self.writer.write(self.result, event, summary)
 
     def _on_landed(self, run_id: str | None) -> Callable[[], None]:
         """What a task calls, from its own thread, once it has landed: the
@@ -539,7 +523,7 @@ class Scheduler:
     # --- the end ----------------------------------------------------------------
 
     def _finish(self) -> WorkflowResult:
-        self._write_ended()  # whatever left the loop between a task's end and the next start
+        self.writer.flush(self.result)  # before the finish's own steps, any of which may fail
         result = self.result
         for tr in result.tasks:
             if not State.of(tr).terminal:
