@@ -95,7 +95,7 @@ def run_doc(count: int, parallel: int = 4) -> dict[str, Any]:
         "finishedAt": precise_iso(end + 2)[:19] + "Z", "selected": [t["taskId"] for t in tasks], "skipped": [],
         "unparsed": [], "tasks": tasks, "agents": {}, "settings": {"parallel": parallel},
         "faultMetrics": {"infraRetries": count, "infraFaults": 0, "providerFaults": 0, "authFaults": 0,
-                         "configFaults": 0},
+                         "configFaults": 0, "tamperFaults": 0},
         "claims": None, "recovery": None, "assessments": [], "salvages": [], "remediation": None,
         "summary": f"{count} tasks: {count} done", "halted": None, "interrupted": False, "finished": True,
         "usage": {"inputTokens": sum(t["usage"]["inputTokens"] for t in tasks), "outputTokens": 9_000 * count,

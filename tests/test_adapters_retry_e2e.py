@@ -51,7 +51,7 @@ def _landed(wf: WF, doc: dict[str, Any], task_id: str) -> dict[str, Any]:
     assert f"- [x] {task_id}" in wf.remote_file("docs/roadmap.md")
     assert ref(wf.work, f"refs/heads/roadmap-{task_id}") is None  # cleanup deleted the landed branch
     assert doc["faultMetrics"] == {"infraRetries": 1, "infraFaults": 0, "providerFaults": 0, "authFaults": 0,
-                                   "configFaults": 0}
+                                   "configFaults": 0, "tamperFaults": 0}
     assert task["infraRetries"] == 1 and task["fault"] is None
     implement = task["stages"]["implement"]
     assert (implement["ok"], implement["fault"], implement["tries"]) == (True, None, 2), implement

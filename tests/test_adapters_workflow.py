@@ -123,7 +123,7 @@ def test_a_provider_fault_in_a_run_ends_the_task_provider_fault_and_keeps_its_lo
     assert "HTTP 429" in task["detail"]
     assert task["assessment"] is None and doc["remediationSuppressed"] is True  # never judged, no roadmap work
     assert doc["faultMetrics"] == {"infraRetries": 0, "infraFaults": 0, "providerFaults": 1, "authFaults": 0,
-                                   "configFaults": 0}
+                                   "configFaults": 0, "tamperFaults": 0}
     assert Path(task["stages"]["plan"]["agentRun"]["log"]).read_text().count("\n") == 2
     assert doc["settings"]["idleTimeout"] == 5
 

@@ -120,6 +120,8 @@ def test_a_move_the_table_does_not_have_is_refused() -> None:
     (Outcome.CHANGES_REQUESTED, "review", State.REFUSED),
     (Outcome.LOST_CLAIM, "gates", State.FAILED),
     (Outcome.INTERRUPTED, "gates", State.INTERRUPTED),
+    (Outcome.TAMPER, "implement", State.TAMPER_FAULT),
+    (Outcome.TAMPER, "integrate", State.TAMPER_FAULT),  # not a halt: what moved is named and undone [T2]
 ])
 def test_each_outcome_has_one_end(outcome: Outcome, stage: str, state: State) -> None:
     assert ending_for(outcome, stage) is state
@@ -135,4 +137,14 @@ def test_the_derived_rules_are_asked_of_the_state() -> None:
     assert State.of({"status": "halted", "fault": "interrupted"}) is State.INTERRUPTED
     assert State.of({"status": "failed", "stage": "review"}) is State.REFUSED
     assert State.of({"status": "done", "state": "pending"}) is State.DONE
+
+
+def test_a_tamper_fault_is_never_resumed_nor_triaged_and_counts_as_its_class() -> None:
+    """[T2]: a stage that changed what the host obeys is hostile work: its
+    branch does not re-enter a run, its reviews make no roadmap work, and
+    faultMetrics counts it as tamperFaults."""
+    assert not State.TAMPER_FAULT.resumable and not State.TAMPER_FAULT.triaged
+    assert not State.TAMPER_FAULT.assessable and State.TAMPER_FAULT.fault == "tamper"
+    life = Lifecycle(State.STARTING)  # found before a stage began, too
+    assert life.stop(Outcome.TAMPER, "workspace", "config changed").state is State.TAMPER_FAULT
 

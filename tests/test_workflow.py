@@ -30,7 +30,7 @@ def test_four_tasks_land_each_as_one_squash_with_box_ticked(tmp_path: Path) -> N
         assert not Path(task["workspace"]["path"]).exists()
     assert not [r for r in refs if r.startswith("refs/heads/roadmap-")]
     assert doc["faultMetrics"] == {"infraRetries": 0, "infraFaults": 0, "providerFaults": 0, "authFaults": 0,
-                                   "configFaults": 0}
+                                   "configFaults": 0, "tamperFaults": 0}
     assert doc["summary"] == "4 tasks: 4 done"
     assert ref(wf.work, f"refs/harnery/workflows/{doc['workflowId']}")
     shown = git(wf.work, "show", f"refs/harnery/workflows/{doc['workflowId']}:workflow.json")

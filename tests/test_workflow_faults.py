@@ -54,7 +54,7 @@ def test_provider_and_auth_faults_end_the_task_unretried(tmp_path: Path, stage: 
         assert doc["tasks"][1]["status"] == "done"
     tried = [r for r in runs(wf) if r["task"] == "21.1" and r["stage"] == stage]
     assert len(tried) == (2 if stage == "review" else 1)  # never retried (two reviewers ran once each)
-    metrics = {"infraRetries": 0, "infraFaults": 0, "providerFaults": 0, "authFaults": 0, "configFaults": 0}
+    metrics = {"infraRetries": 0, "infraFaults": 0, "providerFaults": 0, "authFaults": 0, "configFaults": 0, "tamperFaults": 0}
     metrics["providerFaults" if klass == "provider" else "authFaults"] = 1
     assert doc["faultMetrics"] == metrics
     assert doc["summary"] == (f"1 task: 1 {status}" if klass == "auth" else f"2 tasks: 1 done, 1 {status}")
@@ -81,7 +81,7 @@ def test_a_config_fault_ends_the_task_at_once_after_one_attempt(tmp_path: Path, 
     assert len(tried) == (2 if stage == "review" else 1)  # one attempt (each reviewer once)
     assert good["status"] == "done"
     assert doc["faultMetrics"] == {"infraRetries": 0, "infraFaults": 0, "providerFaults": 0, "authFaults": 0,
-                                   "configFaults": 1}
+                                   "configFaults": 1, "tamperFaults": 0}
     assert doc["summary"] == "2 tasks: 1 done, 1 config-fault"
     assert "- [ ] 21.1" in wf.remote_file("docs/roadmap.md")
 
@@ -121,7 +121,7 @@ def test_a_valid_report_of_failure_is_a_product_failure_not_a_fault(tmp_path: Pa
     assert (task["status"], task["stage"], task["fault"], task["faultKind"]) == ("failed", "implement", None, None)
     assert doc["remediationSuppressed"] is False
     assert doc["faultMetrics"] == {"infraRetries": 0, "infraFaults": 0, "providerFaults": 0, "authFaults": 0,
-                                   "configFaults": 0}
+                                   "configFaults": 0, "tamperFaults": 0}
     assert ref(wf.work, "refs/heads/roadmap-21.1")
 
 
@@ -137,7 +137,7 @@ def test_a_stage_that_times_out_once_is_retried_in_place_and_lands(tmp_path: Pat
     assert task["attempts"]["plan"] == 2 and task["infraRetries"] == 1
     assert task["stages"]["plan"]["tries"] == 2
     assert doc["faultMetrics"] == {"infraRetries": 1, "infraFaults": 0, "providerFaults": 0, "authFaults": 0,
-                                   "configFaults": 0}
+                                   "configFaults": 0, "tamperFaults": 0}
     plans = [r for r in runs(wf) if r["stage"] == "plan"]
     assert [(r["run"], r["attempt"]) for r in plans] == [(1, 1), (2, 2)]  # HARN_ATTEMPT counts the retry
     assert "- [x] 21.1" in wf.remote_file("docs/roadmap.md")
@@ -183,7 +183,7 @@ def test_a_report_that_stays_invalid_is_an_infra_fault_after_its_retries(tmp_pat
     assert ref(wf.work, "refs/heads/roadmap-21.1") is None
     assert task["next"]["command"] == "git harn workflow run"
     assert doc["faultMetrics"] == {"infraRetries": 1, "infraFaults": 1, "providerFaults": 0, "authFaults": 0,
-                                   "configFaults": 0}
+                                   "configFaults": 0, "tamperFaults": 0}
     assert doc["settings"]["stageAttempts"] == 2 and doc["settings"]["schemaRetries"] == 1
 
 
@@ -205,7 +205,7 @@ def test_an_integration_agent_that_crashes_is_not_retried(tmp_path: Path) -> Non
     assert task["detail"].startswith("the integrate agent exited with 9 and no valid report")
     assert task["detail"].endswith("; inspect origin/main and the roadmap there before relaunching")
     assert doc["faultMetrics"] == {"infraRetries": 0, "infraFaults": 1, "providerFaults": 0, "authFaults": 0,
-                                   "configFaults": 0}
+                                   "configFaults": 0, "tamperFaults": 0}
     assert len(wf.remote_log()) == 1
 
 
@@ -238,7 +238,7 @@ def test_a_stage_that_always_hangs_ends_infra_fault_with_its_plan_salvaged(tmp_p
     assert git(wf.work, "log", "-1", "--format=%an", tip) == "git-harn machine"
     assert doc["salvages"] == [{"taskId": "21.1", "branch": "roadmap-21.1", **salvage}]
     assert doc["faultMetrics"] == {"infraRetries": 1, "infraFaults": 1, "providerFaults": 0, "authFaults": 0,
-                                   "configFaults": 0}
+                                   "configFaults": 0, "tamperFaults": 0}
     assert doc["summary"] == "2 tasks: 1 done, 1 infra-fault | salvaged artefacts on 1 branch(es)"
     assert bad["workspace"]["state"] == "preserved_unmerged"  # nothing lost [P1]
 
@@ -322,7 +322,7 @@ def test_a_reviewer_that_crashes_once_is_retried_alone_and_the_round_stands(tmp_
     assert [(r["run"], r["attempt"]) for r in runs(wf) if r["stage"] == "plan"] == [(1, 1), (2, 2)]
     assert task["infraRetries"] == 2  # an infra fault report is retried like any infra fault
     assert doc["faultMetrics"] == {"infraRetries": 2, "infraFaults": 0, "providerFaults": 0, "authFaults": 0,
-                                   "configFaults": 0}
+                                   "configFaults": 0, "tamperFaults": 0}
 
 
 def test_a_task_whose_worktree_could_not_be_made_is_not_assessed(tmp_path: Path) -> None:

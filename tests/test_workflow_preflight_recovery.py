@@ -86,7 +86,7 @@ def test_a_failing_preflight_blocks_recovery_and_changes_nothing(tmp_path: Path,
     assert "exited with 1: credentials refused" in doc["halted"]
     assert doc["tasks"] == [] and doc["selected"] == []
     assert doc["faultMetrics"] == {"infraRetries": 0, "infraFaults": 0, "providerFaults": 0, "authFaults": 0,
-                                   "configFaults": 0}
+                                   "configFaults": 0, "tamperFaults": 0}
     assert doc["assessments"] == [] and doc["salvages"] == []
     assert (tmp_path / "preflight-ran").read_text() == "preflight\n" * 2
 

@@ -5,6 +5,10 @@ new starts instead of failing the rest of the roadmap one task at a time.
   starting tasks; the ones running finish, the rest are skipped with reason
   ``auth-fault-halt``, and the run ends halted, naming the fault and the
   auth preflight that would have stopped the run before anything started.
+- **tamper**: the first task that ends with a tamper fault (a stage changed
+  what the host obeys [T2], or its branch moved after its verdict [T4])
+  stops new starts as an auth fault does, with reason ``tamper-halt``; the
+  run ends halted, naming each change (undone) and where its evidence is.
 - **provider**: a provider fault that names a reset time (``resetAt`` of a
   fault report, or the adapter's reading of the CLI) stops new starts of
   tasks that use that agent until then. With ``--wait-for-provider[=<max>]``
@@ -35,6 +39,7 @@ from git_harn.workflow.result import TaskResult
 from git_harn.workflow.state import PROVIDER, SkipReason, State
 
 AUTH_FAULT_HALT = SkipReason.AUTH_FAULT_HALT.value
+TAMPER_HALT = SkipReason.TAMPER_HALT.value
 PROVIDER_LIMIT = SkipReason.PROVIDER_FAULT_HALT.value
 DEFAULT_WAIT = 6 * 3600.0  # --wait-for-provider without a value: a usage window is at most a few hours
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)([smh]?)")
@@ -76,6 +81,7 @@ class Breakers:
     agents: dict[str, AgentSettings]
     wait_max: float | None = None
     auth: dict[str, Any] | None = None
+    tamper: dict[str, Any] | None = None
     limits: dict[str, Limit] = field(default_factory=dict)
     waits: list[dict[str, Any]] = field(default_factory=list)
     gave_up: Limit | None = None
@@ -86,6 +92,8 @@ class Breakers:
     # --- tripping ------------------------------------------------------------------
 
     def task_ended(self, tr: TaskResult, scratch: Path) -> None:
+        if is_tamper_fault(tr) and self.tamper is None:
+            self.tamper = {"taskId": tr.key, "stage": tr.stage, "detail": one_line(tr.detail, 500)}
         if is_auth_fault(tr) and self.auth is None:
             self.auth = {"taskId": tr.key, "stage": tr.stage, "detail": one_line(tr.detail, 300),
                          "agent": self._agent_of(tr.stage)}
@@ -105,6 +113,8 @@ class Breakers:
 
     def halted(self) -> str | None:
         """The skip reason of every task not started from now on, or None."""
+        if self.tamper is not None:
+            return TAMPER_HALT
         if self.auth is not None:
             return AUTH_FAULT_HALT
         return PROVIDER_LIMIT if self.gave_up is not None else None
@@ -150,6 +160,9 @@ class Breakers:
     # --- the end -------------------------------------------------------------------
 
     def halt_line(self, remote: str, base: str, skipped: int) -> str | None:
+        if self.tamper is not None:
+            return (f"tamper fault at {self.tamper['stage']} of task {self.tamper['taskId']}: "
+                    f"{self.tamper['detail']}; stopped starting tasks ({skipped} not started)")
         if self.auth is not None:
             return (f"auth fault at {self.auth['stage']} of task {self.auth['taskId']}: {self.auth['detail']}; "
                     f"stopped starting tasks ({skipped} not started); add an auth preflight to "
@@ -163,9 +176,9 @@ class Breakers:
         return None
 
     def shown(self) -> dict[str, Any] | None:
-        if self.auth is None and not self.limits and not self.waits:
+        if self.auth is None and self.tamper is None and not self.limits and not self.waits:
             return None
-        return {"auth": self.auth,
+        return {"auth": self.auth, "tamper": self.tamper,
                 "providerLimits": [{"agent": lim.agent, "until": iso_of(lim.until), "taskId": lim.taskId}
                                    for lim in self.limits.values()],
                 "waits": list(self.waits), "waitForProvider": self.wait_max,
@@ -180,6 +193,10 @@ def preflight_line(remote: str, base: str) -> str:
 
 def is_auth_fault(tr: TaskResult) -> bool:
     return State.of(tr).counts_as_auth_fault
+
+
+def is_tamper_fault(tr: TaskResult) -> bool:
+    return State.of(tr) is State.TAMPER_FAULT
 
 
 def is_provider_fault(tr: TaskResult) -> bool:

@@ -16,6 +16,12 @@ failed is a product failure, not a fault.
   do again: the task ends ``config-fault`` at once, after one attempt, with
   the agent's own message; it is not assessed. It does not suppress the
   remediation flush: the other tasks' findings are still theirs.
+- tamper: the stage changed what the host obeys (the shared git config and
+  its includes, hooks, info, worktree admin files, a ref that is not the
+  task's own) or its branch moved after its verdict [T2] [T4]: the change is
+  undone, the tampered copies kept as evidence, the task ends
+  ``tamper-fault`` at once, is never retried nor assessed, and no task
+  starts after it (``breakers``).
 - integration: a fault there is never retried, whatever its class [I4];
   the detail says to inspect ``<remote>/<base>`` and the roadmap first.
 
@@ -31,9 +37,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from git_harn.workflow.result import TaskResult, zero_fault_metrics
-from git_harn.workflow.state import AUTH, CONFIG, INFRA, PROVIDER
+from git_harn.workflow.state import AUTH, CONFIG, INFRA, PROVIDER, TAMPER
 
-METRIC_FOR = {INFRA: "infraFaults", PROVIDER: "providerFaults", AUTH: "authFaults", CONFIG: "configFaults"}
+METRIC_FOR = {INFRA: "infraFaults", PROVIDER: "providerFaults", AUTH: "authFaults", CONFIG: "configFaults",
+             TAMPER: "tamperFaults"}
 
 
 def halt_detail(stage: str, fault: str, detail: str, attempts: int) -> str:
@@ -45,6 +52,8 @@ def halt_detail(stage: str, fault: str, detail: str, attempts: int) -> str:
         return f"{fault} fault at {stage}: {detail}; not assessed; relaunch when the {fault} is back"
     if fault == CONFIG:
         return f"config fault at {stage}: {detail}; not retried (the agent would refuse again), not assessed"
+    if fault == TAMPER:
+        return f"tamper fault at {stage}: {detail}; undone, kept as evidence, not retried, not assessed"
     return detail
 
 

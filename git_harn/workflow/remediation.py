@@ -46,7 +46,6 @@ MAX_ATTEMPTS = 5
 MAX_ITEMS = 100  # per run: a flood of findings is cut here, and said so
 TITLE_LIMIT = 200
 
-INFRA_FAULT = "infra-fault"  # the reason an untriaged task is listed under
 SUPPRESSION_WORDS = {"provider-fault": "had a provider fault", "auth-fault": "had an auth fault",
                      "interrupted": "was interrupted"}
 
@@ -103,7 +102,7 @@ def triage(result: WorkflowResult) -> tuple[list[dict[str, Any]], list[dict[str,
     for tr in result.tasks:
         ended = State.of(tr)
         if not ended.triaged:
-            skipped.append({"taskId": tr.taskId, "addendum": tr.addendum, "reason": INFRA_FAULT})
+            skipped.append({"taskId": tr.taskId, "addendum": tr.addendum, "reason": ended.value})
             continue
         wanted = ended.triaged_severity(tr.stage)
         if wanted is None:

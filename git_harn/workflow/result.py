@@ -28,6 +28,7 @@ INFRA_FAULT = "infra-fault"
 PROVIDER_FAULT = "provider-fault"
 AUTH_FAULT = "auth-fault"
 CONFIG_FAULT = "config-fault"  # the agent refused its own command line or setup: fix it, then relaunch
+TAMPER_FAULT = "tamper-fault"  # a stage changed what the host obeys [T2]
 MANUAL_MERGE_READY = "manual-merge-ready"  # an addendum whose agent did all but say ok (seed 002)
 
 # skip reasons
@@ -47,7 +48,8 @@ BLOCKED_RUN = "workflow-blocked"  # e.g. the auth preflight failed: nothing star
 
 
 def zero_fault_metrics() -> dict[str, int]:
-    return {"infraRetries": 0, "infraFaults": 0, "providerFaults": 0, "authFaults": 0, "configFaults": 0}
+    return {"infraRetries": 0, "infraFaults": 0, "providerFaults": 0, "authFaults": 0, "configFaults": 0,
+            "tamperFaults": 0}
 
 
 @dataclass
@@ -176,7 +178,7 @@ class WorkflowResult(Result):
         if not count:
             return "0 tasks: nothing selectable"
         order = [DONE, FAILED, BLOCKED, HALTED, INFRA_FAULT, PROVIDER_FAULT, AUTH_FAULT, CONFIG_FAULT,
-                 MANUAL_MERGE_READY, PLANNED, RUNNING, PENDING]
+                 TAMPER_FAULT, MANUAL_MERGE_READY, PLANNED, RUNNING, PENDING]
         shown = [t.status for t in self.tasks]  # the reported status, as the schema names it
         parts = [f"{shown.count(s)} {s}" for s in order if s in shown]
         salvaged = sum(1 for t in self.tasks if t.salvage is not None and t.salvage.get("committed"))

@@ -62,6 +62,9 @@ INFRA = "infra"
 PROVIDER = "provider"
 AUTH = "auth"
 CONFIG = "config"  # the agent refused its own command line or setup: it would refuse again
+# the shared git control surface (config, hooks, info, admin files, a ref not the task's own) changed
+# during a stage, or the branch moved after its verdict [T2] [T4]: never retried, halts new starts
+TAMPER = "tamper"
 INTERRUPTED_FAULT = "interrupted"
 
 
@@ -107,6 +110,7 @@ class State(enum.Enum):
     PROVIDER_FAULT = "provider-fault"
     AUTH_FAULT = "auth-fault"
     CONFIG_FAULT = "config-fault"  # never retried: fix the agent's command line, then relaunch
+    TAMPER_FAULT = "tamper-fault"  # a stage changed what the host obeys: undone, kept as evidence [T2]
     MANUAL_MERGE_READY = "manual-merge-ready"  # an addendum an operator merges (seed 002)
 
     @property
@@ -148,7 +152,8 @@ class State(enum.Enum):
     @property
     def resumable(self) -> bool:
         """Its branch may re-enter a later run (recovery), when it holds work."""
-        return self.terminal and self not in (State.DONE, State.BLOCKED, State.MANUAL_MERGE_READY)
+        return self.terminal and self not in (State.DONE, State.BLOCKED, State.MANUAL_MERGE_READY,
+                                              State.TAMPER_FAULT)
 
     @property
     def fault(self) -> str | None:
@@ -166,8 +171,9 @@ class State(enum.Enum):
 
     @property
     def triaged(self) -> bool:
-        """False: what its reviewers saw says nothing reliable (its process died)."""
-        return self is not State.INFRA_FAULT
+        """False: what its reviewers saw says nothing reliable (its process
+        died, or it tampered with what the host obeys)."""
+        return self not in (State.INFRA_FAULT, State.TAMPER_FAULT)
 
     @classmethod
     def of(cls, task: Any) -> State:
@@ -192,20 +198,21 @@ _REPORTED = {State.STARTING: "running", State.PLANNING: "running", State.IMPLEME
              State.INTEGRATING: "running", State.SELECTED: "running", State.CLAIMED: "running",
              State.REFUSED: "failed", State.INTERRUPTED: "halted"}
 _FAULT_OF = {State.INFRA_FAULT: INFRA, State.PROVIDER_FAULT: PROVIDER, State.AUTH_FAULT: AUTH,
-             State.CONFIG_FAULT: CONFIG, State.INTERRUPTED: INTERRUPTED_FAULT}
+             State.CONFIG_FAULT: CONFIG, State.TAMPER_FAULT: TAMPER, State.INTERRUPTED: INTERRUPTED_FAULT}
 _BY_VALUE = {s.value: s for s in State}
 
 ENDS = frozenset({State.DONE, State.FAILED, State.REFUSED, State.BLOCKED, State.HALTED, State.INTERRUPTED,
                   State.INFRA_FAULT, State.PROVIDER_FAULT, State.AUTH_FAULT, State.CONFIG_FAULT,
-                  State.MANUAL_MERGE_READY})
+                  State.TAMPER_FAULT, State.MANUAL_MERGE_READY})
 STAGES = frozenset({State.PLANNING, State.IMPLEMENTING, State.WRITING_ADDENDUM, State.GATING, State.REVIEWING,
                     State.INTEGRATING})
 IN_FLIGHT = frozenset({State.SELECTED, State.CLAIMED, State.STARTING}) | STAGES
 # every end a stage can lead to; BLOCKED only from a writing stage, MANUAL_MERGE_READY only from an
 # addendum, REFUSED only from review, HALTED only from integration
 _STAGE_ENDS = frozenset({State.FAILED, State.INTERRUPTED, State.INFRA_FAULT, State.PROVIDER_FAULT,
-                         State.AUTH_FAULT, State.CONFIG_FAULT})
-_ANYWHERE = frozenset({State.FAILED, State.INTERRUPTED})  # a lost lock or claim, an interruption, a bug
+                         State.AUTH_FAULT, State.CONFIG_FAULT, State.TAMPER_FAULT})
+# a lost lock or claim, an interruption, a bug; a tamper the host found before a stage began
+_ANYWHERE = frozenset({State.FAILED, State.INTERRUPTED, State.TAMPER_FAULT})
 
 TRANSITIONS: dict[State, frozenset[State]] = {
     State.PENDING: frozenset({State.SELECTED, State.PLANNED, State.INTERRUPTED}),
@@ -247,20 +254,22 @@ class Outcome(enum.Enum):
     PROVIDER = PROVIDER
     AUTH = AUTH
     CONFIG = CONFIG
+    TAMPER = TAMPER
     INTERRUPTED = INTERRUPTED_FAULT
     LOST_CLAIM = "lost-claim"  # a lock or claim this task held was lost
     ERROR = "error"  # git or the host failed under the task (a HarnError)
 
     @classmethod
     def of_fault(cls, fault: str) -> Outcome:
-        return {INFRA: cls.INFRA, PROVIDER: cls.PROVIDER, AUTH: cls.AUTH, CONFIG: cls.CONFIG,
+        return {INFRA: cls.INFRA, PROVIDER: cls.PROVIDER, AUTH: cls.AUTH, CONFIG: cls.CONFIG, TAMPER: cls.TAMPER,
                 INTERRUPTED_FAULT: cls.INTERRUPTED}.get(fault, cls.INFRA)
 
 
 _END_FOR = {Outcome.PRODUCT_FAILURE: State.FAILED, Outcome.BLOCKED: State.BLOCKED,
             Outcome.CHANGES_REQUESTED: State.REFUSED, Outcome.MANUAL_MERGE_READY: State.MANUAL_MERGE_READY,
             Outcome.HALT: State.HALTED, Outcome.INFRA: State.INFRA_FAULT, Outcome.PROVIDER: State.PROVIDER_FAULT,
-            Outcome.AUTH: State.AUTH_FAULT, Outcome.CONFIG: State.CONFIG_FAULT, Outcome.INTERRUPTED: State.INTERRUPTED,
+            Outcome.AUTH: State.AUTH_FAULT, Outcome.CONFIG: State.CONFIG_FAULT, Outcome.TAMPER: State.TAMPER_FAULT,
+            Outcome.INTERRUPTED: State.INTERRUPTED,
             Outcome.LOST_CLAIM: State.FAILED, Outcome.ERROR: State.FAILED}
 
 
@@ -282,7 +291,7 @@ class Ending:
     state: State
     stage: str | None
     detail: str
-    fault: str | None = None  # the fault class seen (infra, provider, auth, config, interrupted)
+    fault: str | None = None  # the fault class seen (infra, provider, auth, config, tamper, interrupted)
     faultKind: str | None = None  # timeout, crash, invalid-report, exit-75 …
 
     @property
@@ -326,6 +335,7 @@ class SkipReason(enum.Enum):
     MAX_TASKS = "max-tasks"
     WAITING = "waiting-for-requirements"
     AUTH_FAULT_HALT = "auth-fault-halt"  # an auth fault earlier in the run stopped new starts
+    TAMPER_HALT = "tamper-halt"  # a stage tampered with what the host obeys: nothing new starts [T2]
     PROVIDER_FAULT_HALT = "provider-fault-halt"  # a provider's reset time is not reached yet
     RUNNER_GONE = "runner-gone"
 
@@ -398,6 +408,9 @@ def advice(ending: Ending, facts: Facts, where: Where) -> Next:
     if state.landed or facts.landed:
         return Next(None, "landed")
     step = _advice_from_facts(state, facts, where)
+    if state is State.TAMPER_FAULT and step.command is not None:
+        step.why = ("a stage changed what the host obeys (the detail names each change, undone; the evidence is "
+                    f"in the run folder): inspect {facts.branch} as hostile work, then run this: {step.why}")
     if state is State.CONFIG_FAULT and step.command is not None:
         step.why = ("the agent refused its own command line or setup (see the detail): fix it first "
                     f"(git harn workflow check shows each agent's), then run this: {step.why}")
@@ -455,6 +468,10 @@ def halt_advice(reason: SkipReason | None, where: Where, wait_seconds: float | N
         bound = str(max(60, int(wait_seconds) + 60))  # the reset time, and a minute for the provider's clock
         return Next(where.workflow_run(f"--wait-for-provider={bound}"),
                     "the tasks not started wait for the provider's reset time, then run")
+    if reason is SkipReason.TAMPER_HALT:
+        return Next(where.workflow_run(), "a stage tampered with the repository's git control surface; the "
+                    "changes were undone and kept as evidence in the run folder: once you have read them, a "
+                    "relaunch starts the tasks not started")
     if reason is SkipReason.AUTH_FAULT_HALT:
         return Next(where.workflow_run(), "the tasks not started run once the credential works again "
                     f"({harn_command('workflow', 'check', '--live')} says so)")

@@ -38,7 +38,7 @@ MEANING = {
     "workflow-dry-run": "a dry run: nothing was created",
 }
 STATUS_ORDER = ("done", "failed", "blocked", "halted", "infra-fault", "provider-fault", "auth-fault",
-                "config-fault", "manual-merge-ready", "planned", "running", "pending")
+                "config-fault", "tamper-fault", "manual-merge-ready", "planned", "running", "pending")
 
 
 def page(doc: dict[str, Any], chart: Chart, files: Files, source: str) -> str:
@@ -386,6 +386,7 @@ def _colours() -> str:
     pairs = {"ok": "#2e9e5b", "retried": "#b999ea", "changes": "#e8a33d", "failure": "#d64545",
              "error": "#8e2424", "blocked": "#5f7d8e", "halt": "#8d6e63", "manual": "#26a69a",
              "infra": "#7b3fc4", "provider": "#2f7fd1", "auth": "#c2185b", "config": "#f06292",
+             "tamper": "#212121",
              "interrupted": "#8a8a8a",
              "running": "#cfd8dc"}
     return "".join(f".o-{name}{{fill:{c};background:{c}}}" for name, c in pairs.items())

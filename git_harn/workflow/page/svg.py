@@ -34,6 +34,7 @@ OUTCOME_CLASS = {
     "blocked": "blocked", "halt": "halt", "halted": "halt", "manual-merge-ready": "manual",
     "infra": "infra", "infra-fault": "infra", "provider": "provider", "provider-fault": "provider",
     "auth": "auth", "auth-fault": "auth", "config": "config", "config-fault": "config",
+    "tamper": "tamper", "tamper-fault": "tamper",
     "interrupted": "interrupted",
 }
 SHORT = {"workspace": "ws", "implement": "impl", "integrate": "land", "addendum": "add"}
