@@ -135,12 +135,39 @@ def test_a_date_git_does_not_understand_is_refused(tmp_path: Path) -> None:
 
 
 def test_config_keys_are_matched_as_git_spells_them() -> None:
-    from git_harn.git.config import normal_key, parse_list
+    from git_harn.git.config import normal_key, parse_scoped_list
 
     assert normal_key("Harn.WorktreeRoot") == "harn.worktreeroot"
     assert normal_key("remote.MyOrigin.URL") == "remote.MyOrigin.url"
-    assert parse_list("harn.gate\nmake test\0harn.flag\0harn.gate\nruff\0") == {
-        "harn.gate": ["make test", "ruff"], "harn.flag": [None]}
+    assert parse_scoped_list("global\0harn.gate\nmake test\0local\0harn.flag\0local\0harn.gate\nruff\0") == {
+        "harn.gate": [("global", "make test"), ("local", "ruff")], "harn.flag": [("local", None)]}
+
+
+def test_the_operator_scopes_are_read_apart_from_what_the_repository_sets(tmp_path: Path) -> None:
+    """[T1]: an agent in a linked worktree can write the repository's config
+    and its config.worktree, never the operator's global file or ``git -c``:
+    operator_config reads those alone, through their includes."""
+    from git_harn.git import open_repo
+
+    repo = make_repo(tmp_path / "repo")
+    own = tmp_path / "operator.gitconfig"
+    own.write_text("[harn]\n\tgate = make test\n")
+    included = tmp_path / "planted.gitconfig"
+    included.write_text("[harn]\n\tgate = planted-by-include\n")
+    git(repo, "config", "--add", "harn.gate", "planted-locally")
+    git(repo, "config", "include.path", str(included))
+    git(repo, "config", "extensions.worktreeConfig", "true")
+    git(repo, "config", "--worktree", "harn.gateEnv", "ANTHROPIC_API_KEY")
+    env = {"GIT_CONFIG_GLOBAL": str(own), "GIT_CONFIG_PARAMETERS": "'harn.gateTimeout'='5'"}
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in env.items():
+            patch.setenv(name, value)
+        opened = open_repo(repo)
+        assert opened.config_all("harn.gate") == ["make test", "planted-locally", "planted-by-include"]
+        assert opened.operator_config_all("harn.gate") == ["make test"]
+        assert opened.operator_config("harn.gateEnv") is None and opened.config("harn.gateEnv") is not None
+        assert opened.operator_config("harn.gateTimeout") == "5"
+        assert {"harn.gate", "include.path", "harn.gateenv"} <= set(opened.repository_config_keys())
 
 
 # --- item 6: one rule for the base ------------------------------------------------

@@ -54,7 +54,8 @@ def test_provider_and_auth_faults_end_the_task_unretried(tmp_path: Path, stage: 
         assert doc["tasks"][1]["status"] == "done"
     tried = [r for r in runs(wf) if r["task"] == "21.1" and r["stage"] == stage]
     assert len(tried) == (2 if stage == "review" else 1)  # never retried (two reviewers ran once each)
-    metrics = {"infraRetries": 0, "infraFaults": 0, "providerFaults": 0, "authFaults": 0, "configFaults": 0, "tamperFaults": 0}
+    metrics = {"infraRetries": 0, "infraFaults": 0, "providerFaults": 0, "authFaults": 0, "configFaults": 0,
+               "tamperFaults": 0}
     metrics["providerFaults" if klass == "provider" else "authFaults"] = 1
     assert doc["faultMetrics"] == metrics
     assert doc["summary"] == (f"1 task: 1 {status}" if klass == "auth" else f"2 tasks: 1 done, 1 {status}")

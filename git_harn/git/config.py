@@ -4,8 +4,15 @@ libgit2 (pygit2) reads the config files but not what git passes in the
 environment: ``git -c k=v`` (``GIT_CONFIG_PARAMETERS``),
 ``GIT_CONFIG_COUNT``/``KEY_n``/``VALUE_n``, ``GIT_CONFIG_GLOBAL``,
 ``GIT_CONFIG_SYSTEM``/``NOSYSTEM``. So every value git-harn reads comes from
-one ``git config --list -z``, run once per repository handle and cached:
-the same precedence and includes as git, for one process.
+one ``git config --list -z --show-scope``, run once per repository handle
+and cached: the same precedence and includes as git, for one process.
+
+Each value keeps the scope git read it in (``system``, ``global``, ``local``,
+``worktree``, ``command``; an included file takes the scope of the file that
+includes it). An agent in a linked worktree can write the repository's own
+config (``local``, ``worktree``), never the operator's: a setting that names
+a program, a variable or a place is read from the operator's scopes only
+(``OPERATOR_SCOPES``) [T1].
 """
 
 from __future__ import annotations
@@ -23,25 +30,44 @@ def normal_key(key: str) -> str:
     return ".".join(part for part in (section.lower(), middle, name.lower()) if part)
 
 
+# The scopes an agent cannot write: the operator's system and global files,
+# and ``git -c`` (or GIT_CONFIG_PARAMETERS) of the command the operator ran.
+OPERATOR_SCOPES = frozenset({"system", "global", "command"})
+# The repository's own files, which any worktree of it (an agent's) can write.
+REPOSITORY_SCOPES = frozenset({"local", "worktree"})
+
+
 class GitConfig:
     """Every config entry git sees from ``cwd``, in git's order (last wins)."""
 
     def __init__(self, cwd: Path) -> None:
         self._cwd = cwd
-        self._entries: dict[str, list[str | None]] | None = None
+        self._entries: dict[str, list[tuple[str, str | None]]] | None = None
 
-    def _load(self) -> dict[str, list[str | None]]:
+    def _load(self) -> dict[str, list[tuple[str, str | None]]]:
         if self._entries is None:
-            done = run_git(["config", "--list", "-z"], self._cwd, check=False)
+            done = run_git(["config", "--list", "-z", "--show-scope"], self._cwd, check=False)
             if done.returncode != 0:
                 raise BadInput(f"cannot read git config: {error_line(done.stderr)}")
-            self._entries = parse_list(done.stdout.decode("utf-8", "surrogateescape"))
+            self._entries = parse_scoped_list(done.stdout.decode("utf-8", "surrogateescape"))
         return self._entries
 
     def values(self, key: str) -> list[str | None]:
         """Every value of ``key``, lowest precedence first; None for a bare
         ``key`` line (no ``=``), which git reads as true."""
+        return [value for _, value in self._load().get(normal_key(key), [])]
+
+    def scoped(self, key: str) -> list[tuple[str, str | None]]:
+        """(scope, value) of every value of ``key``, lowest precedence first."""
         return list(self._load().get(normal_key(key), []))
+
+    def operator_values(self, key: str) -> list[str | None]:
+        """The values of ``key`` from the operator's scopes only [T1]."""
+        return [value for scope, value in self.scoped(key) if scope in OPERATOR_SCOPES]
+
+    def keys_in(self, scopes: frozenset[str]) -> list[str]:
+        """Every key set in any of ``scopes``, in git's order, once each."""
+        return [key for key, pairs in self._load().items() if any(scope in scopes for scope, _ in pairs)]
 
     def forget(self) -> None:
         """After git-harn wrote config: read it again next time."""
@@ -67,14 +93,16 @@ def as_bool(key: str, value: str) -> bool:
     return int(digits) != 0
 
 
-def parse_list(text: str) -> dict[str, list[str | None]]:
-    """``git config --list -z``: ``key\\nvalue\\0``, or ``key\\0`` without a value."""
-    entries: dict[str, list[str | None]] = {}
-    for item in text.split("\0"):
+def parse_scoped_list(text: str) -> dict[str, list[tuple[str, str | None]]]:
+    """``git config --list -z --show-scope``: ``scope\0key\nvalue\0``, or
+    ``scope\0key\0`` without a value."""
+    entries: dict[str, list[tuple[str, str | None]]] = {}
+    items = text.split("\0")
+    for scope, item in zip(items[0::2], items[1::2], strict=False):  # the text ends in a lone \0
         if not item:
             continue
         key, newline, value = item.partition("\n")
-        entries.setdefault(key, []).append(value if newline else None)
+        entries.setdefault(key, []).append((scope, value if newline else None))
     return entries
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pygit2
 
 from git_harn.errors import BadInput, GitFailure, RaceLost
-from git_harn.git.config import GitConfig, as_bool
+from git_harn.git.config import REPOSITORY_SCOPES, GitConfig, as_bool
 from git_harn.git.objects import ObjectsMixin, Oid, from_pygit2, to_pygit2
 from git_harn.git.run import error_line, run_git
 
@@ -122,6 +122,28 @@ class Repo(ObjectsMixin):
 
     def config_all(self, key: str) -> list[str]:
         return ["true" if v is None else v for v in self._config.values(key)]
+
+    def operator_config(self, key: str) -> str | None:
+        """The value of ``key`` from the operator's own config only (system,
+        global, ``git -c``), never the repository's ``config`` or
+        ``config.worktree``, which an agent in a worktree can write [T1]."""
+        values = self._config.operator_values(key)
+        if not values:
+            return None
+        last = values[-1]
+        return "true" if last is None else last
+
+    def operator_config_all(self, key: str) -> list[str]:
+        return ["true" if v is None else v for v in self._config.operator_values(key)]
+
+    def operator_config_bool(self, key: str, default: bool) -> bool:
+        value = self.operator_config(key)
+        return default if value is None else as_bool(key, value)
+
+    def repository_config_keys(self) -> list[str]:
+        """The keys the repository's own config files set (``local`` and
+        ``worktree`` scopes, includes followed): what an agent could have written."""
+        return self._config.keys_in(REPOSITORY_SCOPES)
 
     def config_bool(self, key: str, default: bool) -> bool:
         value = self.config(key)
