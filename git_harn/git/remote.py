@@ -29,6 +29,7 @@ from pathlib import Path
 from git_harn.errors import BadInput, GitFailure
 from git_harn.failpoints import failpoint
 from git_harn.git.objects import Oid, to_oid
+from git_harn.git.refwatch import host_writes
 from git_harn.git.repo import Repo
 from git_harn.git.run import error_line, run_git
 
@@ -165,8 +166,9 @@ def fetch(repo: Repo, remote: str, refspecs: Sequence[str], fetch_head: bool = F
     if not fetch_head:
         args.insert(1, "--no-write-fetch-head")
     given = ("\n".join(refspecs) + "\n").encode()
+    written = fetched_into(refspecs)
     for pause in (*FETCH_PAUSES, None):
-        with _fetching(repo):
+        with _fetching(repo), host_writes(prefixes=written):
             done = run_git(args, repo.cli_cwd, check=False, input_bytes=given)
         if done.returncode == 0:
             return Outcome(FETCHED)
@@ -176,6 +178,16 @@ def fetch(repo: Repo, remote: str, refspecs: Sequence[str], fetch_head: bool = F
         time.sleep(pause)  # a concurrent fetch holds the ref lock
     words = error_line(done.stderr or done.stdout)
     return Outcome(meaning(done.stderr.decode("utf-8", "replace")), words, remote_lines(done.stderr))
+
+
+def fetched_into(refspecs: Sequence[str]) -> list[str]:
+    """The local refs (or folders, ending in ``/``) a fetch of ``refspecs`` may write."""
+    out = []
+    for spec in refspecs:
+        _, colon, dst = spec.lstrip("+").partition(":")
+        if colon and dst:
+            out.append(dst[:-1] if dst.endswith("*") else dst)
+    return out
 
 
 def fetch_branch(repo: Repo, remote: str, branch: str, tracking_ref: str | None) -> Oid:
@@ -233,7 +245,8 @@ def push(repo: Repo, remote: str, updates: Sequence[Update], lease: bool, atomic
         raise GitFailure("a push without a lease never deletes a remote ref")
     where = cwd or repo.cli_cwd
     if staging is None or lease:
-        done = run_git([*args, remote, *(f"{u.new or ''}:{u.ref}" for u in updates)], where, check=False)
+        with host_writes(prefixes=[f"refs/remotes/{remote}/"]):  # git moves the tracking refs it pushed
+            done = run_git([*args, remote, *(f"{u.new or ''}:{u.ref}" for u in updates)], where, check=False)
     else:  # a deletion has nothing to stage: it goes as its own refspec
         staged = [u for u in updates if u.new is not None]
         deleted = [f":{u.ref}" for u in updates if u.new is None]

@@ -12,6 +12,7 @@ import pygit2
 from git_harn.errors import BadInput, GitFailure, RaceLost
 from git_harn.git.config import REPOSITORY_SCOPES, GitConfig, as_bool
 from git_harn.git.objects import ObjectsMixin, Oid, from_pygit2, to_pygit2
+from git_harn.git.refwatch import UNCHECKED, RefEdit, host_writes
 from git_harn.git.run import error_line, run_git
 
 # packed-refs of more than this (about 3,000 refs) has git, not libgit2, write refs.
@@ -216,6 +217,10 @@ class Repo(ObjectsMixin):
 
     def create_ref(self, name: str, oid: Oid, message: str) -> None:
         """Create ``name`` at ``oid``; RaceLost if it already exists."""
+        with host_writes([RefEdit(name, str(oid), None)]):
+            self._create_ref(name, oid, message)
+
+    def _create_ref(self, name: str, oid: Oid, message: str) -> None:
         if self._packed_refs_are_big():
             self._write_ref_with_git(name, oid, None, message)
             return
@@ -233,6 +238,10 @@ class Repo(ObjectsMixin):
         if old is None:
             self.create_ref(name, new, message)
             return
+        with host_writes([RefEdit(name, str(new), str(old))]):
+            self._move_ref(name, new, old, message)
+
+    def _move_ref(self, name: str, new: Oid, old: Oid, message: str) -> None:
         if self._packed_refs_are_big():
             self._write_ref_with_git(name, new, old, message)
             return
@@ -272,9 +281,10 @@ class Repo(ObjectsMixin):
 
     def delete_ref(self, name: str, old: Oid) -> None:
         """Delete ``name`` only if it still points at ``old``."""
-        done = run_git(["update-ref", "-d", name, str(old)], self.cli_cwd, check=False)
-        if done.returncode != 0:
-            raise RaceLost(f"cannot delete {name}: {error_line(done.stderr)}")
+        with host_writes([RefEdit(name, None, str(old))]):  # a write that failed raises inside: not the host's
+            done = run_git(["update-ref", "-d", name, str(old)], self.cli_cwd, check=False)
+            if done.returncode != 0:
+                raise RaceLost(f"cannot delete {name}: {error_line(done.stderr)}")
 
     def update_refs(self, updates: Iterable[tuple[str, Oid | None, Oid | None | Unchecked]]) -> None:
         """Apply (name, new, old) updates in one ``git update-ref --stdin``
@@ -288,6 +298,7 @@ class Repo(ObjectsMixin):
         """
         zero = "0" * 40
         lines = ["start"]
+        updates = list(updates)
         for name, new, old in updates:
             old_hex = "" if isinstance(old, Unchecked) else f" {old}" if old is not None else f" {zero}"
             if not isinstance(old, Unchecked) and new == old:
@@ -297,12 +308,15 @@ class Repo(ObjectsMixin):
             else:
                 lines.append(f"update {name} {new}{old_hex}")
         lines += ["prepare", "commit", ""]
-        done = run_git(
-            ["update-ref", "--stdin"], self.cli_cwd, check=False,
-            input_bytes="\n".join(lines).encode(),
-        )
-        if done.returncode != 0:
-            raise RaceLost(f"ref transaction failed: {error_line(done.stderr)}")
+        with host_writes(RefEdit(name, None if new is None else str(new),
+                                 UNCHECKED if isinstance(old, Unchecked) else None if old is None else str(old))
+                         for name, new, old in updates):
+            done = run_git(
+                ["update-ref", "--stdin"], self.cli_cwd, check=False,
+                input_bytes="\n".join(lines).encode(),
+            )
+            if done.returncode != 0:
+                raise RaceLost(f"ref transaction failed: {error_line(done.stderr)}")
 
     def refs_under(self, prefix: str) -> Iterator[tuple[str, Oid]]:
         """(name, target) of every direct ref whose name starts with ``prefix``."""

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 import subprocess
+import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from git_harn.errors import GitFailure
@@ -23,14 +24,59 @@ def run_git(
     """Run ``git <args>`` in ``cwd``, with hooks off; raise GitFailure with git's own first line."""
     argv = ["git", *hooks_off(args), *args]
     retryable = subcommand(args) in ENUMERATING_COMMANDS
-    for pause in (*HALF_WRITTEN_PAUSES, None):
-        done = _run_once(argv, cwd, input_bytes, env)
-        if pause is None or not retryable or not saw_half_written_worktree(done):
-            break
-        time.sleep(pause)
+    after = _guarded(args, cwd)
+    code = -1
+    try:
+        for pause in (*HALF_WRITTEN_PAUSES, None):
+            done = _run_once(argv, cwd, input_bytes, env)
+            code = done.returncode
+            if pause is None or not retryable or not saw_half_written_worktree(done):
+                break
+            time.sleep(pause)
+    finally:
+        if after is not None:
+            after(code)
     if check and done.returncode != 0:
         raise GitFailure(f"git {subcommand(args)} failed: {error_line(done.stderr or done.stdout)}")
     return done
+
+
+# --- the guard ------------------------------------------------------------------------
+
+# What a layer above installs for as long as agents may run beside the host
+# (a workflow run): called before each git the host runs, with its argv and
+# cwd, it checks that nothing git would obey changed since it was sealed [T2],
+# and may raise to stop this git; what it returns, if anything, is called with
+# git's exit code once git ended (-1: it could not run). Not called for the
+# gits the guard itself runs.
+Guard = Callable[[Sequence[str], Path], "Callable[[int], None] | None"]
+_GUARD: list[Guard] = []
+_IN_GUARD = threading.local()
+
+
+def install_guard(guard: Guard | None) -> None:
+    """Install ``guard`` (None: remove it) for every git run from now on, in every thread."""
+    _GUARD[:] = [guard] if guard is not None else []
+
+
+def _guarded(args: Sequence[str], cwd: Path) -> Callable[[int], None] | None:
+    if not _GUARD or getattr(_IN_GUARD, "on", False):
+        return None
+    _IN_GUARD.on = True
+    try:
+        after = _GUARD[0](args, cwd)
+    finally:
+        _IN_GUARD.on = False
+    if after is None:
+        return None
+
+    def unguarded(code: int) -> None:
+        _IN_GUARD.on = True
+        try:
+            after(code)
+        finally:
+            _IN_GUARD.on = False
+    return unguarded
 
 
 NO_HOOKS = ("-c", "core.hooksPath=/dev/null")

@@ -30,9 +30,11 @@ BOOKKEEPING = (RUNS.namespace, LIVE.namespace, LIVE.marker, WORKFLOWS.namespace,
 # A vanished worktree's detached HEAD, pinned; a landed task's tip.
 DETACHED_ROOT = "refs/harnery/detached/"
 INTEGRATED_ROOT = "refs/harnery/integrated/"
+# What a stage tampered with, kept before it was undone (store/seal) [P1] [T2].
+TAMPER_ROOT = "refs/harnery/tamper/"
 # for-each-ref patterns: a folder matches without its slash
 WORK_REFS = ("refs/heads", "refs/tags", "refs/remotes", "refs/stash", DETACHED_ROOT.rstrip("/"),
-             INTEGRATED_ROOT.rstrip("/"))
+             INTEGRATED_ROOT.rstrip("/"), TAMPER_ROOT.rstrip("/"))
 
 
 def history_tips(repo: Repo) -> dict[str, Oid]:
