@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from git_harn.errors import BadInput
 
@@ -77,6 +77,83 @@ def feed_stdin(pipe: IO[bytes] | None, data: bytes) -> None:
         pipe.close()
 
 
+# --- children the host started, and those it adopted --------------------------------------
+
+# Every command the host starts in a session of its own (agents, gates, the
+# watchdog) is noted here the moment it exists, under the lock a sweep takes:
+# a child of this process that is not noted was adopted (rule: PR_SET_CHILD_SUBREAPER).
+_SPAWNING = threading.Lock()
+_OWN: set[int] = set()
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def spawn(argv: list[str], **options: Any) -> subprocess.Popen[bytes]:
+    """``subprocess.Popen``, its child noted as the host's own."""
+    with _SPAWNING:
+        child: subprocess.Popen[bytes] = subprocess.Popen(argv, **options)
+        _OWN.add(child.pid)
+    return child
+
+
+def forget(pid: int) -> None:
+    """A child ``spawn`` started was waited for: its pid may be anyone's next."""
+    with _SPAWNING:
+        _OWN.discard(pid)
+
+
+def become_subreaper() -> bool:
+    """Make this process the one that adopts every orphan among its
+    descendants (Linux ``PR_SET_CHILD_SUBREAPER``): a daemon an agent starts
+    with ``setsid`` then becomes this process's child, which ``end_adopted``
+    finds, instead of init's, which no one would. False where there is none."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def end_adopted() -> list[int]:
+    """Kill and reap every orphan this process adopted: a child it did not
+    start, in a session that is neither its own nor one a running command of
+    its own leads (a daemon an agent left behind, and what it started in
+    turn, which is adopted as it dies). The pids ended."""
+    me, ended = os.getpid(), []
+    for _ in range(16):
+        with _SPAWNING:
+            spared = _OWN | {os.getsid(0)}
+            found = [pid for pid, session in _children(me) if pid not in _OWN and session not in spared]
+            for pid in found:
+                with suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+        for pid in found:
+            with suppress(ChildProcessError, OSError):
+                os.waitpid(pid, 0)
+        ended += found
+        if not found:
+            break
+    return ended
+
+
+def _children(parent: int) -> list[tuple[int, int]]:
+    """(pid, session) of every process whose parent is ``parent``, from /proc."""
+    out = []
+    with suppress(OSError):
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as handle:
+                    fields = handle.read().rsplit(b")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == parent:
+                out.append((int(entry), int(fields[3])))
+    return out
+
+
 def run_bounded(
     argv: Sequence[str],
     cwd: Path,
@@ -91,7 +168,7 @@ def run_bounded(
     the id of the command's process group (``kill_group`` ends it early)."""
     started = time.monotonic()
     try:
-        child = subprocess.Popen(
+        child = spawn(
             list(argv), cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, env=dict(env) if env is not None else None,
             start_new_session=True,
@@ -110,8 +187,10 @@ def run_bounded(
     if not exited_within(child.pid, timeout):
         _kill_group(child)
         child.wait()
+        forget(child.pid)
         return Finished(None, out.result(), err.result(), time.monotonic() - started, timed_out=True)
     child.wait()
+    forget(child.pid)
     return Finished(child.returncode, out.result(), err.result(), time.monotonic() - started,
                     truncated=out.overflowed or err.overflowed)
 
@@ -218,8 +297,8 @@ def run_foreground(argv: Sequence[str], cwd: Path, env: Mapping[str, str],
     own document (``run --json``). Returns (exit code as a shell reports it,
     why it could not start)."""
     try:
-        child = subprocess.Popen(list(argv), cwd=cwd, env=dict(env),
-                                 stdout=sys.stderr.fileno() if stdout_to_stderr else None)
+        child = spawn(list(argv), cwd=cwd, env=dict(env),
+                      stdout=sys.stderr.fileno() if stdout_to_stderr else None)
     except FileNotFoundError:
         return 127, f"command not found: {argv[0]}"
     except PermissionError:

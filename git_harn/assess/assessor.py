@@ -20,6 +20,7 @@ Blocking gaps go to ``missingEvidence``; advisory ones to ``residualRisk``.
 from __future__ import annotations
 
 import json
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -32,6 +33,7 @@ from git_harn.git.env import child_env
 from git_harn.proc import Finished, exit_words, run_bounded, split_command, tail
 from git_harn.results import CheckResult, Result
 from git_harn.schemas import schema_errors
+from git_harn.store.seal import active
 from git_harn.tasks.config import configured_env_names
 from git_harn.text import jsonable, one_line
 
@@ -252,14 +254,22 @@ def external_assessor(repo: Repo, spec: str | None) -> ExternalAssessor | None:
                             configured_env_names(repo, "harn.assessorEnv"))
 
 
+def _run_checked(assessor: ExternalAssessor, payload: bytes) -> Finished:
+    """The assessor runs in the repository: in a workflow run, the run's
+    seal checks what it leaves, as around a stage [T2]."""
+    seal = active()
+    with seal.around("assess") if seal is not None else nullcontext():
+        return run_bounded(assessor.argv, assessor.cwd, timeout=assessor.timeout, stdin=payload,
+                           env=child_env(secrets=assessor.secrets))
+
+
 def run_external(assessor: ExternalAssessor, evidence: Evidence) -> dict[str, Any]:
     """Ask the external assessor; retry invalid output, then give up safely."""
     payload = json.dumps(jsonable(evidence), ensure_ascii=False).encode("utf-8", "surrogateescape")
     info: dict[str, Any] = {"kind": "external", "command": assessor.argv, "attempts": 0, "errors": []}
     for attempt in range(1, assessor.retries + 2):
         info["attempts"] = attempt
-        done = run_bounded(assessor.argv, assessor.cwd, timeout=assessor.timeout, stdin=payload,
-                           env=child_env(secrets=assessor.secrets))
+        done = _run_checked(assessor, payload)
         fault = done.start_error or (f"timed out after {assessor.timeout:g}s" if done.timed_out else None)
         if fault is not None:
             info["fault"] = fault

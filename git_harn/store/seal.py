@@ -97,6 +97,12 @@ MAX_INCLUDES = 64
 DETAIL_LIMIT = 600
 ABSENT, FILE, DIR, LINK, OTHER = "absent", "file", "dir", "link", "other"
 FILES, REFS = "files", "refs"
+_ACTIVE: list[Seal] = []
+
+
+def active() -> Seal | None:
+    """The seal of the run this process is in, if any."""
+    return _ACTIVE[0] if _ACTIVE else None
 
 
 class TamperFound(HarnError):
@@ -599,9 +605,11 @@ class Seal:
         self.take()
         install_guard(self.guard)
         install_watcher(self)
+        _ACTIVE[:] = [self]
         try:
             yield self
         finally:
+            _ACTIVE[:] = []
             install_guard(None)
             install_watcher(None)
 
@@ -669,7 +677,8 @@ class Seal:
         if getattr(self._local, "busy", False):
             return None
         self.check_files()
-        self.raise_for(getattr(self._local, "key", None))
+        if getattr(self._local, "raising", False):
+            self.raise_for(getattr(self._local, "key", None))
         command = subcommand(args)
         words = [str(w) for w in args]
         if command == "worktree" and any(w in _WORKTREE_WRITES for w in words):
@@ -814,15 +823,42 @@ class Seal:
             gone = [key for key in self.pending if key not in running]
             return [(key, tamper) for key in gone for tamper in self.pending.pop(key)]
 
+    def unclaim(self, key: str, tamper: Tamper) -> None:
+        """Told to a task that had already landed: the run's to halt on (``unclaimed``)."""
+        with self._mutex:
+            self.pending.setdefault(f"{key} (landed)", []).append(tamper)
+
     @contextmanager
-    def working_for(self, key: str | None) -> Iterator[None]:
-        """The task this thread works for: a guard that finds it blamed stops its git (TamperFound)."""
-        before = getattr(self._local, "key", None)
-        self._local.key = key
+    def working_for(self, key: str | None, raising: bool = True) -> Iterator[None]:
+        """The task this thread works for. ``raising``: a guard that finds it
+        blamed stops the git it was to run (TamperFound); else what it is
+        blamed for waits for ``claim``, so its clean-up runs as usual."""
+        before = getattr(self._local, "key", None), getattr(self._local, "raising", False)
+        self._local.key, self._local.raising = key, raising
         try:
             yield
         finally:
-            self._local.key = before
+            self._local.key, self._local.raising = before
+
+    @contextmanager
+    def around(self, stage: str) -> Iterator[None]:
+        """A command the host runs in the repository for the task this thread
+        works for (an external assessor): checked before and after like a
+        stage; what it is blamed for waits for the task's ``claim``."""
+        key = getattr(self._local, "key", None) or ""
+        with self._busy():
+            self.check()
+        window = Window(key, stage, self._tick())
+        with self._mutex:
+            self.windows.append(window)
+        try:
+            yield
+        finally:
+            try:
+                with self._busy():
+                    self.check()
+            finally:
+                window.closed = self._tick()
 
     # --- undoing (rule 6) ---
 

@@ -93,7 +93,7 @@ class Breakers:
 
     def task_ended(self, tr: TaskResult, scratch: Path) -> None:
         if is_tamper_fault(tr) and self.tamper is None:
-            self.tamper = {"taskId": tr.key, "stage": tr.stage, "detail": one_line(tr.detail, 500)}
+            self.tamper = {"taskId": tr.key, "stage": tr.stage, "detail": one_line(tr.detail, 1500)}
         if is_auth_fault(tr) and self.auth is None:
             self.auth = {"taskId": tr.key, "stage": tr.stage, "detail": one_line(tr.detail, 300),
                          "agent": self._agent_of(tr.stage)}
@@ -104,6 +104,13 @@ class Breakers:
                 known = self.limits.get(key)
                 if known is None or until > known.until:
                     self.limits[key] = Limit(key, until, tr.key)
+
+    def tamper_found(self, key: str, blamed: list[str], detail: str) -> None:
+        """A change the seal found and blamed on no task still running (one
+        that had ended, or none): new starts stop all the same [T2]."""
+        if self.tamper is None:
+            stage = blamed[0].split(" ", 1)[1] if blamed and " " in blamed[0] else None
+            self.tamper = {"taskId": key or None, "stage": stage, "detail": one_line(detail, 1500)}
 
     def _agent_of(self, stage: str | None) -> str | None:
         agent = self.agents.get(stage or "")
@@ -161,8 +168,10 @@ class Breakers:
 
     def halt_line(self, remote: str, base: str, skipped: int) -> str | None:
         if self.tamper is not None:
-            return (f"tamper fault at {self.tamper['stage']} of task {self.tamper['taskId']}: "
-                    f"{self.tamper['detail']}; stopped starting tasks ({skipped} not started)")
+            where = (f"at {self.tamper['stage'] or 'its end'} of task {self.tamper['taskId']}"
+                     if self.tamper["taskId"] else "between stages")
+            return (f"tamper fault {where}: {self.tamper['detail']}; stopped starting tasks "
+                    f"({skipped} not started)")
         if self.auth is not None:
             return (f"auth fault at {self.auth['stage']} of task {self.auth['taskId']}: {self.auth['detail']}; "
                     f"stopped starting tasks ({skipped} not started); add an auth preflight to "

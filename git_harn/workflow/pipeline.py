@@ -37,11 +37,12 @@ from git_harn.git.workdir import dirty_names
 from git_harn.integrate.crash import marker_for
 from git_harn.integrate.land import merge_lock
 from git_harn.integrate.report import check_integration
-from git_harn.proc import exit_words
+from git_harn.proc import end_adopted, exit_words
 from git_harn.store.bookkeeping import INTEGRATED_ROOT
 from git_harn.store.locks import hold_run
 from git_harn.store.notes import merge_note, read_note
 from git_harn.store.record import PRESERVED_DIRTY, PRESERVED_UNMERGED
+from git_harn.store.seal import Seal, Tamper, TamperFound
 from git_harn.tasks.branches import Base, Branch
 from git_harn.tasks.config import AgentSettings
 from git_harn.tasks.execplan import plan_at, plans_dir
@@ -169,6 +170,7 @@ class Job:
     gate_checkouts: GateCheckouts | None = None  # the run's, kept from one task's gates to the next
     # told the moment the task has landed, before its cleanup: the runner fetches the base meanwhile
     on_landed: Callable[[], None] | None = None
+    seal: Seal | None = None  # the run's: every stage is checked against it [T2]
     attempts: Attempts = field(init=False)
 
     def __post_init__(self) -> None:
@@ -191,7 +193,7 @@ def run_task(main_repo: Repo, job: Job) -> TaskResult:
     assert tr.runId is not None
     ending: Ending | None = None
     try:
-        with keeping_waits(job.attempts.waited), \
+        with keeping_waits(job.attempts.waited), _working_for(job, raising=False), \
                 hold_run(repo, tr.runId, f"workflow {job.workflow_id} task {tr.taskId}"):
             ending = _in_workspace(repo, job, life)
     except HarnError as exc:  # the run lock itself
@@ -200,6 +202,7 @@ def run_task(main_repo: Repo, job: Job) -> TaskResult:
             ending = life.stop(Outcome.LOST_CLAIM, tr.stage, lost)
         else:
             ending.detail += f" (then: {lost})"
+    ending = _blamed_late(job, ending)
     state.end(tr, ending, _facts(repo, job, ending), job.where)
     live = repo.ref_oid(f"refs/heads/{tr.branch}")
     if live is not None:
@@ -223,7 +226,12 @@ def _in_workspace(repo: Repo, job: Job, life: Lifecycle) -> Ending:
     job.attempts.end(Outcome.OK)
     ending: Ending | None = None
     try:
-        ending = _walk_path(repo, job, Path(record.path), life)
+        with _working_for(job, raising=True):
+            ending = _walk_path(repo, job, Path(record.path), life)
+    except TamperFound as found:  # a git the host was to run found the change (the guard) [T2]
+        job.attempts.end(Outcome.TAMPER, state.TAMPER, found.tamper.kind)
+        ending = life.stop(Outcome.TAMPER, tr.stage, _tamper_detail(tr.stage, found.tamper), state.TAMPER,
+                           found.tamper.kind)
     except HarnError as exc:
         job.attempts.end(Outcome.ERROR)  # the stage git or the host failed under
         ending = life.stop(Outcome.ERROR, tr.stage, one_line(exc.message, 500))
@@ -238,6 +246,36 @@ def _in_workspace(repo: Repo, job: Job, life: Lifecycle) -> Ending:
                 _cleanup(repo, tr)
     assert ending is not None
     return ending
+
+
+@contextmanager
+def _working_for(job: Job, raising: bool) -> Iterator[None]:
+    """This thread works for the task: what the seal finds it blamed for stops
+    its next git when ``raising`` (its stages), else waits for its end."""
+    if job.seal is None:
+        yield
+        return
+    with job.seal.working_for(job.task.key, raising):
+        yield
+
+
+def _tamper_detail(stage: str | None, tamper: Tamper) -> str:
+    return faults.halt_detail(stage or "workspace", state.TAMPER, tamper.detail, 1)
+
+
+def _blamed_late(job: Job, ending: Ending) -> Ending:
+    """A change the task was blamed for after its last stage's check (by
+    another task's check, or its cleanup's git) ends it as a tamper fault
+    too; one found after it landed halts the run (``Seal.unclaimed``)."""
+    if job.seal is None:
+        return ending
+    late = job.seal.claim(job.task.key)
+    if late is None or ending.state is State.TAMPER_FAULT:
+        return ending
+    if ending.state.landed:
+        job.seal.unclaim(job.task.key, late)
+        return ending
+    return Ending(State.TAMPER_FAULT, ending.stage, _tamper_detail(ending.stage, late), state.TAMPER, late.kind)
 
 
 def _workspace(repo: Repo, job: Job) -> Any:
@@ -316,7 +354,8 @@ def _context(repo: Repo, job: Job, worktree: Path) -> TaskContext:
                        base=job.eff.base, base_oid=str(job.base_oid), plan_path=plan_path,
                        scratch=job.scratch, agents=job.agents, on_agent=on_agent,
                        stage_attempts=job.eff.stageAttempts, schema_retries=job.eff.schemaRetries,
-                       idle_timeout=job.eff.idleTimeout, advisory=list(job.advisory))
+                       idle_timeout=job.eff.idleTimeout, advisory=list(job.advisory), seal=job.seal,
+                       key=task.key)
 
 
 # --- the steps ------------------------------------------------------------------------
@@ -427,6 +466,9 @@ class TaskPath:
             groups.append(pgid)
             self.job.agents.started(pgid)
 
+        seal = self.job.seal
+        window = seal.open_stage(self.job.task.key, "gates") if seal is not None else None
+        found = None
         try:
             branch = Branch(self.tr.branch, f"refs/heads/{self.tr.branch}", tip)
             report = run_gates(self.repo, branch, base, gate_timeout(self.repo, None), on_start,
@@ -435,6 +477,11 @@ class TaskPath:
         finally:
             for pgid in groups:
                 self.job.agents.ended(pgid)
+            end_adopted()  # a daemon a gate left behind goes with the gates
+            if seal is not None and window is not None:
+                found = seal.close_stage(window)
+        if found is not None:
+            raise StageEnd(Outcome.TAMPER, "gates", _tamper_detail("gates", found), state.TAMPER, found.kind)
         if self.job.agents.stop.is_set():
             raise StageEnd(Outcome.INTERRUPTED, "gates", "the workflow was interrupted while the gates ran")
         self.tr.gates = {"passed": result["passed"], "commit": result["commit"],

@@ -26,6 +26,7 @@ from collections import deque
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import suppress
+from pathlib import Path
 from typing import Any
 
 from git_harn import schemas
@@ -36,9 +37,11 @@ from git_harn.failpoints import failpoint
 from git_harn.files import private_dir
 from git_harn.git import Oid, Repo
 from git_harn.git.branches import fetch_branch, tracking_ref
+from git_harn.proc import become_subreaper, end_adopted
 from git_harn.store import lease as leases
 from git_harn.store.live import live_workspace_branches
 from git_harn.store.procs import this_process
+from git_harn.store.seal import Seal
 from git_harn.tasks.roadmap import Roadmap, Task, roadmap_at
 from git_harn.text import one_line
 from git_harn.workflow import (
@@ -129,6 +132,24 @@ def _launch(repo: Repo, eff: config.Effective, options: config.Options, result: 
             recovery.settle(repo, found, result, where_of(eff, options))  # read only: every survivor stays unresolved
             result.summary += recovery.summary_suffix(result)
         return result
+    seal = Seal(repo, workflow_id, run_folder(repo, workflow_id) / "tamper")
+    become_subreaper()  # a daemon an agent leaves is adopted by this process, and ended (proc.end_adopted)
+    try:
+        with seal.installed():  # from here on, every stage is checked against it [T2]
+            return _sealed(repo, eff, options, result, lease, wait_for_provider, tasks, held_ids, found, seal)
+    finally:
+        end_adopted()
+
+
+def run_folder(repo: Repo, workflow_id: str) -> Path:
+    """Where a run keeps its prompts, reports, logs and tamper evidence."""
+    return repo.common_dir / "harnery" / "workflow" / workflow_id
+
+
+def _sealed(repo: Repo, eff: config.Effective, options: config.Options, result: WorkflowResult,
+            lease: leases.Lease, wait_for_provider: float | None, tasks: list[Task], held_ids: set[str],
+            found: recovery.Recovery | None, seal: Seal) -> WorkflowResult:
+    workflow_id = result.workflowId
     claims = None
     if eff.claims:
         claims = claiming.Claims(repo, eff.remote, eff.base, workflow_id, eff.claimHeartbeat)
@@ -137,7 +158,7 @@ def _launch(repo: Repo, eff: config.Effective, options: config.Options, result: 
         recovery.recover(repo, eff, found, workflow_id, tasks)
         result.recovery = found.document()
     scheduler = Scheduler(repo, eff, result, tasks, held_ids, Progress(options.quiet), claims, lease,
-                          wait_for_provider)
+                          wait_for_provider, seal)
     scheduler.recovery = found
     scheduler.where = where_of(eff, options)
     return scheduler.run()
@@ -193,8 +214,10 @@ def _dry_run(repo: Repo, result: WorkflowResult, eff: config.Effective, tasks: l
 class Scheduler:
     def __init__(self, repo: Repo, eff: config.Effective, result: WorkflowResult, tasks: list[Task],
                  held: set[str], progress: Progress, claims: claiming.Claims | None = None,
-                 lease: leases.Lease | None = None, wait_for_provider: float | None = None) -> None:
+                 lease: leases.Lease | None = None, wait_for_provider: float | None = None,
+                 seal: Seal | None = None) -> None:
         self.repo, self.eff, self.result, self.tasks, self.held = repo, eff, result, tasks, held
+        self.seal = seal
         self.progress = progress
         self.claims = claims
         self.watchdog = Watchdog()
@@ -202,7 +225,7 @@ class Scheduler:
         self.breakers = breakers.Breakers(dict(eff.agents), wait_for_provider)
         self.holding: breakers.Limit | None = None
         self.writer = record.Writer(repo, result.workflowId)
-        self.scratch = repo.common_dir / "harnery" / "workflow" / result.workflowId
+        self.scratch = run_folder(repo, result.workflowId)
         self.gate_checkouts = GateCheckouts(repo)
         self.taken: set[str] = set()
         self.queue: deque[Task] = deque()
@@ -324,12 +347,27 @@ class Scheduler:
             self.result.selected.append(task.id)
             base = self.repo.ref_oid(tracking_ref(self.eff.remote, self.eff.base)) or self.eff.base_oid
             placeholder.baseOid = str(base)
+            self._seal_out(placeholder.branch)
             job = Job(self.eff, self.result.workflowId, task, copy.deepcopy(placeholder), base, self.scratch,
                       self.agents, self._stage_started, where=self.where,
-                      gate_checkouts=self.gate_checkouts, on_landed=self._on_landed(placeholder.runId))
+                      gate_checkouts=self.gate_checkouts, on_landed=self._on_landed(placeholder.runId),
+                      seal=self.seal)
             # recorded before it starts: whoever settles a killed run finds its workspace [L3]
             self.writer.write(self.result, "task-start", f"task {task.key} on {placeholder.branch}", joins_held=True)
             self.running[pool.submit(run_task, self.repo, job)] = job.result
+
+    def _seal_out(self, branch: str) -> None:
+        """A task branch of this run is its stages' own: no seal compares it (store/seal rule 4)."""
+        if self.seal is not None:
+            self.seal.exclude.add(f"refs/heads/{branch}")
+
+    def _tamper_halts(self, running: set[str]) -> None:
+        """A change blamed on no task still running (one that ended, or none) halts the run all the same."""
+        if self.seal is None:
+            return
+        for key, tamper in self.seal.unclaimed(running):
+            self.breakers.tamper_found(key, tamper.blamed, tamper.detail)
+        self.result.breakers = self.breakers.shown()
 
     def _note_waiting(self) -> None:
         """Tasks that wait for their requirements, from when this run first saw them wait."""
@@ -381,10 +419,11 @@ class Scheduler:
             placeholder.baseOid = str(res.base_oid)
             self.result.tasks.append(placeholder)
             self.result.skipped = [s for s in self.result.skipped if s.taskId != res.task.id]
+            self._seal_out(res.branch)
             job = Job(self.eff, self.result.workflowId, res.task, copy.deepcopy(placeholder), res.base_oid,
                       self.scratch, self.agents, self._stage_started, resume_at=res.stage,
                       advisory=list(res.advisory), where=self.where, gate_checkouts=self.gate_checkouts,
-                      on_landed=self._on_landed(res.run_id))
+                      on_landed=self._on_landed(res.run_id), seal=self.seal)
             self.writer.write(self.result, "task-resume", f"task {res.task.id} resumes on {res.branch} at {res.stage}",
                               joins_held=True)
             self.running[pool.submit(run_task, self.repo, job)] = job.result
@@ -402,6 +441,7 @@ class Scheduler:
         at = next(i for i, t in enumerate(self.result.tasks) if t.runId == tr.runId)
         self.result.tasks[at] = tr
         self.breakers.task_ended(tr, self.scratch)
+        self._tamper_halts({t.key for t in self.running.values()})
         self.result.breakers = self.breakers.shown()
         failpoint("workflow-task-ended")
         self.result.usage = usage.total(self.result.tasks)
@@ -528,6 +568,7 @@ class Scheduler:
         for tr in result.tasks:
             if not State.of(tr).terminal:
                 state.interrupt(tr, tr.stage, "never finished")
+        self._tamper_halts(set())
         left = select.left_out(self.tasks, self.taken, self.held, self.limited, self.breakers.halted())
         result.skipped.extend(left)
         halt = self.breakers.halt_line(self.eff.remote, self.eff.base,

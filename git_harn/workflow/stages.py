@@ -27,13 +27,14 @@ from git_harn.git import Repo, to_oid
 from git_harn.git.branches import file_at
 from git_harn.git.env import child_env
 from git_harn.integrate.report import check_integration
-from git_harn.proc import NEVER_STARTS, Finished, exit_words, kill_group, run_bounded, tail
+from git_harn.proc import NEVER_STARTS, Finished, end_adopted, exit_words, kill_group, run_bounded, tail
 from git_harn.resources import schema_path
 from git_harn.schemas import schema_errors
+from git_harn.store.seal import Seal, Tamper, TamperFound
 from git_harn.tasks.config import COMMAND_ADAPTER, DEFAULT_IDLE_TIMEOUT, AgentSettings
 from git_harn.text import one_line, with_article
 from git_harn.workflow import adapters
-from git_harn.workflow.state import AUTH, CONFIG, INFRA, PROVIDER
+from git_harn.workflow.state import AUTH, CONFIG, INFRA, PROVIDER, TAMPER
 from git_harn.workflow.state import INTERRUPTED_FAULT as INTERRUPTED
 
 MAX_REPORT_BYTES = 1 << 20
@@ -54,7 +55,8 @@ BUILTIN_PROMPTS = {
 # report of class config, or an executable that cannot be started: a refusal that will repeat (an
 # unknown flag, root without IS_SANDBOX=1): ends the task, never retried; INTERRUPTED, the
 # workflow was stopped.
-FAULT_CLASSES = (INFRA, PROVIDER, AUTH, CONFIG, INTERRUPTED)
+# TAMPER, the stage changed what the host obeys (store/seal): undone; ends the task, never retried.
+FAULT_CLASSES = (INFRA, PROVIDER, AUTH, CONFIG, TAMPER, INTERRUPTED)
 # What was seen (StageOutcome.faultKind).
 TIMEOUT = "timeout"
 CRASH = "crash"
@@ -124,6 +126,8 @@ class TaskContext:
     schema_retries: int = 0  # reruns after an invalid report, with the error (retries.py)
     # (stage, reviewer, what the fault was) -> the next attempt, or None: the same one (a reviewer's retry)
     on_retry: Callable[[str, int | None, str | None], int | None] | None = None
+    seal: Seal | None = None  # the run's seal: a check before and after every agent [T2]
+    key: str = ""  # the task's key (<id>, or <id>-addendum-<n>), as the seal blames it
 
 
 @dataclass
@@ -301,20 +305,40 @@ def run_stage(ctx: TaskContext, agent: AgentSettings, attempt: int, timeout: flo
         if ctx.on_agent is not None:
             ctx.on_agent(pid)
 
+    window = None
+    if ctx.seal is not None:
+        try:
+            window = ctx.seal.open_stage(ctx.key or ctx.task_id, f"{stage}{suffix}")
+        except TamperFound as found:  # a change found before it started, and this task is blamed
+            return tampered(stage, attempt, reviewer, found.tamper, "before it started")
     run: adapters.AgentRun | None = None
-    if agent.adapter != COMMAND_ADAPTER:
-        run = _run_adapter(ctx, agent, f"{stage}{suffix}", attempt, text, env, report, timeout, on_start)
-        done = run.finished
-    else:
-        done = run_bounded(agent.command, ctx.worktree, timeout=timeout, stdin=stdin, env=env,
-                           on_start=on_start)
-    for pid in started:
-        kill_group(pid)  # nothing an agent started outlives its stage
-        ctx.agents.ended(pid)
+    try:
+        if agent.adapter != COMMAND_ADAPTER:
+            run = _run_adapter(ctx, agent, f"{stage}{suffix}", attempt, text, env, report, timeout, on_start)
+            done = run.finished
+        else:
+            done = run_bounded(agent.command, ctx.worktree, timeout=timeout, stdin=stdin, env=env,
+                               on_start=on_start)
+    finally:
+        for pid in started:
+            kill_group(pid)  # nothing an agent started outlives its stage
+            ctx.agents.ended(pid)
+        end_adopted()  # nor a daemon it left in a session of its own (the runner adopts it)
+        found_after = ctx.seal.close_stage(window) if ctx.seal is not None and window is not None else None
+    if found_after is not None:
+        return tampered(stage, attempt, reviewer, found_after, "")
     outcome = judge(stage, attempt, reviewer, done, report, timeout, ctx.agents.stop.is_set())
     if run is not None:
         _after_adapter(ctx, f"{stage}{suffix}", run, outcome)
     return outcome
+
+
+def tampered(stage: str, attempt: int, reviewer: int | None, tamper: Tamper, when: str) -> StageOutcome:
+    """A stage blamed for a change to what the host obeys: its report is not read [T2]."""
+    who = f"the {stage} agent" + (f" (reviewer {reviewer})" if reviewer is not None else "")
+    said = f"{who} is blamed for a change found {when}: " if when else f"{who} "
+    return StageOutcome(stage, attempt, False, "", one_line(said + tamper.detail, 2000), None, TAMPER, None, 0.0,
+                        reviewer, tamper.kind)
 
 
 def _run_adapter(ctx: TaskContext, agent: AgentSettings, key: str, attempt: int, prompt: str,

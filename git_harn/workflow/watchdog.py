@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import IO
 
 from git_harn.git.env import child_env
+from git_harn.proc import spawn
 from git_harn.store.lease import Lease
 from git_harn.store.procs import GRACE_SECONDS, Group, process_start
 from git_harn.workflow.stages import Agents
@@ -66,7 +67,7 @@ class Watchdog:
 
     def _start(self) -> None:
         try:
-            self._child = subprocess.Popen(
+            self._child = spawn(
                 [sys.executable, "-m", "git_harn.workflow.watchdog_process"], stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/", start_new_session=True,
                 env=child_env())  # it needs no secret of the operator's, nor git's location

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from git_harn.files import NotJson, create_private, loads_json
-from git_harn.proc import feed_stdin
+from git_harn.proc import feed_stdin, forget, spawn
 
 MAX_LINE = 8 * 1024 * 1024  # bytes of one event line that are parsed; longer ones are only logged
 MAX_LOG = 256 * 1024 * 1024  # bytes of stream kept in the log; the rest only counted
@@ -112,8 +112,8 @@ def run_stream(argv: Sequence[str], cwd: Path, *, stdin: bytes, env: Mapping[str
     time of the last, else the last line on stdout)."""
     started = time.monotonic()
     try:
-        child = subprocess.Popen(list(argv), cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, env=dict(env), start_new_session=True)
+        child = spawn(list(argv), cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                      stderr=subprocess.PIPE, env=dict(env), start_new_session=True)
     except OSError as exc:
         return Streamed(None, 0.0, start_error=f"cannot run {argv[0]!r}: {exc.strerror or exc}",
                         start_errno=exc.errno)
@@ -147,6 +147,7 @@ def run_stream(argv: Sequence[str], cwd: Path, *, stdin: bytes, env: Mapping[str
         _kill(child.pid)  # nothing the CLI started outlives it
         pump.thread.join(timeout=5)
     drain.join(timeout=5)
+    forget(child.pid)
     code = None if timed_out or went_idle or gave_up else child.returncode
     return Streamed(code, time.monotonic() - started, pump.events, timed_out, went_idle, None, bytes(err),
                     pump.truncated, gave_up=gave_up)
