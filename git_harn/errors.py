@@ -22,6 +22,9 @@ EXIT_FOR_OUTCOME: dict[str, int] = {
     "preserved_dirty": EXIT_NEEDS_OPERATOR,
     "preserved_unmerged": EXIT_NEEDS_OPERATOR,
     "blocked": EXIT_NEEDS_OPERATOR,
+    # git harn run [W2]: the command changed what git obeys (undone) [T2]
+    "ran": EXIT_OK,
+    "run-tampered": EXIT_NEEDS_OPERATOR,
     # gates and report checks [A1] [I3]
     "gates-passed": EXIT_OK,
     "gates-failed": EXIT_NEEDS_OPERATOR,

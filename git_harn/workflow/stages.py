@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from git_harn.errors import TooLarge
+from git_harn.failpoints import failpoint
 from git_harn.files import NotJson, UnsafeFile, atomic_write, loads_json, read_private, unlink_entry
 from git_harn.git import Repo, to_oid
 from git_harn.git.branches import file_at
@@ -325,6 +326,7 @@ def run_stage(ctx: TaskContext, agent: AgentSettings, attempt: int, timeout: flo
             ctx.agents.ended(pid)
         end_adopted()  # nor a daemon it left in a session of its own (the runner adopts it)
         found_after = ctx.seal.close_stage(window) if ctx.seal is not None and window is not None else None
+    failpoint("workflow-stage-sealed")  # a test pauses here to tamper as an unreachable process would
     if found_after is not None:
         return tampered(stage, attempt, reviewer, found_after, "")
     outcome = judge(stage, attempt, reviewer, done, report, timeout, ctx.agents.stop.is_set())

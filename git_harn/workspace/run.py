@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from git_harn.errors import Refused
+from git_harn.errors import Refused, exit_code_for
 from git_harn.git import Repo
 from git_harn.git.env import operator_env
 from git_harn.notices import info
@@ -17,6 +17,7 @@ from git_harn.store import runs as store
 from git_harn.store.ids import new_run_id, validate_run_id
 from git_harn.store.locks import hold_run, note_agent, run_lock_path
 from git_harn.store.record import RunRecord
+from git_harn.store.seal import Seal
 from git_harn.workspace.cleanup import CleanupResult, cleanup_locked
 from git_harn.workspace.reconcile import GONE, MISSING, presence, refuse_out_of_reach, settle_vanished, whereabouts
 from git_harn.workspace.start import check_start, start_locked
@@ -31,17 +32,28 @@ class RunResult(Result):
     path: str
     commandExit: int
     cleanup: CleanupResult | None
+    tamper: dict[str, Any] | None = None  # what the command changed of what git obeys, undone [T2]
+
+    @property
+    def outcome(self) -> str:
+        return TAMPERED if self.tamper is not None else "ran"
 
     def document(self) -> dict[str, Any]:
         body = super().document()
         body["cleanup"] = self.cleanup.document() if self.cleanup else None
+        body["outcome"] = self.outcome
         return body
 
     @property
     def exit_code(self) -> int:
+        if self.tamper is not None:
+            return exit_code_for(TAMPERED)
         if self.commandExit != 0:
             return self.commandExit
         return self.cleanup.exit_code if self.cleanup else 0
+
+
+TAMPERED = "run-tampered"  # the command changed the repository's config, hooks, info, admin files or refs
 
 
 @dataclass
@@ -102,7 +114,14 @@ def run_in_workspace(repo: Repo, run_id: str | None, argv: list[str],
     with hold_run(repo, run_id, "run"):
         record = _workspace_for(repo, run_id, argv, options)
         info(f"run {run_id}: {shlex.join(argv)}  (in {record.path})")
-        code = _execute(argv, record, run_lock_path(repo, run_id), options.stdout_to_stderr)
+        seal = Seal(repo, run_id, repo.common_dir / "harnery" / "run" / run_id / "tamper",
+                    exclude={record.branch_ref})  # the command's own branch is its own
+        with seal.installed():
+            code = _execute(argv, record, run_lock_path(repo, run_id), options.stdout_to_stderr)
+            tamper = seal.check()  # put back before any git of the host's runs again
+        if tamper is not None:
+            info(f"run {run_id}: the command tampered with what git obeys: {tamper.detail}; undone")
         _record_exit(repo, run_id, argv, code)
         result = None if options.keep else cleanup_locked(repo, run_id)
-    return RunResult(run_id, record.workspaceId, record.path, code, result)
+    return RunResult(run_id, record.workspaceId, record.path, code, result,
+                     tamper.document() if tamper is not None else None)
