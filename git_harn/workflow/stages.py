@@ -338,7 +338,8 @@ def run_stage(ctx: TaskContext, agent: AgentSettings, attempt: int, timeout: flo
 def tampered(stage: str, attempt: int, reviewer: int | None, tamper: Tamper, when: str) -> StageOutcome:
     """A stage blamed for a change to what the host obeys: its report is not read [T2]."""
     who = f"the {stage} agent" + (f" (reviewer {reviewer})" if reviewer is not None else "")
-    said = f"{who} is blamed for a change found {when}: " if when else f"{who} "
+    blamed = ", ".join(tamper.blamed) or "no stage"
+    said = f"found before {who} started (blamed on {blamed}): " if when else f"{who} "
     return StageOutcome(stage, attempt, False, "", one_line(said + tamper.detail, 2000), None, TAMPER, None, 0.0,
                         reviewer, tamper.kind)
 
