@@ -792,10 +792,8 @@ class Seal:
     def close_stage(self, window: Window) -> Tamper | None:
         """After it ended: a check with its window still open, then closed;
         the tamper this task is blamed for, if any (consumed)."""
-        try:
-            self.check()
-        finally:
-            window.closed = self._tick()
+        window.closed = self._tick()  # before the check: once it is clean, nothing after is this stage's
+        self.check()
         return self.claim(window.key)
 
     def claim(self, key: str) -> Tamper | None:
@@ -854,11 +852,9 @@ class Seal:
         try:
             yield
         finally:
-            try:
-                with self._busy():
-                    self.check()
-            finally:
-                window.closed = self._tick()
+            window.closed = self._tick()
+            with self._busy():
+                self.check()
 
     # --- undoing (rule 6) ---
 
