@@ -253,7 +253,8 @@ def test_git_harn_run_puts_back_what_its_command_changed(tmp_path: Path) -> None
     wf, canaries = hostile_setup(tmp_path, {})
     config = wf.work / ".git" / "config"
     before = config.read_bytes()
-    script = (f"import subprocess\nsubprocess.run(['git', 'config', 'core.fsmonitor', {str(canaries / 'canary.py')!r}])\n"
+    planted = str(canaries / "canary.py")
+    script = (f"import subprocess\nsubprocess.run(['git', 'config', 'core.fsmonitor', {planted!r}])\n"
               "subprocess.run(['git', 'update-ref', 'refs/tags/planted', 'HEAD'])\n")
     done = harn(wf.work, "run", "r1", "--json", "--", sys.executable, "-c", script)
     assert done.code == 3, done.err
