@@ -67,13 +67,14 @@ elif what == "fault-auth":
     fault("auth", 401, "token expired")
 elif what == "fault-config":
     fault("config", None, "--dangerously-skip-permissions cannot be used with root/sudo privileges")
-elif what == "overwrite-record":  # once the other task's agent runs, move this run's record ref
+elif what == "lock-record":  # once the other task's agent runs, hold this run's record ref's lock
     deadline = time.time() + 20
     while time.time() < deadline and not any(json.loads(line)["task"] != task for line in
                                              open(os.path.join(here, "faults.log"))):
         time.sleep(0.1)
-    subprocess.run(["git", "update-ref", "refs/harnery/workflows/" + os.environ["HARN_WORKFLOW_ID"], "HEAD"],
-                   check=True)
+    common = subprocess.run(["git", "rev-parse", "--git-common-dir"], check=True, capture_output=True,
+                            text=True).stdout.strip()
+    open(os.path.join(common, "refs", "harnery", "workflows", os.environ["HARN_WORKFLOW_ID"] + ".lock"), "w").close()
     fault("auth", 401, "token expired")
 elif what == "fault-infra":
     fault("infra", None, "disk full")

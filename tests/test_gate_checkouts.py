@@ -9,7 +9,7 @@ import json
 import sys
 from pathlib import Path
 
-from helpers import git, ref
+from helpers import git
 from wfrepo import setup
 
 ROADMAP = "# R\n\n- [ ] 5.1 One\n- [ ] 5.2 Two\n- [ ] 5.3 Three\n"
@@ -38,7 +38,8 @@ os.makedirs("nested", exist_ok=True)
 subprocess.run(["git", "init", "-q", "nested"], check=True)
 git("update-index", "--skip-worktree", "README.md")
 os.remove("README.md")
-git("switch", "-q", "-c", "gate-" + found["head"][:12])
+# a branch it switched to, by HEAD alone: a ref it made would be a tamper fault [T2]
+git("symbolic-ref", "HEAD", "refs/heads/gate-" + found["head"][:12])
 if leave_lock:
     admin = git("rev-parse", "--absolute-git-dir")
     open(os.path.join(admin, "index.lock"), "w").close()
@@ -65,9 +66,8 @@ def test_one_checkout_serves_every_task_and_each_gate_sees_only_its_tip(tmp_path
     assert len(runs) == 3 and len({r["cwd"] for r in runs}) == 1  # one checkout, reused
     assert [r["head"] for r in runs] == [t["tip"] for t in doc["tasks"]]
     assert all(not r["leftovers"] and not r["missing"] and not r["hidden"] and r["detached"] for r in runs)
-    # the branch each gate switched to stayed where that gate made it
-    for r in runs:
-        assert ref(work, f"refs/heads/gate-{str(r['head'])[:12]}") == r["head"]
+    # making the checkout exact again moved no branch: the one each gate switched to was never made
+    assert "gate-" not in git(work, "for-each-ref", "--format=%(refname)", "refs/heads")
     # the run removed its checkout, folder and registration
     assert not Path(str(runs[0]["cwd"])).parent.exists()
     assert "git-harn-gates-" not in git(work, "worktree", "list", "--porcelain")

@@ -12,7 +12,7 @@ import pytest
 from helpers import git, harn, make_repo, record, ref
 
 WORK_REF_PREFIXES = ["refs/heads", "refs/tags", "refs/remotes", "refs/stash", "refs/harnery/detached",
-                     "refs/harnery/integrated"]
+                     "refs/harnery/integrated", "refs/harnery/tamper"]
 
 
 @pytest.fixture

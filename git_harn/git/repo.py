@@ -254,6 +254,8 @@ class Repo(ObjectsMixin):
             if "does not match" in str(exc):
                 raise RaceLost(f"{name} moved since it was read") from exc
             raise GitFailure(f"cannot update {name}: {exc}") from exc
+        except OSError as exc:  # its lock file is held: another writer is at it, or was killed there
+            raise GitFailure(f"cannot update {name}: {exc}") from exc
 
     def _packed_refs_are_big(self) -> bool:
         """libgit2 reads all of packed-refs, and checks each packed ref's
