@@ -232,19 +232,22 @@ def cleanup_locked(repo: Repo, run_id: str, snap: Snapshot | None = None) -> Cle
 
 def _undo_partial_removal(repo: Repo, record: RunRecord) -> None:
     """A release killed inside ``git worktree remove`` leaves part of a folder
-    that was judged clean: put back its ``.git`` file and the tracked files
-    already deleted (from the index), so the ordinary judgement can finish.
-    Only restores; anything else in the folder is judged as usual [P6]."""
+    that was judged clean: put back its ``.git`` file (git deletes it in
+    readdir order, like any other entry) and every tracked file deleted since,
+    from the index (which git removes only after the folder), so the ordinary
+    judgement finishes the release. A deletion is never work: the frozen
+    intent holds it, and a salvage of it would be a broken tree (issue 45).
+    Only restores; anything else in the folder is judged as usual [P1] [P6]."""
     path = Path(record.path)
     admin = admin_dir(repo, path)
     if admin is None:
         return
-    if os.path.lexists(path / ".git"):
-        return  # git removes the .git file too: without that evidence, judge as usual
-    atomic_write(path / ".git", f"gitdir: {admin}\n".encode(), 0o644)
-    dirty = dirty_paths(path)
-    missing = [entry.path for entry in dirty if entry.status == " D"]
-    if missing and len(missing) == len(dirty):
+    if not os.path.lexists(path / ".git"):
+        atomic_write(path / ".git", f"gitdir: {admin}\n".encode(), 0o644)
+    if not (admin / "index").is_file():
+        return  # nothing to restore from: judged as usual
+    missing = [entry.path for entry in dirty_paths(path) if entry.status == " D"]
+    if missing:
         restore_deleted(path, missing)
 
 
