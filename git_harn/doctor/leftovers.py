@@ -81,16 +81,19 @@ def _salvage(repo: Repo, older_than: float) -> list[Finding]:
 
 
 def _notes(repo: Repo) -> list[Finding]:
-    """Notes whose object is gone: nothing can show them any more, and the
-    prune keeps them in the notes ref's history, so it loses nothing. Plain
-    ``git notes prune`` refuses a ref outside refs/notes/: --fix does it."""
+    """Notes whose object this clone had and lost: nothing here can show
+    them any more. The prune keeps them in the notes ref's history and is
+    this clone's own (sync never takes a note from the remote or another
+    clone), so it loses nothing. Plain ``git notes prune`` refuses a ref
+    outside refs/notes/: --fix does it."""
     gone = notes_on_missing_objects(repo)
     if not gone:
         return []
     return [Finding(LEFTOVER, "notes-object-gone", NOTES_REF,
-                    f"{len(gone)} note(s) annotate objects this repository no longer has (their commits were "
-                    "deleted and pruned), so nothing can show them; --fix takes them out in one commit on the "
-                    "notes ref, whose history keeps them", "git harn doctor --fix --yes", fixable=True,
+                    f"{len(gone)} note(s) annotate objects this clone wrote them on and no longer has (their "
+                    "commits were deleted and pruned), so nothing here can show them; --fix takes them out of "
+                    "this clone's notes in one commit, whose history keeps them; the prune stays here: sync "
+                    "keeps them on the remote and in the other clones", "git harn doctor --fix --yes", fixable=True,
                     subject={"ref": NOTES_REF, "count": len(gone), "objects": gone[:20]})]
 
 

@@ -3,15 +3,22 @@
 A write merges its member into the commit's note with compare-and-swap on the
 notes ref (``store/chain``'s one loop) and never erases other members [P3]. ``git notes add`` cannot be
 used: it does not check the old value.
+
+A prune takes out only notes on objects this clone had and lost: each write
+names the object it annotates in a file of this clone's (its git dir), the
+proof that the object was here. A note that came by sync on an object this
+clone never fetched is absent here, not gone, and is never pruned [P6].
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from git_harn.files import loads_json
+from git_harn.files import loads_json, private_dir, read_regular_file
 from git_harn.git import Oid, Repo
 from git_harn.git.cas import retry_cas
 from git_harn.git.identity import machine_signature
@@ -19,6 +26,9 @@ from git_harn.git.objects import BLOB_MODE
 from git_harn.store import chain
 
 NOTES_REF = chain.ROOT + "notes"
+# At most this much of the list of annotated objects is read (a year's
+# 100,000 notes are 4.1 MB).
+_ANNOTATED_LIMIT = 64 * 1024 * 1024
 
 
 def _note_blob(repo: Repo, tip: Oid | None, annotated: str) -> bytes | None:
@@ -57,7 +67,30 @@ def merge_note(repo: Repo, commit: Oid, kind: str, value: Any) -> None:
         return {annotated: (_note_bytes(note), BLOB_MODE)}, f"git-harn: {kind} note on {annotated[:12]}\n"
 
     chain.update_ref(repo, NOTES_REF, step)
+    _remember_annotated(repo, annotated)
     show_notes_in_log(repo)
+
+
+def _annotated_file(repo: Repo) -> Path:
+    return repo.common_dir / "harnery" / "notes-annotated-here"
+
+
+def _remember_annotated(repo: Repo, annotated: str) -> None:
+    """Name ``annotated`` in this clone's list of objects it wrote a note on
+    (it had the object then). One appended line, written whole by one
+    ``write`` (O_APPEND), so concurrent writers never interleave."""
+    path = private_dir(_annotated_file(repo).parent) / _annotated_file(repo).name
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
+        os.write(fd, f"{annotated}\n".encode("ascii"))
+    finally:
+        os.close(fd)
+
+
+def annotated_here(repo: Repo) -> set[str]:
+    """The objects this clone wrote a note on (so once had)."""
+    raw = read_regular_file(_annotated_file(repo), _ANNOTATED_LIMIT, whole=False)
+    return set(raw.decode("ascii", "replace").split()) if raw else set()
 
 
 def _note_bytes(note: dict[str, Any]) -> bytes:
@@ -70,9 +103,10 @@ def show_notes_in_log(repo: Repo) -> None:
 
 
 def notes_on_missing_objects(repo: Repo) -> list[str]:
-    """The objects our notes annotate that the repository no longer has
+    """The objects our notes annotate that this clone had and no longer has
     (a commit of a deleted branch, pruned by gc); read from the notes tree,
-    flat or fanned out as ``git notes`` writes it."""
+    flat or fanned out as ``git notes`` writes it. An object it never had
+    (a note another clone wrote, synced here) is not among them."""
     tip = repo.ref_oid(NOTES_REF)
     return [] if tip is None else sorted(_gone_paths(repo, tip).values())
 
@@ -83,10 +117,12 @@ Pruning = dict[str, bytes | None]
 
 
 def prune_notes(repo: Repo) -> int:
-    """Take out the notes whose object is gone, as one commit on the notes
-    ref with compare-and-swap (``git notes prune`` refuses a ref outside
-    refs/notes/, and moves a ref without a lease). The pruned notes stay in
-    the ref's history. Returns how many were taken out."""
+    """Take out the notes whose object is gone (this clone had it and lost
+    it), as one commit on the notes ref with compare-and-swap (``git notes
+    prune`` refuses a ref outside refs/notes/, and moves a ref without a
+    lease). The pruned notes stay in the ref's history, and on the remote:
+    sync keeps a prune in its clone (``sync/notes``). Returns how many were
+    taken out."""
     return _prune(repo, lambda tip: dict.fromkeys(_gone_paths(repo, tip)), "note(s) whose object is gone")
 
 
@@ -148,9 +184,12 @@ def _prune(repo: Repo, find: Callable[[Oid], Pruning], what: str) -> int:
 
 def _gone_paths(repo: Repo, tip: Oid) -> dict[str, str]:
     """path in the notes tree -> the object it annotates, for each object
-    that is gone; one tree listing and one object lookup per note (a year's
-    100,000 notes cost well under a second)."""
+    that is gone: this clone wrote a note on it, so it had it, and lacks it
+    now; one tree listing and one object lookup per note (a year's 100,000
+    notes cost well under a second)."""
+    had = annotated_here(repo)
     annotated = {path.replace("/", ""): path for path in note_paths(repo, tip)}
+    annotated = {hex_id: path for hex_id, path in annotated.items() if hex_id in had}
     return {annotated[hex_id]: hex_id for hex_id in repo.missing_objects(annotated)}
 
 

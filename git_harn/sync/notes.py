@@ -6,6 +6,12 @@ to different values is decided for the side whose notes were written later
 (the committer date of its notes head, then the greater commit id); the other
 value stays in the notes history, a parent of the merge. A note on a commit
 this clone does not have is kept like any other.
+
+Notes are united, never deleted by a sync: a note one side lacks is the
+other's [P3]. A prune (``doctor --fix``) is its clone's own: what sync pushes
+holds every note the remote holds, and this clone's ref gets the pushed
+commit with its own prune made again on top (a child the remote never sees),
+so the prune holds here and no other clone loses a note [P6].
 """
 
 from __future__ import annotations
@@ -16,11 +22,15 @@ from typing import Any
 from git_harn.errors import GitFailure
 from git_harn.files import loads_json
 from git_harn.git import Oid, Repo, to_oid
+from git_harn.git.identity import machine_signature
 from git_harn.git.objects import BLOB_MODE, REGULAR_MODES
 from git_harn.store import chain
 from git_harn.store.notes import NOTES_REF
 from git_harn.sync.steps import (
+    AHEAD,
     BOTH,
+    MERGED,
+    SAME,
     BadRemoteData,
     Step,
     canonical,
@@ -44,9 +54,59 @@ def check_notes(repo: Repo, tip: Oid, hide: list[Oid]) -> None:
 
 
 def plan(repo: Repo, local: str | None, remote: str | None, dry_run: bool) -> Step:
-    return plan_united(repo, NOTES_REF, local, remote, dry_run,
-                       lambda tip, mine: check_notes(repo, tip, [mine] if mine is not None else []),
-                       lambda mine, theirs, base: merge(repo, mine, theirs, base))
+    bases: list[Oid | None] = []
+
+    def merged(mine: Oid, theirs: Oid, base: Oid | None) -> Oid:
+        bases.append(base)
+        return merge(repo, mine, theirs, base)
+
+    step = plan_united(repo, NOTES_REF, local, remote, dry_run,
+                       lambda tip, mine: check_notes(repo, tip, [mine] if mine is not None else []), merged)
+    if local is None or remote is None:
+        return step
+    if step.action == AHEAD:
+        _push_without_prunes(repo, step, to_oid(local), to_oid(remote), dry_run)
+    elif step.action == MERGED and step.local is not None and bases:
+        _prune_again(repo, step, to_oid(local), bases[0])
+    return step
+
+
+def _push_without_prunes(repo: Repo, step: Step, mine: Oid, theirs: Oid, dry_run: bool) -> None:
+    """This clone's head descends from the remote's: push it, but never a
+    note it pruned. Pushed instead: a commit on this head putting back
+    what the remote holds and this head lacks (nothing at all when that is
+    the only difference); this clone keeps its head's notes on top."""
+    ours, remote_notes = _flat_tree(repo, mine), _flat_tree(repo, theirs)
+    pruned = {name: blob for name, blob in remote_notes.items() if name not in ours}
+    if not pruned:
+        return
+    if all(remote_notes.get(name) == blob for name, blob in ours.items()):
+        step.action, step.push = SAME, None  # only this clone's prune differs: nothing to share
+        return
+    if dry_run:
+        return
+    who = machine_signature(repo)
+    kept = repo.make_commit(repo.tree_with(mine, {name: (blob, BLOB_MODE) for name, blob in pruned.items()}),
+                           [mine], f"git-harn: {len(pruned)} note(s) pruned in one clone, kept for the others\n",
+                           who)
+    step.push = str(kept)
+    step.local = str(repo.make_commit(repo.tree_id(mine), [kept], _prune_message(len(pruned)), who))
+
+
+def _prune_again(repo: Repo, step: Step, mine: Oid, base: Oid | None) -> None:
+    """The merge united the notes this clone pruned (in the base, not in its
+    head) with the remote's: push the merge, and keep the prune here as a
+    child of it."""
+    merged = to_oid(str(step.local))
+    ours, before, united = _flat_tree(repo, mine), _flat_tree(repo, base), _flat_tree(repo, merged)
+    pruned = sorted(name for name in united if name in before and name not in ours)
+    if pruned:
+        step.local = str(repo.make_commit(repo.tree_without(merged, pruned), [merged],
+                                          _prune_message(len(pruned)), machine_signature(repo)))
+
+
+def _prune_message(count: int) -> str:
+    return f"git-harn: prune {count} note(s) in this clone again (a prune is local; the remote keeps them)\n"
 
 
 def _flat_tree(repo: Repo, oid: Oid | None) -> dict[str, Oid]:
@@ -84,6 +144,9 @@ def merge(repo: Repo, local: Oid, remote: Oid, base: Oid | None) -> Oid:
     decided = 0
     for name in sorted(set(base_tree) | set(trees[first]) | set(trees[second])):
         b, o, t = base_tree.get(name), trees[first].get(name), trees[second].get(name)
+        if (o is None) != (t is None):  # united: a note one side lacks is the other's, never deleted
+            merged[name] = (o or t, BLOB_MODE)  # type: ignore[assignment]
+            continue
         value = one_side(b, o, t)
         if value is BOTH:
             value = _merge_note(repo, b, o, t, later == first)
