@@ -116,3 +116,10 @@ def read_note(clone: Path, commit: str) -> dict[str, Any]:
 
 def chain(repo: Path, ref: str) -> set[str]:
     return set(git(repo, "rev-list", ref).split())
+
+
+def remote_summary(remote: Path) -> str:
+    """The summary the remote's summary ref names (a commit's message), newline-ended."""
+    tip = git(remote, "rev-parse", SUMMARY_REF)
+    assert git(remote, "cat-file", "-t", tip) == "commit"
+    return git(remote, "log", "-1", "--format=%B", tip).strip() + "\n"

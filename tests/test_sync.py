@@ -45,7 +45,9 @@ def test_new_records_in_each_clone_converge_in_one_round_each(world: World) -> N
     assert set(expected) == {f"refs/harnery/runs/{r}" for r in ("ra", "rb", "rc")}
     for clone in world.clones:
         assert harnery_refs(clone) == expected
+        # The runs, and the summary read or pushed (the next one is its child).
         assert all(ref.startswith("refs/harnery-remotes/origin/runs/")
+                   or ref == "refs/harnery-remotes/origin/sync-summary"
                    for ref in git(clone, "for-each-ref", "--format=%(refname)",
                                   "refs/harnery-remotes/").split())
 

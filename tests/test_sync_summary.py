@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from helpers import git
-from synctools import World, add_note, add_record, change_record, harnery_refs, make_world, sync
+from synctools import World, add_note, add_record, change_record, harnery_refs, make_world, remote_summary, sync
 
 from git_harn.git import open_repo
 from git_harn.git.reffiles import fingerprint
@@ -88,14 +88,14 @@ def test_the_remote_summary_names_what_the_remote_holds(world: World) -> None:
     add_note(world.a, head, "gates", {"passed": True})
     sync(world.a)
     held = {name: oid for name, oid in harnery_refs(world.remote).items()}
-    blob = git(world.remote, "rev-parse", SUMMARY_REF)
-    assert git(world.remote, "cat-file", "-t", blob) == "blob"
-    assert git(world.remote, "cat-file", "blob", blob) + "\n" == summary.content(held).decode()
+    first = git(world.remote, "rev-parse", SUMMARY_REF)
+    assert remote_summary(world.remote) == summary.content(held).decode()
     add_record(world.b, "two")
     sync(world.b)
-    assert git(world.remote, "rev-parse", SUMMARY_REF) != blob  # every change moves it
+    assert git(world.remote, "rev-parse", SUMMARY_REF) != first  # every change moves it, forward
+    assert git(world.remote, "rev-parse", f"{SUMMARY_REF}^") == first
     held = harnery_refs(world.remote)
-    assert git(world.remote, "cat-file", "blob", SUMMARY_REF) + "\n" == summary.content(held).decode()
+    assert remote_summary(world.remote) == summary.content(held).decode()
 
 
 def test_a_record_written_on_either_side_is_still_synced(world: World, tmp_path: Path) -> None:
@@ -168,8 +168,7 @@ def test_a_bad_or_missing_summary_falls_back_to_the_full_sync(world: World, dama
     assert harnery_refs(world.a)["refs/harnery/runs/two"] == fresh
     restored = git(world.remote, "rev-parse", SUMMARY_REF)
     assert restored != right
-    assert git(world.remote, "cat-file", "blob", restored) + "\n" == summary.content(
-        harnery_refs(world.remote)).decode()
+    assert remote_summary(world.remote) == summary.content(harnery_refs(world.remote)).decode()
 
 
 @pytest.mark.parametrize("flag", ["--full", "--salvage", "--dry-run"])
@@ -236,7 +235,6 @@ def test_a_sync_killed_around_its_push_never_leaves_a_summary_that_hides_a_chang
     document = sync(world.a)
     assert not document["unchanged"]
     assert git(world.remote, "rev-parse", "refs/harnery/runs/two") == fresh
-    assert git(world.remote, "cat-file", "blob", SUMMARY_REF) + "\n" == summary.content(
-        harnery_refs(world.remote)).decode()
+    assert remote_summary(world.remote) == summary.content(harnery_refs(world.remote)).decode()
     sync(world.b)
     assert harnery_refs(world.b)["refs/harnery/runs/two"] == fresh

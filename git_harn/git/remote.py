@@ -340,11 +340,13 @@ def advertised(repo: Repo, remote: str, ref: str, probe: Path) -> str | None:
     git would check the fetched ref against every local ref (hundreds of
     milliseconds with 200,000 of them), and ``ls-remote`` sends no ref prefix
     with a pattern, so the remote would advertise all its refs; a fetch by
-    protocol v2 sends only the matching ones. GitFailure if it cannot tell."""
+    protocol v2 sends only the matching ones; ``--depth=1``: a ref at the tip
+    of a history (the sync summary's chain) brings its tip alone. GitFailure
+    if it cannot tell."""
     _fresh_probe(repo, probe)
     settings = [arg for key, value in _probe_settings(repo, remote) for arg in ("-c", f"{key}={value}")]
     args = ["--git-dir", str(probe), *settings, "-c", "protocol.version=2", "fetch", "--quiet", "--no-tags",
-            "--no-auto-gc", "--refmap=", "--no-write-fetch-head", remote, f"+{ref}:{_PROBE_REF}"]
+            "--no-auto-gc", "--depth=1", "--refmap=", "--no-write-fetch-head", remote, f"+{ref}:{_PROBE_REF}"]
     done = run_git(args, repo.cli_cwd, check=False)  # relative URLs mean what they do in the clone
     if done.returncode != 0:
         if meaning(done.stderr.decode("utf-8", "replace")) == NO_SUCH_REF:

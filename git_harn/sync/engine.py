@@ -200,21 +200,38 @@ class _Round:
     remote_after: dict[str, str]  # the summarized refs as the remote holds them once the pushes went
     summary_oid: str | None = None  # the summary of remote_after (None in a dry run)
     summary_push: door.Update | None = None  # when the remote's summary is not that one
+    restart: bool = False  # the push deletes an old blob summary: one more round starts the chain
 
 
 def _summarize(repo: Repo, this: _Round, theirs: dict[str, str], advertised: str | None,
                dry_run: bool) -> None:
     """What the remote will hold of the summarized refs after this round's
-    pushes, and the summary update it needs (leased on what was read)."""
+    pushes, and the summary update it needs (leased on what was read): a
+    child of the summary read, so the ref only moves forward [P2]."""
     this.remote_after = {ref: oid for ref, oid in theirs.items() if summary.covers(ref)}
     this.remote_after.update((ref, oid) for oid, ref in this.pushes if summary.covers(ref))
     for ref, _ in this.drops:
         this.remote_after.pop(ref, None)
     if dry_run:
         return
-    this.summary_oid = summary.write(repo, this.remote_after)
-    if this.summary_oid != advertised:
-        this.summary_push = door.Update(summary.SUMMARY_REF, this.summary_oid, advertised, leased=True)
+    if advertised is None:
+        this.summary_oid = summary.write(repo, this.remote_after, None)
+        this.summary_push = door.Update(summary.SUMMARY_REF, this.summary_oid, None, leased=True)
+        return
+    found = summary.read(repo, advertised)
+    if found is None:
+        return  # it could not be fetched: nothing is kept, the next sync lists again
+    if not found.chained:
+        # An older git-harn's blob: no commit can descend from it. Deleted
+        # (leased), and the next round starts the chain.
+        this.summary_push = door.Update(summary.SUMMARY_REF, None, advertised, leased=True)
+        this.restart = True
+        return
+    if found.text == summary.content(this.remote_after):
+        this.summary_oid = advertised
+        return
+    this.summary_oid = summary.write(repo, this.remote_after, advertised)
+    this.summary_push = door.Update(summary.SUMMARY_REF, this.summary_oid, advertised, leased=True)
 
 
 def _tracking_prefixes(remote: str) -> list[str]:
@@ -234,7 +251,10 @@ def _one_round(repo: Repo, remote: str, salvage: bool, dry_run: bool) -> _Round:
     wanted = [ref for ref, oid in sorted(theirs.items()) if tracked.get(tracking_name(remote, ref)) != oid]
     if wanted:
         progress(f"fetching {len(wanted)} ref(s) from {remote}")
-    unfetchable = _fetch(repo, remote, wanted)
+    # The remote's summary, in the same fetch: a new one is its child.
+    summary_tip, summary_name = advertised.get(summary.SUMMARY_REF), tracking_name(remote, summary.SUMMARY_REF)
+    new_summary = summary_tip is not None and tracked.get(summary_name) != summary_tip
+    unfetchable = _fetch(repo, remote, wanted + ([summary.SUMMARY_REF] if new_summary else []))
     moves = []
     for ref in wanted:
         name, oid = tracking_name(remote, ref), theirs[ref]
@@ -244,6 +264,8 @@ def _one_round(repo: Repo, remote: str, salvage: bool, dry_run: bool) -> _Round:
             raise RaceLost(f"{ref} moved on {remote} since it was read")
         moves.append((name, oid, tracked.get(name)))
         tracked[name] = oid
+    if summary_tip is not None and new_summary and repo.has(to_oid(summary_tip)):
+        moves.append((summary_name, summary_tip, tracked.get(summary_name)))  # kept from gc
     _move(repo, moves)  # RaceLost: another fetch moved them; the round starts again
     checked_out = set(filter(None, registered_worktrees(repo).values())) if salvage else set()
     steps: dict[str, Step] = {}
@@ -401,6 +423,8 @@ def _sync_locked(repo: Repo, remote: str, salvage: bool, dry_run: bool,
         _settle_tracking(repo, remote, done)
         for ref in done:
             seen[ref].pushed = True
+        if this.summary_push is not None and summary.SUMMARY_REF in pushed.pushed:
+            _settle_tracking(repo, remote, {summary.SUMMARY_REF: this.summary_push.new})
         if pushed.failure is not None or pushed.refused:
             why = pushed.failure or "; ".join(f"{ref}: {text}" for ref, text in sorted(pushed.refused.items()))
             result.refused = why
@@ -410,6 +434,8 @@ def _sync_locked(repo: Repo, remote: str, salvage: bool, dry_run: bool,
                 warn(f"{remote} said: {line}")
             finished = True
             break
+        if this.restart and not pushed.moved:
+            continue  # the old summary is gone: the next round starts the chain
         if not pushed.moved:
             finished = True
             break

@@ -1,10 +1,16 @@
 """The summary that lets an unchanged sync stop before listing every ref.
 
-**On the remote**: ``SUMMARY_REF`` points at a blob naming a hash over the
-(name, object id) pairs the remote holds under ``SUMMARIZED``. Every sync
-that changes the remote pushes it in the same push, with a lease on the
-value it read, so two syncs cannot both leave their own summary; a sync
-that finds it missing or wrong pushes the right one.
+**On the remote**: ``SUMMARY_REF`` points at a commit whose message names a
+hash over the (name, object id) pairs the remote holds under ``SUMMARIZED``.
+Every sync that changes the remote pushes a new one in the same push, with
+a lease on the value it read, so two syncs cannot both leave their own
+summary; a sync that finds it missing or wrong pushes the right one. Each
+summary's parent is the one it replaces: the ref only ever moves forward,
+so a server that refuses non-fast-forward updates takes every sync
+("never forced", [P2]). A summary written by an older git-harn is a blob:
+it is read once (an unchanged sync still compares it), then the next sync
+that lists deletes it, leased, and starts the chain from nothing (a
+deletion and a creation, never a forced move).
 
 **In this clone** (never pushed): after a sync that left the summarized refs
 equal on both sides, a file beside the locks keeps, per remote, the
@@ -26,8 +32,9 @@ from pathlib import Path
 
 from git_harn.errors import GitFailure
 from git_harn.files import atomic_write, loads_json
-from git_harn.git import Repo, reffiles
+from git_harn.git import Repo, reffiles, to_oid
 from git_harn.git import remote as door
+from git_harn.git.identity import machine_signature
 from git_harn.store.archive import ARCHIVE_REF
 from git_harn.store.locks import locks_dir
 from git_harn.store.notes import NOTES_REF
@@ -60,9 +67,34 @@ def content(refs: Mapping[str, str]) -> bytes:
     return FORMAT + digest.hexdigest().encode() + b"\n"
 
 
-def write(repo: Repo, refs: Mapping[str, str]) -> str:
-    """The summary blob's object id, written here so that it can be pushed."""
-    return str(repo.write_blob(content(refs)))
+def write(repo: Repo, refs: Mapping[str, str], parent: str | None) -> str:
+    """A summary commit for ``refs``, child of ``parent`` (the summary it
+    replaces, None to start the chain), written here so that it can be pushed.
+    The empty tree: the message is the summary."""
+    parents = [to_oid(parent)] if parent is not None else []
+    made = repo.make_commit(repo.empty_tree(), parents, content(refs).decode("ascii"), machine_signature(repo))
+    return str(made)
+
+
+@dataclass(frozen=True)
+class Found:
+    text: bytes  # the summary it names
+    chained: bool  # a commit (True), or a blob an older git-harn wrote (False)
+
+
+def read(repo: Repo, oid: str) -> Found | None:
+    """The summary ``oid`` names, if its object is here (None: not here, or neither kind)."""
+    found = to_oid(oid)
+    if not repo.has(found):
+        return None
+    try:
+        return Found(repo.commit_info(found).message.encode("utf-8", "surrogateescape"), True)
+    except GitFailure:
+        pass
+    try:
+        return Found(repo.read_blob(found), False)
+    except GitFailure:
+        return None
 
 
 def local_fingerprint(repo: Repo) -> reffiles.Fingerprint | None:

@@ -1,0 +1,119 @@
+"""Issue 45 item 1: the remote's sync summary only ever moves forward.
+
+The remote is guarded the way a strict server is: an ``update`` hook logs
+every ref it is asked to move and refuses any update of an existing ref to
+a value that does not descend from the old one."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from helpers import git
+from synctools import World, add_record, change_record, harnery_refs, make_world, sync
+
+from git_harn.sync import summary
+from git_harn.sync.summary import SUMMARY_REF
+
+ZERO = "0" * 40
+STRICT = """#!/bin/sh
+kind=$(git cat-file -t "$3" 2>/dev/null || echo none)
+echo "$1 $2 $3 $kind" >> "{log}"
+if [ "$2" != {zero} ] && [ "$3" != {zero} ]; then
+  git merge-base --is-ancestor "$2" "$3" 2>/dev/null || {{ echo "non-fast-forward: $1" >&2; exit 1; }}
+fi
+exit 0
+"""
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> World:
+    return make_world(tmp_path)
+
+
+def strict(remote: Path) -> Path:
+    log = remote / "updates.log"
+    hook = remote / "hooks" / "update"
+    hook.write_text(STRICT.format(log=log, zero=ZERO))
+    hook.chmod(0o755)
+    return log
+
+
+def summary_moves(log: Path) -> list[tuple[str, str, str]]:
+    """(old, new, type of new) of every update of the summary the remote was asked for."""
+    found = []
+    for line in log.read_text().splitlines() if log.exists() else []:
+        ref, old, new, kind = line.split()
+        if ref == SUMMARY_REF:
+            found.append((old, new, kind))
+    return found
+
+
+def assert_names_the_remote(world: World) -> None:
+    tip = git(world.remote, "rev-parse", SUMMARY_REF)
+    assert git(world.remote, "cat-file", "-t", tip) == "commit"
+    message = git(world.remote, "log", "-1", "--format=%B", tip).strip() + "\n"
+    assert message == summary.content(harnery_refs(world.remote)).decode()
+
+
+def test_every_sync_moves_the_summary_forward_on_a_strict_remote(world: World) -> None:
+    log = strict(world.remote)
+    add_record(world.a, "one")
+    assert sync(world.a)["outcome"] == "synced"
+    for number, clone in enumerate((world.b, world.c, world.a, world.b)):
+        add_record(clone, f"more-{number}")
+        document = sync(clone)
+        assert document["outcome"] == "synced", document
+        assert_names_the_remote(world)
+    change_record(world.c, "one", "touch", seen=True)
+    assert sync(world.c)["outcome"] == "synced"
+    moves = summary_moves(log)
+    assert len(moves) == 6  # every changing sync moved it, and the hook let every move through
+    assert moves[0][0] == ZERO
+    for (_, new, kind), (old, _, _) in zip(moves, moves[1:], strict=False):
+        assert kind == "commit" and old == new  # each one replaces the one before it
+    # Each summary is a commit whose parent is the one it replaced: one chain, forward only.
+    chain = git(world.remote, "rev-list", "--first-parent", SUMMARY_REF).split()
+    assert chain == [new for _, new, _ in reversed(moves)]
+    for clone in world.clones:
+        sync(clone)
+        assert harnery_refs(clone) == harnery_refs(world.remote)
+
+
+def test_an_unchanged_sync_still_reads_one_ref_and_moves_nothing(world: World) -> None:
+    add_record(world.a, "one")
+    sync(world.a)
+    sync(world.a)
+    time.sleep(summary.RACY_SECONDS + 0.1)
+    sync(world.a, "--full")
+    log = strict(world.remote)
+    assert sync(world.a)["unchanged"]
+    assert not log.exists()  # nothing was pushed
+
+
+def test_an_old_blob_summary_is_read_once_then_a_chain_starts(world: World) -> None:
+    """A remote last synced by a git-harn that wrote the summary as a blob:
+    the blob still spares an unchanged sync its listing; the next change
+    deletes it (leased) and starts the chain, neither a forced move."""
+    add_record(world.a, "one")
+    sync(world.a)
+    time.sleep(summary.RACY_SECONDS + 0.1)
+    sync(world.a, "--full")
+    old = world.remote / "old-summary"
+    old.write_bytes(summary.content(harnery_refs(world.remote)))
+    blob = git(world.remote, "hash-object", "-w", str(old))
+    git(world.remote, "update-ref", SUMMARY_REF, blob)
+    log = strict(world.remote)
+    add_record(world.b, "two")
+    document = sync(world.b)
+    assert document["outcome"] == "synced", document
+    moves = summary_moves(log)
+    assert moves[0] == (blob, ZERO, "none")  # the blob deleted, never overwritten
+    assert moves[1][0] == ZERO and moves[1][2] == "commit"
+    assert len(moves) == 2
+    assert_names_the_remote(world)
+    add_record(world.a, "three")
+    assert sync(world.a)["outcome"] == "synced"
+    assert_names_the_remote(world)
+    assert len(summary_moves(log)) == 3
