@@ -357,7 +357,7 @@ def claims_cmd(remote: str | None, base: str | None, stale_after: float | None, 
     elif take_over is not None:
         result = take_over_claim(repo, where.remote, take_over, where.stale_after, ask)
     else:
-        result = list_claims(repo, where.remote, where.stale_after)
+        result = list_claims(repo, where.remote, where.stale_after, where.base)
     return show(result, as_json, _claim_lines)
 
 
@@ -368,7 +368,9 @@ def _claim_lines(result: ClaimsResult) -> Iterable[str]:
         state = "unreadable" if c["error"] else "stale" if c["stale"] else "live"
         rows.append([c["taskId"], state, c["host"] or "?", "this clone" if c["thisClone"] else (c["clone"] or "?"),
                      c["workflowId"] or "(taken over)", age])
-    lines = table(["TASK", "STATE", "HOST", "CLONE", "WORKFLOW", "HEARTBEAT AGE"], rows).splitlines() if rows \
+    lines = [f"dropped the claim on task {d['taskId']} ({d['oid'][:12]}, {d['holder']}): the task has landed, "
+             "it guarded nothing" for d in result.dropped]
+    lines += table(["TASK", "STATE", "HOST", "CLONE", "WORKFLOW", "HEARTBEAT AGE"], rows).splitlines() if rows \
         else [f"no claims on {result.remote}"]
     stale = [c["taskId"] for c in result.claims if c["stale"] and not c["thisClone"]]
     if stale and result.takenOver is None:

@@ -22,6 +22,11 @@ with a lease on it). The taken-over claim is then this clone's: its task's
 surviving branch is held out of normal selection as every survivor is, for
 the resume modes; a run here that selects the task adopts the claim.
 Addenda are claimed by their own id (``<task-id>-addendum-<n>``).
+
+A claim whose task the base has ticked guards nothing (a runner killed
+between its push and its release leaves one): the next run and ``git harn
+workflow claims`` drop it, from any clone, with a lease on the value read,
+and say so.
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ from typing import Any, ClassVar
 
 from git_harn.clock import epoch_of, now_iso
 from git_harn.errors import BadInput, CorruptRecord, GitFailure, HarnError, Refused
-from git_harn.git import Repo, open_repo
+from git_harn.git import Oid, Repo, open_repo
 from git_harn.git.branches import check_branch_name, check_remote, fetch_branch
 from git_harn.git.identity import clone_id, host_name
 from git_harn.git.remote import MOVED_ON, UNREACHABLE, Outcome
@@ -45,7 +50,7 @@ from git_harn.results import Result
 from git_harn.store import claims as refs
 from git_harn.store.clone import this_clone
 from git_harn.tasks.config import DEFAULT_CLAIM_STALE_AFTER, DEFAULT_REMOTE, settings_at
-from git_harn.tasks.roadmap import task_branch, ticked_at
+from git_harn.tasks.roadmap import task_branch, tasks_at, ticked_at
 from git_harn.text import one_line
 from git_harn.workflow import state
 from git_harn.workflow.result import Skipped
@@ -185,6 +190,7 @@ class Claims:
         self.released: list[str] = []
         self.refreshed: dict[str, int] = {}
         self.kept: list[dict[str, str]] = []
+        self.dropped: list[dict[str, Any]] = []
 
     # --- before anything starts ---------------------------------------------------
 
@@ -201,6 +207,10 @@ class Claims:
         if not gone.ok:
             raise Refused(f"{self.remote} takes claim refs but does not let them be deleted ({gone.why}); "
                           f"claims could never be released (the probe {ref} is left there)")
+
+    def drop_landed(self, base: Oid) -> None:
+        """Drop the claims of tasks ``base`` has ticked, whoever left them."""
+        self.dropped = drop_landed(self.repo, self.remote, base)[1]
 
     # --- one task -------------------------------------------------------------------
 
@@ -339,7 +349,7 @@ class Claims:
             return {"remote": self.remote, "host": self.me.host, "clone": self.me.clone,
                     "made": list(self.made), "lost": [dict(x) for x in self.lost],
                     "released": list(self.released), "refreshed": dict(self.refreshed),
-                    "kept": [dict(x) for x in self.kept]}
+                    "kept": [dict(x) for x in self.kept], "dropped": [dict(x) for x in self.dropped]}
 
 
 def release_dead_run(repo: Repo, remote: str, workflow_id: str) -> list[str]:
@@ -357,6 +367,37 @@ def release_dead_run(repo: Repo, remote: str, workflow_id: str) -> list[str]:
         if gone.ok:
             released.append(claim.claimId)
     return released
+
+
+def landed_keys(repo: Repo, base: Oid) -> set[str]:
+    """The claim ids of the tasks and addenda the roadmap at ``base`` has ticked."""
+    ticked = set()
+    for task in tasks_at(repo, base) or []:
+        if task.done:
+            ticked.add(task.id)
+        ticked |= {f"{task.id}-addendum-{a.number}" for a in task.addenda if a.done}
+    return ticked
+
+
+def drop_landed(repo: Repo, remote: str, base: Oid, there: list[Claim] | None = None,
+                ) -> tuple[list[Claim], list[dict[str, Any]]]:
+    """Delete each claim on ``remote`` whose task ``base`` has ticked: it
+    guards nothing (its runner died between the push and the release). Any
+    clone may: the lease on the value read keeps a claim that moved. Returns
+    the claims left and those dropped."""
+    ticked = landed_keys(repo, base)
+    left, dropped = [], []
+    for claim in read_remote(repo, remote) if there is None else there:
+        if claim.error is None and claim.claimId in ticked:
+            try:
+                gone = refs.push_claim(repo, remote, claim.ref, None, claim.oid)
+            except HarnError:
+                gone = Outcome(UNREACHABLE, "")
+            if gone.ok:
+                dropped.append({"taskId": claim.claimId, "oid": claim.oid, "holder": claim.holder()})
+                continue
+        left.append(claim)
+    return left, dropped
 
 
 def claimed_elsewhere(repo: Repo, remote: str, task_ids: list[str]) -> list[Skipped]:
@@ -377,6 +418,7 @@ class ClaimsResult(Result):
     claims: list[dict[str, Any]] = field(default_factory=list)
     takenOver: dict[str, Any] | None = None
     released: dict[str, Any] | None = None
+    dropped: list[dict[str, Any]] = field(default_factory=list)  # claims of landed tasks, deleted now
 
     @property
     def outcome(self) -> str:
@@ -387,6 +429,7 @@ class ClaimsResult(Result):
 class Where:
     remote: str
     stale_after: float
+    base: Oid | None = None  # the base as fetched now (None: no such branch)
 
 
 def claim_settings(repo: Repo, remote: str | None, base: str | None, stale_after: float | None) -> Where:
@@ -397,8 +440,10 @@ def claim_settings(repo: Repo, remote: str | None, base: str | None, stale_after
     name = remote or DEFAULT_REMOTE
     check_remote(repo, name)
     branch = check_branch_name(base or repo.config("harn.base") or "main", "--base")
+    tip: Oid | None = None
     try:
-        settings = settings_at(repo, fetch_branch(repo, name, branch), f"{name}/{branch}")
+        tip = fetch_branch(repo, name, branch)
+        settings = settings_at(repo, tip, f"{name}/{branch}")
     except BadInput:
         if base is not None:
             raise
@@ -407,13 +452,19 @@ def claim_settings(repo: Repo, remote: str | None, base: str | None, stale_after
         name = settings.remote
         check_remote(repo, name)
     configured = settings.claimStaleAfter if settings is not None else None
-    return Where(name, stale_after or configured or DEFAULT_CLAIM_STALE_AFTER)
+    return Where(name, stale_after or configured or DEFAULT_CLAIM_STALE_AFTER, tip)
 
 
-def list_claims(repo: Repo, remote: str, stale_after: float) -> ClaimsResult:
+def list_claims(repo: Repo, remote: str, stale_after: float, base: Oid | None = None) -> ClaimsResult:
+    """The claims ``remote`` holds; with ``base``, those of tasks it has
+    ticked are dropped first (and listed as dropped)."""
     check_remote(repo, remote)
     mine = clone_id(repo)
-    return ClaimsResult(remote, stale_after, [c.shown(stale_after, mine) for c in read_remote(repo, remote)])
+    there = read_remote(repo, remote)
+    dropped: list[dict[str, Any]] = []
+    if base is not None:
+        there, dropped = drop_landed(repo, remote, base, there)
+    return ClaimsResult(remote, stale_after, [c.shown(stale_after, mine) for c in there], dropped=dropped)
 
 
 def _claim_on(repo: Repo, remote: str, task_id: str) -> Claim:

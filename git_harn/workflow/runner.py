@@ -154,6 +154,7 @@ def _sealed(repo: Repo, eff: config.Effective, options: config.Options, result: 
     if eff.claims:
         claims = claiming.Claims(repo, eff.remote, eff.base, workflow_id, eff.claimHeartbeat)
         claims.preflight()  # a remote that refuses claims stops the run before anything is made
+        claims.drop_landed(eff.base_oid)  # a killed run's claims of tasks it landed guard nothing
     if found is not None:
         recovery.recover(repo, eff, found, workflow_id, tasks)
         result.recovery = found.document()
@@ -435,6 +436,7 @@ class Scheduler:
         except Exception as exc:  # a bug must not take the siblings down
             state.end(tr, Ending(State.FAILED, tr.stage, one_line(f"internal error: {type(exc).__name__}: {exc}", 500)),
                       None, None)
+        failpoint("workflow-before-release")  # a kill here leaves the claim of a task that may have landed
         if self.claims is not None:  # every end leaves the branch to the survivor rules
             self.claims.release(tr.key)
             self.result.claims = self.claims.snapshot()
