@@ -230,25 +230,52 @@ def cleanup_locked(repo: Repo, run_id: str, snap: Snapshot | None = None) -> Cle
     return _release(repo, stored, event, verdict.tips, freezing)
 
 
+# In the worktree's admin folder (git deletes it last) while git removes the
+# worktree: what is missing from the folder then is git's doing, not anyone's work.
+REMOVING = "harn-removing"
+
+
+def _remove(repo: Repo, path: Path) -> None:
+    """``git worktree remove``, with the mark that git is at it; the caller
+    holds the worktrees lock. A refusal takes the mark away again."""
+    admin = admin_dir(repo, path)
+    mark = admin / REMOVING if admin is not None else None
+    if mark is not None:
+        atomic_write(mark, b"", 0o644)
+    try:
+        remove_worktree(repo, path)
+    except HarnError:
+        if mark is not None:
+            mark.unlink(missing_ok=True)
+        raise
+
+
 def _undo_partial_removal(repo: Repo, record: RunRecord) -> None:
     """A release killed inside ``git worktree remove`` leaves part of a folder
-    that was judged clean: put back its ``.git`` file (git deletes it in
-    readdir order, like any other entry) and every tracked file deleted since,
-    from the index (which git removes only after the folder), so the ordinary
-    judgement finishes the release. A deletion is never work: the frozen
-    intent holds it, and a salvage of it would be a broken tree (issue 45).
-    Only restores; anything else in the folder is judged as usual [P1] [P6]."""
+    that was judged clean: put back its ``.git`` file and every tracked file
+    git deleted (from the index, which git removes only after the folder),
+    so the ordinary judgement finishes the release. git was at it when the
+    ``REMOVING`` mark is in the admin folder, or when the ``.git`` file is
+    gone; it deletes in directory order, so a kill can come before or after
+    it reached ``.git``. What git deleted is never work: the frozen intent
+    holds it, and a salvage of it would be a broken tree (issue 45). A
+    deletion with no sign that git ran (killed before it started) is judged
+    as usual, as is anything else in the folder [P1] [P6]."""
     path = Path(record.path)
     admin = admin_dir(repo, path)
     if admin is None:
         return
-    if not os.path.lexists(path / ".git"):
+    git_file = os.path.lexists(path / ".git")
+    if git_file and not (admin / REMOVING).exists():
+        return
+    if not git_file:
         atomic_write(path / ".git", f"gitdir: {admin}\n".encode(), 0o644)
     if not (admin / "index").is_file():
         return  # nothing to restore from: judged as usual
     missing = [entry.path for entry in dirty_paths(path) if entry.status == " D"]
     if missing:
         restore_deleted(path, missing)
+    (admin / REMOVING).unlink(missing_ok=True)
 
 
 # Where the intent was frozen when the workspace branch was already gone.
@@ -333,7 +360,7 @@ def _release(repo: Repo, stored: store.Stored, event: str | None = None,
     tip = store.write(repo, record, "releasing", said, stored.tip)
     failpoint("cleanup-before-remove")
     with hold_worktrees(repo):
-        remove_worktree(repo, Path(record.path))
+        _remove(repo, Path(record.path))
     failpoint("cleanup-after-remove")
     try:
         branch_note = let_go_of_branch(repo, record, tips)
