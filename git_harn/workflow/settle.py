@@ -555,3 +555,52 @@ def _landed_keys(task: Task) -> list[tuple[str, int | None, bool]]:
     found: list[tuple[str, int | None, bool]] = [(task.id, None, task.done)]
     found += [(f"{task.id}-addendum-{a.number}", a.number, a.done) for a in task.addenda]
     return found
+
+
+# --- reclaim of a task's workspace ------------------------------------------------------------
+
+
+def keep_if_landed(repo: Repo, run_id: str) -> str | None:
+    """Before ``git harn reclaim`` of a workflow task's workspace: a task that
+    landed (judged as settling judges it) has its tip kept under
+    ``refs/harnery/integrated/<key>``, so reclaim finds no commit at risk and
+    releases the workspace instead of salvaging work the base holds already
+    (issue 45) [P1]. Uncommitted work is still salvaged. The caller holds
+    the run lock. A sentence for the reason, or None (not a task's, or not
+    landed, or the remote cannot be read: reclaim salvages as ever)."""
+    found = _task_of_run(repo, run_id)
+    stored = runs.read(repo, run_id)
+    if found is None or stored is None:
+        return None
+    body, task = found
+    rec = stored.record
+    path = Path(rec.path)
+    tip = repo.ref_oid(rec.branch_ref) or (head_of(path) if path.is_dir() else None)
+    if tip is None:
+        return None
+    key = task_key(task)
+    if any(repo.contains(oid, tip) for oid in _kept(repo, key)):
+        return None  # kept as landed already: nothing is at risk, reclaim says so itself
+    base = _base_now(repo, body)
+    landed = _landed(repo, base, task, tip)
+    if landed is None:
+        return None
+    _keep_landed(repo, body, task, tip)
+    return (f"task {key} had landed on {body.get('remote')}/{body.get('base')} as {landed[:12]}; "
+            f"its tip {str(tip)[:12]} is kept on {INTEGRATED_ROOT}{key}, not salvaged")
+
+
+def _task_of_run(repo: Repo, run_id: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """The workflow record (its body) and the task whose workspace is
+    ``run_id`` (``<workflow-id>-<task key>``), if a record names it."""
+    for cut in (i for i, c in enumerate(run_id) if c == "-"):
+        if repo.ref_oid(record.workflow_ref(run_id[:cut])) is None:
+            continue
+        try:
+            body = record.read(repo, run_id[:cut]).body
+        except HarnError:
+            continue
+        for task in _tasks(body):
+            if task["runId"] == run_id:
+                return body, task
+    return None
