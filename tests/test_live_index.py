@@ -240,3 +240,34 @@ def test_sync_indexes_the_records_it_fetches_and_merges(tmp_path: Path) -> None:
     assert harnery_refs(world.a).keys() == harnery_refs(world.b).keys()
     assert not [ref for ref in git(world.remote, "for-each-ref", "--format=%(refname)").split()
                 if ref.startswith("refs/harnery/live")]  # the index is never pushed
+
+
+def test_twenty_starts_at_once_all_succeed_and_the_index_is_whole(repo: Path) -> None:
+    """Issue 45 item 14: every first start of a repository would write the
+    marker in its own transaction; all but one lost its lock."""
+    ids = [f"many-{n:02d}" for n in range(20)]
+    procs = [subprocess.Popen(["git", "harn", "start", run_id], cwd=repo, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for run_id in ids]
+    failed = []
+    for run_id, proc in zip(ids, procs, strict=True):
+        out, err = proc.communicate(timeout=240)
+        if proc.returncode != 0:
+            failed.append((run_id, proc.returncode, err))
+    assert failed == []
+    assert entries(repo) == set(ids)
+    assert ref(repo, MARKER) is not None
+    assert sorted(live_listed(repo)[0]) == ids
+
+
+def test_a_start_whose_marker_lock_another_transaction_holds_still_succeeds(repo: Path) -> None:
+    """The race of the test above, made certain: another first start holds
+    the marker's lock while this one writes its record."""
+    lock = repo / ".git" / "refs" / "harnery" / "live-index" / "v1.lock"
+    lock.parent.mkdir(parents=True)
+    lock.write_text("")
+    result = harn(repo, "start", "held")
+    assert result.code == 0, result.err
+    assert entries(repo) == {"held"}
+    lock.unlink()
+    assert live_listed(repo)[0] == ["held"]
+    assert ref(repo, MARKER) is not None  # the listing wrote it, having read every record once

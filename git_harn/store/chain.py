@@ -442,13 +442,14 @@ def publish(repo: Repo, kind: Kind[Any], record_id: str, new: Oid | None, old: O
     ref, entry = kind.ref(record_id), kind.live.entry(record_id)
     listed = repo.ref_oid(entry) is not None
     wanted = live and new is not None
-    first = _first_record(repo, kind) if old is None and new is not None else []
-    if first or listed != wanted or new is None:
+    if old is None and new is not None:
+        mark_first(repo, kind)
+    if listed != wanted or new is None:
         try:
             if wanted or new is None or not repo.packed_refs_locked():
                 failpoint("record-index-before")
                 # The entry first: git commits updates in order, then deletions.
-                repo.update_refs([*first, (entry, new if wanted else None, ANY), (ref, new, old)])
+                repo.update_refs([(entry, new if wanted else None, ANY), (ref, new, old)])
                 failpoint("record-index-after")
                 return
         except RaceLost:
@@ -468,14 +469,20 @@ def index_marker(repo: Repo, index: LiveIndex[Any]) -> Oid:
     return repo.commit_files({}, text, [], machine_signature(repo))
 
 
-def _first_record(repo: Repo, kind: Kind[Any]) -> list[tuple[str, Oid, Any]]:
-    """The marker, to go with the first record of a kind: a repository
-    whose records were all written with their entries needs no build. ANY:
-    two first records at once both say so."""
+def mark_first(repo: Repo, kind: Kind[Any]) -> None:
+    """The marker, before the first record of a kind is written: a
+    repository whose records were all written with their entries needs no
+    build. Written in a transaction of its own, only where it is missing: in
+    each first record's transaction, 20 starts at once all locked it and all
+    but one failed. Best effort: a marker not written (another writer holds
+    its lock) leaves the next listing to build the index, reading every
+    record once; a marker written for a record whose own write then fails
+    is still true."""
     assert kind.live is not None
     if repo.ref_oid(kind.live.marker) is not None or repo.ref_ids([kind.namespace]):
-        return []
-    return [(kind.live.marker, index_marker(repo, kind.live), ANY)]
+        return
+    with suppress(RaceLost):
+        repo.update_refs([(kind.live.marker, index_marker(repo, kind.live), None)])
 
 
 def index_edits(repo: Repo, kind: Kind[T], moves: Sequence[tuple[str, Oid]]) -> list[tuple[str, Oid | None, Any]]:
@@ -500,7 +507,9 @@ def index_edits(repo: Repo, kind: Kind[T], moves: Sequence[tuple[str, Oid]]) -> 
         entry = index.entry(record_id)
         if live != (entry in listed):
             edits.append((entry, tip if live else None, ANY))
-    return [*_first_record(repo, kind), *edits] if moves else edits
+    if moves:
+        mark_first(repo, kind)
+    return edits
 
 
 @dataclass

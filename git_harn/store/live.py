@@ -22,9 +22,11 @@ pointing at a commit of its chain, and an ended run has none:
   entry whose record ended (or is gone) is stale, left by a tool that does
   not keep the index, and is dropped when read, in a transaction that
   checks the record is still at the tip that was read.
-- Built once. The first record of a repository (or the first a sync
-  brings) is written with the marker ref ``refs/harnery/live-index/v1``,
-  which says every live record has its entry. A repository written before
+- Built once. Just before the first record of a repository (or the first
+  a sync brings) is written, the marker ref ``refs/harnery/live-index/v1``,
+  which says every live record has its entry, is made where it is missing,
+  in a transaction of its own (in each first record's, concurrent starts
+  fought over its lock; ``chain.mark_first``). A repository written before
   the index has neither entries nor marker: the first command that lists
   live runs then reads every record once, and writes an entry for each
   live (or unreadable) one and the marker in one transaction. A killed
