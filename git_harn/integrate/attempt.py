@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from git_harn.errors import BadInput, HarnError, Refused
+from git_harn.errors import HarnError, RaceLost, Refused
 from git_harn.failpoints import failpoint
 from git_harn.git import Oid, Repo
 from git_harn.git import checkout as wt
@@ -26,7 +26,7 @@ from git_harn.integrate.report import (
     IntegrationReport,
     new_report,
 )
-from git_harn.integrate.target import Target
+from git_harn.integrate.target import Moved, Target
 from git_harn.notices import warn
 from git_harn.store.notes import merge_note
 from git_harn.tasks.roadmap import Task, tick_item
@@ -77,15 +77,17 @@ def attempt(repo: Repo, target: Target, worktree: Path, base: Oid, task: Task,
         return new_report(target, number, rebased=True, squashMerged=True, roadmapMarkedDone=True,
                           outcome=PUSH_FAILED, summary=f"push to {target.upstream} was refused: {told}")
     failpoint("integrate-after-push")
-    return _landed(repo, target, commit, base, number)
+    return _landed(repo, target, commit, base, number, tip)
 
 
 def _rebase(repo: Repo, target: Target, worktree: Path, base: Oid) -> Oid | list[str]:
-    """The task tip rebased onto ``base`` (the branch moved with CAS), or the
-    conflicting paths, with the task branch left exactly as it was."""
-    tip = repo.ref_oid(target.branch_ref)
-    if tip is None:
-        raise BadInput(f"unknown branch: {target.branch}")
+    """The judged commit rebased onto ``base`` (the branch moved with CAS from
+    it), or the conflicting paths, with the task branch left exactly as it
+    was. The branch must still hold the judged commit: else Moved [T4]."""
+    tip = target.judged
+    found = repo.ref_oid(target.branch_ref)
+    if found != tip:
+        raise Moved(target, found)
     if repo.contains(tip, base):
         return tip
     _refuse_if_checked_out(repo, target)
@@ -97,7 +99,10 @@ def _rebase(repo: Repo, target: Target, worktree: Path, base: Oid) -> Oid | list
         return conflicts
     rebased = head_of(worktree)
     assert rebased is not None
-    repo.move_ref(target.branch_ref, rebased, tip, f"git-harn: integrate: rebase onto {target.upstream}")
+    try:
+        repo.move_ref(target.branch_ref, rebased, tip, f"git-harn: integrate: rebase onto {target.upstream}")
+    except RaceLost:  # moved while the rebase ran
+        raise Moved(target, repo.ref_oid(target.branch_ref)) from None
     return rebased
 
 
@@ -170,9 +175,10 @@ def commit_message(target: Target, task: Task, commits: int) -> str:
             f"{what} {target.task_id}, marked done in {target.roadmap}.\n\n{trailers}")
 
 
-def _landed(repo: Repo, target: Target, commit: Oid, base: Oid, number: int) -> IntegrationReport:
+def _landed(repo: Repo, target: Target, commit: Oid, base: Oid, number: int, tip: Oid) -> IntegrationReport:
     report = new_report(target, number, ok=True, rebased=True, squashMerged=True, pushed=True,
-                        roadmapMarkedDone=True, commit=str(commit), outcome=LANDED, summary=(
+                        roadmapMarkedDone=True, commit=str(commit), outcome=LANDED,
+                        judged=str(target.judged), rebasedTip=str(tip) if tip != target.judged else None, summary=(
                             f"{target.branch} landed on {target.upstream} as {str(commit)[:12]} "
                             f"({_what(target)} marked done) after {number} attempt(s)"))
     # Landed is landed: the local bookkeeping after the push may fail (a lock

@@ -18,7 +18,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 
 from git_harn.errors import BadInput
-from git_harn.git import Oid, Repo
+from git_harn.git import Oid, Repo, to_oid
 from git_harn.git.branches import keep_ref
 from git_harn.git.remote import fetch_branch
 from git_harn.integrate.attempt import Retry, attempt
@@ -56,7 +56,7 @@ def integrate_target(repo: Repo, target: Target, resume_after_crash: bool = Fals
         with crash_marker(repo, target):
             report = _attempts(repo, target)
         if report.ok:
-            keep_integrated(repo, target, f"git-harn: integrate: task {integrated_key(target)} landed")
+            keep_integrated(repo, target, report, f"git-harn: integrate: task {integrated_key(target)} landed")
         return report
 
 
@@ -69,13 +69,23 @@ def integrated_key(target: Target) -> str:
     return target.task_id if target.addendum is None else f"{target.task_id}-addendum-{target.addendum}"
 
 
-def keep_integrated(repo: Repo, target: Target, message: str) -> str | None:
-    """Keep the task branch's tip under ``refs/harnery/integrated/<key>``, as
+def keep_integrated(repo: Repo, target: Target, report: IntegrationReport, message: str) -> str:
+    """Keep the judged commit under ``refs/harnery/integrated/<key>``, as
     the workflow does for what it lands: the same whoever integrated it."""
-    tip = repo.ref_oid(f"refs/heads/{target.branch}")
-    if tip is None:
-        return None
-    return keep_ref(repo, INTEGRATED_PREFIX + integrated_key(target), tip, message)
+    rebased = to_oid(report.rebasedTip) if report.rebasedTip else None
+    return keep_landed(repo, integrated_key(target), target.judged, rebased, message)
+
+
+def keep_landed(repo: Repo, key: str, judged: Oid, beside: Oid | None, message: str) -> str:
+    """``refs/harnery/integrated/<key>`` keeps the judged commit, which the
+    gates and review notes sit on, so no ``git gc`` takes the evidence of
+    what was approved; the rebased copy the branch holds when the base had
+    moved (``beside``) is kept next to it (``<key>-<n>``), so the branch
+    holds nothing unkept and may go [P1] [T4]."""
+    kept = keep_ref(repo, INTEGRATED_PREFIX + key, judged, message)
+    if beside is not None and beside != judged:
+        keep_ref(repo, INTEGRATED_PREFIX + key, beside, f"{message} (rebased onto the base)")
+    return kept
 
 
 def _attempts(repo: Repo, target: Target) -> IntegrationReport:

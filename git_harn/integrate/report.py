@@ -55,6 +55,8 @@ class IntegrationReport(Result):
     commit: str | None = None
     attempts: int = 0
     outcome: str = ""
+    judged: str | None = None  # the commit that was judged, and the only one this integration lands [T4]
+    rebasedTip: str | None = None  # its rebase onto the base, when the base had moved
 
 
 

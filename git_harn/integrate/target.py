@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from git_harn.errors import BadInput
-from git_harn.git import Repo
+from git_harn.errors import BadInput, Refused
+from git_harn.git import Oid, Repo
 from git_harn.git.refnames import branch_name
 from git_harn.tasks.branches import DEFAULT_BASE, default_remote
 from git_harn.tasks.roadmap import parse_task_branch, roadmap_file, validate_task_id
@@ -21,6 +21,7 @@ class Request:
     task_id: str | None = None
     max_attempts: int = DEFAULT_MAX_ATTEMPTS
     resume_after_crash: bool = False
+    judged: Oid | None = None  # the commit to land (None: the branch's tip, read once here) [T4]
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,11 @@ class Target:
     addendum: int | None
     roadmap: str  # path of the roadmap inside the tree
     max_attempts: int
+    # The one commit this integration lands: what the workflow's gates and
+    # reviewers judged, or the tip ``git harn integrate`` read once. The
+    # branch is compared-and-swapped from it, never read again as "whatever
+    # it points at now" [T4].
+    judged: Oid
 
     @property
     def branch_ref(self) -> str:
@@ -52,6 +58,16 @@ class Target:
         return f"integrate-{slug(self.task_id, self.addendum)}"
 
 
+class Moved(Refused):
+    """The task branch no longer holds the commit that was judged: nothing lands [T4]."""
+
+    def __init__(self, target: Target, found: Oid | None) -> None:
+        now = str(found)[:12] if found is not None else "nothing (deleted)"
+        super().__init__(f"{target.branch_ref} moved since its commit was judged ({str(target.judged)[:12]} → "
+                         f"{now}); nothing landed: only the judged commit may")
+        self.ref, self.judged, self.found = target.branch_ref, target.judged, found
+
+
 def slug(task_id: str, addendum: int | None = None) -> str:
     """``1.2.3`` → ``1-2-3`` (``-addendum-<n>`` for an addendum): one-to-one,
     since a task id holds only digits and dots."""
@@ -62,7 +78,8 @@ def slug(task_id: str, addendum: int | None = None) -> str:
 def resolve_target(repo: Repo, request: Request) -> Target:
     """Check every input before anything changes [P7]."""
     branch = branch_name(request.branch)
-    if repo.ref_oid(f"refs/heads/{branch}") is None:
+    tip = repo.ref_oid(f"refs/heads/{branch}")
+    if tip is None:
         raise BadInput(f"unknown branch: {branch}")
     base = branch_name(request.base or repo.config("harn.base") or DEFAULT_BASE)
     remote = request.remote or default_remote(repo)
@@ -80,4 +97,5 @@ def resolve_target(repo: Repo, request: Request) -> Target:
     addendum = parsed[1] if parsed is not None and parsed[0] == task_id else None
     if request.max_attempts < 1:
         raise BadInput("--max-attempts must be at least 1")
-    return Target(branch, base, remote, task_id, addendum, roadmap_file(repo), request.max_attempts)
+    return Target(branch, base, remote, task_id, addendum, roadmap_file(repo), request.max_attempts,
+                  request.judged if request.judged is not None else tip)

@@ -11,10 +11,8 @@ from typing import Any
 
 from git_harn.clock import waiting
 from git_harn.git import Oid, Repo
-from git_harn.git.branches import keep_ref
-from git_harn.integrate.land import integrate
+from git_harn.integrate.land import integrate, keep_landed
 from git_harn.integrate.target import Request
-from git_harn.store.bookkeeping import INTEGRATED_ROOT
 from git_harn.text import jsonable
 
 # This run's own integrations take turns here first, so the merge lock is
@@ -35,14 +33,16 @@ def integration_turn() -> Iterator[None]:
         INTEGRATIONS.release()
 
 
-def integrate_builtin(repo: Repo, branch: str, base: str, remote: str, task_id: str) -> dict[str, Any]:
-    """The builtin integrate of ``branch``, in this task's turn, as its JSON report."""
+def integrate_builtin(repo: Repo, branch: str, base: str, remote: str, task_id: str, judged: Oid) -> dict[str, Any]:
+    """The builtin integrate of ``judged`` on ``branch``, in this task's turn,
+    as its JSON report; Moved when the branch no longer holds it [T4]."""
     with integration_turn():
-        report = integrate(repo, Request(branch, base, remote, task_id))
+        report = integrate(repo, Request(branch, base, remote, task_id, judged=judged))
     document: dict[str, Any] = jsonable(report)
     return document
 
 
-def keep_integrated(repo: Repo, key: str, tip: Oid, message: str) -> str:
-    """Keep ``tip`` under ``refs/harnery/integrated/<key>`` (never moved: a new name instead)."""
-    return keep_ref(repo, INTEGRATED_ROOT + key, tip, message)
+def keep_integrated(repo: Repo, key: str, judged: Oid, beside: Oid | None, message: str) -> str:
+    """Keep ``judged`` under ``refs/harnery/integrated/<key>`` (never moved:
+    a new name instead), and ``beside`` (its rebased copy) next to it."""
+    return keep_landed(repo, key, judged, beside, message)

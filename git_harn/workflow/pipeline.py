@@ -22,7 +22,7 @@ from __future__ import annotations
 import shlex
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,13 +32,14 @@ from git_harn.assess.gates import GateCheckouts, gate_timeout, run_gates
 from git_harn.clock import Wait, keeping_waits, now_iso, precise_iso
 from git_harn.errors import HarnError
 from git_harn.git import Oid, Repo, to_oid
-from git_harn.git.branches import attach, detach, fetch_branch, worktree_branch
+from git_harn.git.branches import attach, detach, fetch_branch, keep_ref, worktree_branch
 from git_harn.git.workdir import dirty_names
 from git_harn.integrate.crash import marker_for
 from git_harn.integrate.land import merge_lock
 from git_harn.integrate.report import check_integration
+from git_harn.integrate.target import Moved
 from git_harn.proc import end_adopted, exit_words
-from git_harn.store.bookkeeping import INTEGRATED_ROOT
+from git_harn.store.bookkeeping import INTEGRATED_ROOT, TAMPER_ROOT
 from git_harn.store.locks import hold_run
 from git_harn.store.notes import merge_note, read_note
 from git_harn.store.record import PRESERVED_DIRTY, PRESERVED_UNMERGED
@@ -260,7 +261,11 @@ def _working_for(job: Job, raising: bool) -> Iterator[None]:
 
 
 def _tamper_detail(stage: str | None, tamper: Tamper) -> str:
-    return faults.halt_detail(stage or "workspace", state.TAMPER, tamper.detail, 1)
+    return _tamper_text(stage, tamper.detail)
+
+
+def _tamper_text(stage: str | None, detail: str) -> str:
+    return faults.halt_detail(stage or "workspace", state.TAMPER, detail, 1)
 
 
 def _blamed_late(job: Job, ending: Ending) -> Ending:
@@ -370,6 +375,7 @@ class TaskPath:
         self.earlier: dict[str, str] = {}
         self.findings: list[dict[str, Any]] = []
         self.tip: Oid | None = None
+        self.judged: Oid | None = None  # what the gates and both reviewers passed: the only commit that lands [T4]
         self.rounds = 1 if job.resume_at == REVIEW_ONLY else self.eff.reviewRounds
         self.tr.review = {"rounds": 0, "approved": False, "reviews": []}
         if job.resume_at is not None:  # a surviving branch: its committed ExecPlan, if any
@@ -511,6 +517,8 @@ class TaskPath:
         if faulted is not None:
             raise _faulted(faulted)
         if verdict.approved:
+            self.judged = tip
+            self.tr.judged = str(tip)
             self.tr.review.update(approved=True, tip=str(tip))
             self.earlier["review"] = verdict.summary()
             return None
@@ -542,22 +550,55 @@ class TaskPath:
         merge_note(self.repo, tip, REVIEW_NOTE, verdict.note(self.job.workflow_id, str(tip)))
 
     def integrate(self, round_no: int) -> None:
+        """Land the judged commit, and only it [T4]: the branch must still
+        hold it, the builtin rebases it (never what the branch points at
+        later), and what is kept is it, with its notes."""
+        judged = self.judged
+        assert judged is not None  # integrate follows an approving review
+        self._still_judged(judged)
         agent = self.eff.agents["integrate"]
         if agent.builtin:
-            self._integrate_builtin()
+            rebased = self._integrate_builtin(judged)
         else:
             self._integrate_agent(agent)
-        tip = _tip(self.repo, self.ctx.branch, "integrate")
-        self.tr.tip = str(tip)
+            rebased = self.repo.ref_oid(f"refs/heads/{self.ctx.branch}")
+        self.tr.tip = str(judged)
         key = self.job.task.key  # <id>, or <id>-addendum-<n>
-        self.tr.integratedRef = keep_integrated(self.repo, key, tip,
+        self.tr.integratedRef = keep_integrated(self.repo, key, judged, rebased,
                                                 f"git-harn: workflow {self.job.workflow_id}: task {key} landed")
 
-    def _integrate_builtin(self) -> None:
+    def _still_judged(self, judged: Oid) -> None:
+        """The task branch still holds the judged commit, or the task ends here."""
+        now = self.repo.ref_oid(f"refs/heads/{self.ctx.branch}")
+        if now != judged:
+            raise self._moved(judged, now)
+
+    def _moved(self, judged: Oid, now: Oid | None) -> StageEnd:
+        """The task branch holds ``now``, not the judged commit: a tamper.
+        What it held is kept under ``refs/harnery/tamper/``, the branch is put
+        back (compare-and-swap), and nothing lands [T4] [P1]."""
+        ref = f"refs/heads/{self.ctx.branch}"
+        kept = ""
+        if now is not None:
+            kept = keep_ref(self.repo, f"{TAMPER_ROOT}{self.job.workflow_id}/{self.job.task.key}", now,
+                            f"git-harn: keep what {ref} held instead of the judged commit [P1]")
+            with suppress(HarnError):
+                self.repo.move_ref(ref, judged, now, f"git-harn: put back the judged commit of {ref} [T4]")
+        put = self.repo.ref_oid(ref) == judged
+        detail = (f"changed {ref} ({str(judged)[:12]} → {str(now)[:12] if now else 'deleted'}) after the gates "
+                  f"and reviewers judged {str(judged)[:12]}; nothing landed"
+                  + (f"; what it held is kept as {kept}" if kept else "")
+                  + ("" if put else f"; {ref} could not be put back"))
+        return StageEnd(Outcome.TAMPER, "integrate", _tamper_text("integrate", detail), state.TAMPER, "tamper")
+
+    def _integrate_builtin(self, judged: Oid) -> Oid | None:
+        """The builtin integrate of the judged commit; its rebased copy, if it made one."""
         ctx, eff = self.ctx, self.eff
         detach(ctx.worktree)  # integrate may need to move the branch
         try:
-            report = integrate_builtin(self.repo, ctx.branch, eff.base, eff.remote, ctx.task_id)
+            report = integrate_builtin(self.repo, ctx.branch, eff.base, eff.remote, ctx.task_id, judged)
+        except Moved as moved:
+            raise self._moved(judged, moved.found) from None
         finally:
             if self.repo.ref_oid(f"refs/heads/{ctx.branch}") is not None:
                 attach(ctx.worktree, ctx.branch)
@@ -567,6 +608,8 @@ class TaskPath:
         check = check_integration(report)
         if not check.ok:
             raise StageEnd(Outcome.HALT, "integrate", check.detail)
+        rebased = report.get("rebasedTip")
+        return to_oid(rebased) if rebased else None
 
     def _integrate_agent(self, agent: AgentSettings) -> None:
         ctx, eff, job = self.ctx, self.eff, self.job

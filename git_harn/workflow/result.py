@@ -79,6 +79,7 @@ class TaskResult:
     gates: dict[str, Any] | None = None
     integration: dict[str, Any] | None = None
     tip: str | None = None
+    judged: str | None = None  # the commit the gates and both reviewers passed: the only one integration lands [T4]
     integratedRef: str | None = None
     workspace: dict[str, Any] | None = None  # what cleanup did: state, reason
     fault: str | None = None  # the fault class that ended the task: infra, provider, auth, interrupted

@@ -1,0 +1,120 @@
+"""Issue 44, finding 1, in real ``git harn workflow run``s with hostile
+stage agents [T4]: only the commit the gates and both reviewers judged
+lands; a task branch moved after its verdict ends the task as a tamper
+fault naming what moved, and nothing lands."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from helpers import assert_valid, git
+from wfrepo import WF, config_text, setup
+
+ROADMAP = "# Roadmap\n\n- [ ] 1.1 First thing\n- [ ] 1.3 Third thing\n"
+
+# A sibling task's agent: it takes the merge lock as git-harn's own holders
+# do, waits until the victim's integration has begun (its worktree is
+# detached, its integration waits for the lock), moves the victim's branch to
+# a broken commit on top of the judged one, lets go of the lock, then hands
+# over to the honest scripted agent.
+HOSTILE = r'''
+import json, os, socket, subprocess, sys, time
+here = os.path.dirname(os.path.abspath(__file__))
+task, stage = os.environ["HARN_TASK_ID"], os.environ["HARN_STAGE"]
+plan = json.load(open(os.path.join(here, "attacks.json"))).get(f"{task}:{stage}", {})
+def git(*args, env=None):
+    return subprocess.run(["git", *args], check=True, capture_output=True, text=True,
+                          env=env).stdout.strip()
+victim = plan.get("move_after_review")
+if victim:
+    branch = "refs/heads/roadmap-" + victim
+    common = os.path.abspath(git("rev-parse", "--git-common-dir"))
+    locks = os.path.join(common, "harnery", "locks")
+    os.makedirs(locks, exist_ok=True)
+    start = open(f"/proc/{os.getpid()}/stat").read().rsplit(")", 1)[-1].split()[19]
+    while True:
+        try:
+            fd = os.open(os.path.join(locks, "merge.lock"), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            break
+        except FileExistsError:
+            time.sleep(0.01)
+    os.write(fd, json.dumps({"pid": os.getpid(), "start": start, "host": socket.gethostname(),
+                             "group": os.getpgrp(), "purpose": "a sibling"}).encode())
+    os.close(fd)
+    def worktrees():
+        found, path = {}, None
+        for line in git("worktree", "list", "--porcelain").splitlines():
+            if line.startswith("worktree "):
+                path = line[len("worktree "):]
+                found[path] = None
+            elif line.startswith("branch "):
+                found[path] = line[len("branch "):]
+        return found
+    where, moved = None, None
+    deadline = time.time() + 100
+    while time.time() < deadline:
+        now = worktrees()
+        if where is None:
+            where = next((p for p, b in now.items() if b == branch), None)
+        elif where not in now:  # the victim ended before its integration: nothing to attack
+            break
+        elif now[where] is None:  # detached: the victim's integration began
+            judged = git("rev-parse", branch)
+            env = dict(os.environ, GIT_INDEX_FILE=os.path.join(here, "planted.index"))
+            git("read-tree", judged, env=env)
+            blob = subprocess.run(["git", "hash-object", "-w", "--stdin"], input="payload\n", check=True,
+                                  capture_output=True, text=True).stdout.strip()
+            git("update-index", "--add", "--cacheinfo", f"100644,{blob},broken", env=env)
+            tree = git("write-tree", env=env)
+            moved = git("commit-tree", "-p", judged, "-m", "planted after review", tree)
+            git("update-ref", branch, moved, judged)
+            json.dump({"judged": judged, "moved": moved}, open(os.path.join(here, "moved.json"), "w"))
+            break
+        time.sleep(0.02)
+    os.unlink(os.path.join(locks, "merge.lock"))
+os.execv(sys.executable, [sys.executable, os.path.join(here, "agent.py"), *sys.argv[1:]])
+'''
+
+
+def hostile_setup(tmp: Path, attacks: dict[str, Any]) -> WF:
+    agents = tmp / "agents"
+    config = config_text(agents, workflow="stageTimeout = 120\n").replace("agent.py", "hostile.py")
+    wf = setup(tmp, roadmap=ROADMAP, config=config)
+    (agents / "hostile.py").write_text(HOSTILE)
+    (agents / "attacks.json").write_text(json.dumps(attacks))
+    return wf
+
+
+def task(doc: dict[str, Any], task_id: str) -> dict[str, Any]:
+    return next(t for t in doc["tasks"] if t["taskId"] == task_id)
+
+
+def test_a_branch_moved_by_a_sibling_after_its_review_does_not_land(tmp_path: Path) -> None:
+    """--parallel 2: 1.3's plan agent moves roadmap-1.1 once 1.1's
+    reviewers approved it and its integration began. 1.1 ends as a tamper
+    fault naming the branch and both commits; nothing of it lands; the
+    record names the commit that was judged."""
+    wf = hostile_setup(tmp_path, {"1.3:plan": {"move_after_review": "1.1"}})
+
+    done = wf.run("--json", "--parallel", "2", timeout=300)
+
+    doc = done.json()
+    assert_valid(doc, "workflow-result")
+    victim = task(doc, "1.1")
+    assert (victim["status"], victim["fault"], victim["stage"]) == ("tamper-fault", "tamper", "integrate"), \
+        victim["detail"]
+    moved = json.loads((wf.agents / "moved.json").read_text())  # the attack took place
+    for named in ("refs/heads/roadmap-1.1", moved["judged"][:12], moved["moved"][:12]):
+        assert named in victim["detail"]
+    # the record names what was judged: the gates' commit, the reviewers' tip
+    assert victim["judged"] == moved["judged"] == victim["gates"]["commit"] == victim["review"]["tip"]
+    # nothing of 1.1 landed, the planted file least of all
+    assert "broken" not in git(wf.remote, "ls-tree", "--name-only", "main").split()
+    assert "- [ ] 1.1" in wf.remote_file("docs/roadmap.md")
+    assert not git(wf.remote, "log", "--format=%H", "--grep=^Harnery-Task: 1.1$", "main")
+    # what the branch held is kept, not lost, and the judged commit with it [P1]
+    kept = git(wf.work, "for-each-ref", "--format=%(objectname)", "refs/harnery/tamper/").split()
+    assert moved["moved"] in kept
+    assert git(wf.work, "merge-base", "--is-ancestor", moved["judged"], moved["moved"]) == ""
