@@ -118,3 +118,33 @@ def test_a_branch_moved_by_a_sibling_after_its_review_does_not_land(tmp_path: Pa
     kept = git(wf.work, "for-each-ref", "--format=%(objectname)", "refs/harnery/tamper/").split()
     assert moved["moved"] in kept
     assert git(wf.work, "merge-base", "--is-ancestor", moved["judged"], moved["moved"]) == ""
+
+
+def test_after_a_run_and_git_gc_every_evidence_note_is_on_a_reachable_commit(tmp_path: Path) -> None:
+    """Finding 6: two tasks in flight, so the second to land is rebased
+    onto a base the first moved; 1.1's reviewers refuse once, so its
+    refusal is noted too. ``refs/harnery/integrated/<id>`` keeps each judged
+    commit (its rebased copy beside it), and after the reflogs expire and
+    ``git gc --prune=now`` every gates and review note is on a commit that
+    still exists."""
+    wf = hostile_setup(tmp_path, {})
+    wf.script({"1.1:review": "changes-then-approve"})
+
+    done = wf.run("--json", "--parallel", "2", timeout=300)
+
+    doc = done.json()
+    assert [t["status"] for t in doc["tasks"]] == ["done", "done"], [t["detail"] for t in doc["tasks"]]
+    rebased = [t for t in doc["tasks"] if t["integration"].get("rebasedTip")]
+    assert rebased  # the base moved under the second one: its judged commit was rebased
+    for found in doc["tasks"]:
+        kept = git(wf.work, "rev-parse", found["integratedRef"])
+        assert kept == found["judged"] == found["gates"]["commit"] == found["review"]["tip"]
+    git(wf.work, "reflog", "expire", "--expire=now", "--expire-unreachable=now", "--all")
+    git(wf.work, "gc", "-q", "--prune=now")
+    notes = [line.split()[2:] for line in git(wf.work, "ls-tree", "-r", "refs/harnery/notes").splitlines()]
+    kinds: set[str] = set()
+    for blob, path in notes:
+        commit = path.replace("/", "")  # past a fan-out
+        kinds |= set(json.loads(git(wf.work, "cat-file", "blob", blob)))
+        assert git(wf.work, "cat-file", "-t", commit, check=False) == "commit", (commit, kinds)
+    assert {"gates", "review"} <= kinds  # both kinds of evidence were there to lose
