@@ -31,7 +31,10 @@ def test_gates_recorded_as_a_note_on_the_exact_tip(tmp_path: Path) -> None:
     said, ran_in = doc["commands"][0]["outputTail"].splitlines()
     assert said == "base-gate"
     assert ran_in != str(worktree) and not Path(ran_in).exists()
-    assert note(repo, "roadmap-1.2")["gates"] == doc
+    noted = note(repo, "roadmap-1.2")["gates"]
+    assert isinstance(noted, dict)
+    mac = noted.pop("mac")  # the note alone carries this machine's MAC (store/mac)
+    assert noted == doc and mac["alg"] == "hmac-sha256" and len(mac["value"]) == 64
 
 
 def test_ignored_files_in_the_agents_worktree_do_not_reach_the_gates(tmp_path: Path) -> None:
@@ -90,7 +93,10 @@ def test_git_config_gates_failures_and_timeouts(tmp_path: Path) -> None:
     assert first["exitCode"] == 0 and first["outputTail"] == "two words\n"
     assert second["exitCode"] == 7
     assert third["timedOut"] is True and third["exitCode"] is None
-    assert note(repo, "roadmap-1.2")["gates"] == doc
+    noted = note(repo, "roadmap-1.2")["gates"]
+    assert isinstance(noted, dict)
+    mac = noted.pop("mac")  # the note alone carries this machine's MAC (store/mac)
+    assert noted == doc and mac["alg"] == "hmac-sha256" and len(mac["value"]) == 64
 
 
 def test_gate_commands_never_go_through_a_shell(tmp_path: Path) -> None:

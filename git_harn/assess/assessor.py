@@ -53,6 +53,8 @@ BUILTIN = "builtin"
 
 # Gaps that need a person rather than more evidence.
 REVIEW_REFUSED = "review-refused"
+# a gates note this machine cannot verify: the gates run again wherever the note would have counted
+UNVERIFIED_VALIDATION = "unverified-validation-evidence"
 _MANUAL = ("no-committed-work", "not-task-scoped", "dirty-worktree", "plan-blocked",
            "validation-failed", "addendum-branch", REVIEW_REFUSED)
 
@@ -147,6 +149,9 @@ def _plan_gaps(evidence: Evidence) -> list[str]:
 
 def _validation_gaps(evidence: Evidence) -> list[str]:
     gates = evidence.validation
+    if gates is None and evidence.validationUnverified:
+        return [f"{UNVERIFIED_VALIDATION}: {evidence.validationProblem}; it counts as no evidence until "
+                "the gates run again on the tip"]
     if gates is None:
         return [f"missing-validation-evidence: no gates recorded on the tip {evidence.tip[:12]}"]
     if not gates.get("passed"):
@@ -181,8 +186,10 @@ def residual_risk(evidence: Evidence) -> list[str]:
     plan = evidence.execPlan
     if plan and plan.worktreeStatus and plan.status and plan.worktreeStatus != plan.status:
         risk.append(f"plan-status-differs: committed {plan.status}, worktree {plan.worktreeStatus}")
-    if evidence.validationProblem:
+    if evidence.validationProblem and not evidence.validationUnverified:
         risk.append(f"validation-note-invalid: {evidence.validationProblem}; it counts as no evidence")
+    if evidence.reviewProblem:
+        risk.append(f"review-note-unverified: {evidence.reviewProblem}; reported, not believed")
     gates = evidence.validation
     if gates and gates["base"]["oid"] != evidence.base["oid"]:
         risk.append("validation-base-differs: gates ran with the commands of another base revision")

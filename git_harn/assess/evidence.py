@@ -20,7 +20,7 @@ from git_harn.clock import now_iso
 from git_harn.files import read_regular_file
 from git_harn.git import Change, Oid, Repo
 from git_harn.git.workdir import DirtyPath, dirty_paths
-from git_harn.store import notes
+from git_harn.store import mac, notes
 from git_harn.tasks import execplan
 from git_harn.tasks.branches import Base, Branch, resolve_base, resolve_branch, worktree_of, worktree_present
 from git_harn.tasks.roadmap import parse_task_branch, roadmap_path, validate_task_id
@@ -68,7 +68,9 @@ class Evidence:
     execPlan: PlanEvidence | None = None
     validation: dict[str, Any] | None = None
     validationProblem: str | None = None  # why a gates note on the tip was disregarded
+    validationUnverified: bool = False  # the gates note on the tip is well formed, its MAC unverified here
     review: dict[str, Any] | None = None  # the workflow's review of the work at the tip (its review note)
+    reviewProblem: str | None = None  # why a review note on the work was disregarded (reported, not believed)
     taskScoped: bool | None = None
     scopeViolations: list[str] = field(default_factory=list)
     collectionError: str | None = None
@@ -99,28 +101,45 @@ def _gather(repo: Repo, evidence: Evidence, branch: Branch, base: Base) -> None:
     dirty = _worktree(repo, evidence, branch)
     evidence.execPlan = _plan(repo, evidence, branch, dirty)
     _scope(repo, evidence, branch, base, [d.path for d in deltas] + dirty)
-    evidence.validation, evidence.validationProblem = gates.tip_evidence(repo, branch.tip)
-    evidence.review = review_of(repo, branch.tip)
+    tip_gates = gates.tip_evidence(repo, branch.tip)
+    evidence.validation, evidence.validationProblem = tip_gates.note, tip_gates.problem
+    evidence.validationUnverified = tip_gates.unverified
+    evidence.review, evidence.reviewProblem = review_of(repo, branch.tip)
 
 
 REVIEW_NOTE = "review"  # written by the workflow on each reviewed tip: verdicts and blocking findings
 SALVAGE_HOPS = 20  # git-harn's own salvage commits looked through to the work they sit on
 
 
-def review_of(repo: Repo, tip: Oid) -> dict[str, Any] | None:
-    """The review a workflow run noted on the work at ``tip``: on the tip, or
-    on the commit under git-harn's own artefact-salvage commits (they add
-    ExecPlans, not work). None when the work has commits no review saw."""
+def review_of(repo: Repo, tip: Oid) -> tuple[dict[str, Any] | None, str | None]:
+    """(the review a workflow run noted on the work at ``tip``, why a review
+    note there was disregarded): on the tip, or on the commit under
+    git-harn's own artefact-salvage commits (they add ExecPlans, not work).
+    A note is believed only in the shape the workflow writes and with a MAC
+    that verifies on this machine; else it is reported, never trusted
+    [P5]. (None, None) when the work has commits no review saw."""
     commit = tip
     for _ in range(SALVAGE_HOPS):
         noted = notes.read_note(repo, commit).get(REVIEW_NOTE)
         if noted is not None:
-            return noted if _well_formed(noted, commit) else None
+            return _believed(noted, commit)
         info = repo.commit_info(commit)
         if "\nHarnery-Salvage: " not in info.message or not info.parents:
-            return None
+            return None, None
         commit = info.parents[0]
-    return None
+    return None, None
+
+
+def _believed(noted: Any, commit: Oid) -> tuple[dict[str, Any] | None, str | None]:
+    short = str(commit)[:12]
+    if not _well_formed(noted, commit):
+        return None, f"the review note on {short} is malformed"
+    why = mac.unverified(REVIEW_NOTE, str(commit), noted)
+    if why is not None:
+        said = "approved" if noted["approved"] else "refused"
+        return None, f"the review note on {short} ({said}, workflow {str(noted.get('workflowId'))[:80]}) " \
+                     f"is unverified here: {why}"
+    return mac.without_mac(noted), None
 
 
 def _well_formed(noted: Any, commit: Oid) -> bool:

@@ -31,7 +31,7 @@ from git_harn.git.worktrees import add_detached, prune_registration, registered_
 from git_harn.notices import info
 from git_harn.proc import run_bounded, split_command, tail
 from git_harn.results import Result
-from git_harn.store import notes
+from git_harn.store import mac, notes
 from git_harn.store.locks import hold_worktrees, owner_alive, process_owner
 from git_harn.tasks.branches import Base, Branch, resolve_base, resolve_branch
 from git_harn.tasks.config import WORKFLOW_FILE, configured_env_names, gate_argv_lists, gate_env_names, parse_toml
@@ -143,7 +143,7 @@ def _run_in(repo: Repo, branch: Branch, base: Base, timeout: float, on_start: Ca
         branch=branch.name, commit=str(branch.tip), base={"rev": base.rev, "oid": str(base.oid)},
         source=source, where=where, passed=all(o.exitCode == 0 for o in outcomes),
         startedAt=started, finishedAt=now_iso(), host=host_name(repo), commands=outcomes)
-    notes.merge_note(repo, branch.tip, NOTE_KIND, _as_note(result))
+    notes.merge_signed(repo, branch.tip, NOTE_KIND, _as_note(result))
     return result
 
 
@@ -262,18 +262,33 @@ def _remove_checkout(repo: Repo, holder: Path, checkout: Path) -> None:
         prune_registration(repo, checkout)
 
 
-def tip_evidence(repo: Repo, tip: Oid) -> tuple[dict[str, Any] | None, str | None]:
-    """(the gates note recorded on exactly ``tip``, why a gates note there was
-    disregarded). Notes are plain refs anyone can write: one that breaks
-    ``schemas/gates-result.schema.json`` counts as no evidence [P5]."""
+@dataclass
+class TipGates:
+    """What the gates note on a tip is worth here."""
+
+    note: dict[str, Any] | None = None  # the note, believed: well formed, for this tip, its MAC verified
+    problem: str | None = None  # why a gates note there was disregarded
+    unverified: bool = False  # a well-formed note for this tip whose MAC does not verify here
+
+
+def tip_evidence(repo: Repo, tip: Oid) -> TipGates:
+    """The gates note recorded on exactly ``tip``, believed only when its MAC
+    verifies on this machine [P5]. Notes are plain refs anyone can write: one
+    that breaks ``schemas/gates-result.schema.json`` counts as no evidence;
+    a well-formed one without a MAC this machine made is unverified (the
+    gates run again wherever git-harn would have used it)."""
     value = notes.read_note(repo, tip).get(NOTE_KIND)
     if value is None:
-        return None, None
+        return TipGates()
     from git_harn.schemas import schema_errors  # jsonschema only when a note is there
 
+    short = str(tip)[:12]
     problems = schema_errors(value, "gates-result")
     if problems:
-        return None, f"the gates note on {str(tip)[:12]} is malformed ({problems[0]})"
+        return TipGates(problem=f"the gates note on {short} is malformed ({problems[0]})")
     if value["commit"] != str(tip):
-        return None, f"the gates note on {str(tip)[:12]} was recorded for {value['commit'][:12]}"
-    return value, None
+        return TipGates(problem=f"the gates note on {short} was recorded for {value['commit'][:12]}")
+    why = mac.unverified(NOTE_KIND, str(tip), value)
+    if why is not None:
+        return TipGates(problem=f"the gates note on {short} is unverified here: {why}", unverified=True)
+    return TipGates(note=mac.without_mac(value))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Iterator
+from typing import Any
 
 import click
 
@@ -57,8 +58,14 @@ def _assessment_lines(result: AssessResult) -> Iterator[str]:
     if ev.get("execPlan") and ev["execPlan"]["path"]:
         plan = ev["execPlan"]
         yield f"  execplan  {plan['path']}: {plan['status'] or plan['worktreeStatus'] or 'no status'}"
+    yield f"  gates     {_gates_word(ev)} on the tip"
+
+
+def _gates_word(ev: dict[str, Any]) -> str:
     gates = ev.get("validation")
-    yield f"  gates     {'none recorded' if gates is None else 'passed' if gates['passed'] else 'failed'} on the tip"
+    if gates is not None:
+        return "passed" if gates["passed"] else "failed"
+    return "unverified here (not believed)" if ev.get("validationUnverified") else "none recorded"
 
 
 @click.group()

@@ -23,7 +23,7 @@ from git_harn.git import Oid, Repo
 from git_harn.git.cas import retry_cas
 from git_harn.git.identity import machine_signature
 from git_harn.git.objects import BLOB_MODE
-from git_harn.store import chain
+from git_harn.store import chain, mac
 
 NOTES_REF = chain.ROOT + "notes"
 # At most this much of the list of annotated objects is read (a year's
@@ -69,6 +69,12 @@ def merge_note(repo: Repo, commit: Oid, kind: str, value: Any) -> None:
     chain.update_ref(repo, NOTES_REF, step)
     _remember_annotated(repo, annotated)
     show_notes_in_log(repo)
+
+
+def merge_signed(repo: Repo, commit: Oid, kind: str, value: dict[str, Any]) -> None:
+    """``merge_note`` of evidence (gates, a review): the member carries this
+    machine's MAC, bound to ``commit`` and ``kind`` (``store/mac``)."""
+    merge_note(repo, commit, kind, mac.sign(kind, str(commit), value))
 
 
 def _annotated_file(repo: Repo) -> Path:

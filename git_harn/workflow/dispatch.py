@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from git_harn.assess.assessor import ADOPT_COMPLETE, ADOPT_PARTIAL, UNVERIFIED_VALIDATION, has_reason
 from git_harn.assess.evidence import Evidence
 from git_harn.git import Repo
 from git_harn.store import runs
@@ -63,13 +64,28 @@ def review_gap(evidence: Evidence, assessment: dict[str, Any]) -> Refusal | None
     if evidence.taskScoped is not True:
         return NOT_SCOPED, "; ".join(evidence.scopeViolations) or "the change is not scoped to its task"
     gates = evidence.validation
-    if gates is None or not gates.get("passed"):
+    # an unverified gates note is no refusal: review mode runs the gates again on the tip first
+    if (gates is None and not evidence.validationUnverified) or (gates is not None and not gates.get("passed")):
         why = "no gates recorded" if gates is None else "the gates failed"
         return NO_VALIDATION, f"{why} on the tip {evidence.tip[:12]}"
-    gaps = [g.split(":", 1) for g in assessment.get("missingEvidence", [])]
+    gaps = [g.split(":", 1) for g in assessment.get("missingEvidence", []) if not _rerun(g)]
     if gaps:
         return gaps[0][0].strip(), (gaps[0][1].strip() if len(gaps[0]) > 1 else gaps[0][0])
     return None
+
+
+def _rerun(gap: str) -> bool:
+    """A gap the gates close when they run again on the tip (a gates note not verified here)."""
+    return gap.split(":", 1)[0].strip() == UNVERIFIED_VALIDATION
+
+
+def gates_rerun_only(assessment: dict[str, Any]) -> bool:
+    """The assessment's only blocking gap is a gates note not verified here:
+    review mode may take the branch, as it runs the gates first anyway."""
+    gaps = assessment.get("missingEvidence", [])
+    judged = assessment["classification"] in (ADOPT_COMPLETE, ADOPT_PARTIAL) or has_reason(
+        assessment, "downgraded-adopt-complete")
+    return judged and bool(gaps) and all(_rerun(g) for g in gaps)
 
 
 def continue_at(evidence: Evidence) -> tuple[str | None, str | None, str]:

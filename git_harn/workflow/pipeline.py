@@ -10,7 +10,8 @@ I3 check; the tip kept under ``refs/harnery/integrated/<id>``).
 
 One stage runner (``walk``) runs the list from an entry step: a new task
 from plan, an addendum from write, a surviving branch from where recovery
-says (implement → write; review → gates; review-only → review, one round).
+says (implement → write; review → gates; review-only → gates, then one
+review round).
 A step says what happened, ``AGAIN`` or an ``Outcome`` in ``StageEnd``,
 never a status: ``workflow/state.py`` decides the end and its next step.
 Every end leaves the workspace to cleanup, which preserves whatever is
@@ -41,7 +42,7 @@ from git_harn.integrate.target import Moved
 from git_harn.proc import end_adopted, exit_words
 from git_harn.store.bookkeeping import INTEGRATED_ROOT, TAMPER_ROOT
 from git_harn.store.locks import hold_run
-from git_harn.store.notes import merge_note, read_note
+from git_harn.store.notes import merge_signed, read_note
 from git_harn.store.record import PRESERVED_DIRTY, PRESERVED_UNMERGED
 from git_harn.store.seal import Seal, Tamper, TamperFound
 from git_harn.tasks.branches import Base, Branch
@@ -64,7 +65,9 @@ Progress = Callable[[str, str, str], None]  # (task key, stage, "attempt 2" / "r
 REVIEW_ONLY = "review-only"
 AGAIN = "again"  # a review round asked for changes and another round is left
 # where a resumed branch re-enters the one list of steps (by role), and how many review rounds it gets
-ENTRY = {None: "plan", "plan": "plan", "implement": "write", "review": "gates", REVIEW_ONLY: "review"}
+# (review-only enters at the gates: the exact tip is checked again before its review,
+# whatever a note on it says, for a note is evidence only of what ran where it was made)
+ENTRY = {None: "plan", "plan": "plan", "implement": "write", "review": "gates", REVIEW_ONLY: "gates"}
 
 
 class StageEnd(Exception):
@@ -163,7 +166,7 @@ class Job:
     agents: Agents
     progress: Progress
     # recovery of a surviving branch: the stage it re-enters at (plan,
-    # implement, review; review-only: one review round, no gates, no
+    # implement, review; review-only: the gates, then one review round, no
     # implementation) and the advisory residual risk its reviewers weigh
     resume_at: str | None = None
     advisory: list[str] = field(default_factory=list)
@@ -547,7 +550,7 @@ class TaskPath:
         the ordinary path writes no note for it)."""
         if verdict.approved and REVIEW_NOTE not in read_note(self.repo, tip):
             return
-        merge_note(self.repo, tip, REVIEW_NOTE, verdict.note(self.job.workflow_id, str(tip)))
+        merge_signed(self.repo, tip, REVIEW_NOTE, verdict.note(self.job.workflow_id, str(tip)))
 
     def integrate(self, round_no: int) -> None:
         """Land the judged commit, and only it [T4]: the branch must still

@@ -8,8 +8,11 @@ allows, and no further:
 - ``assess``: each candidate is judged with the in-run contract [A1]-[A3];
   nothing is written (no ref, note, index or tree);
 - ``review``: an ``adopt-complete`` branch that is clean, committed,
-  task-scoped and carries validation evidence re-enters dual review and
-  integration, its residual risk carried along as advisory data; any other
+  task-scoped and carries validation evidence re-enters at the gates (run
+  again on the exact tip, whatever its notes say), then dual review and
+  integration, its residual risk carried along as advisory data; a branch
+  whose one gap is a gates note not verified on this machine (MAC) re-enters
+  the same way, the gates deciding what the note could not; any other
   verdict stays report-only, and an ``adopt-complete`` with a gap is
   downgraded to ``continue-manual`` with the gap as its skip reason;
 - ``continue``: no judgement agent; the committed ExecPlan's ``Status:``
@@ -37,6 +40,7 @@ from git_harn.workflow.dispatch import (
     CONTINUE_REFUSALS,
     WAITING,
     continue_at,
+    gates_rerun_only,
     resume_blocker,
     review_gap,
     workspace_run,
@@ -222,7 +226,7 @@ def _review(repo: Repo, eff: Effective, rec: Recovery, workflow_id: str, cand: C
     said_complete = assessment["classification"] == assessor.ADOPT_COMPLETE or assessor.has_reason(
         assessment, "downgraded-adopt-complete")
     gap = review_gap(evidence, assessment) or resume_blocker(repo, cand.branch, cand.task.id, evidence, ready)
-    if gap is None and assessment["classification"] == assessor.ADOPT_COMPLETE:
+    if gap is None and (assessment["classification"] == assessor.ADOPT_COMPLETE or gates_rerun_only(assessment)):
         _resume(repo, rec, eff, workflow_id, cand, evidence, REVIEW_ONLY, assessment,
                 list(assessment["residualRisk"]))
         return
