@@ -57,7 +57,6 @@ CASES = [
     ("neither", complete(pushed=False, conflicts=None, summary=None), GENERIC),
     ("squash pushed but never rebased", {"ok": True, "squashMerged": True, "pushed": True,
                                          "roadmapMarkedDone": True}, GENERIC),
-    ("empty object", {}, GENERIC),
 ]
 
 
@@ -89,6 +88,18 @@ def test_schema_violations_halt_before_the_five_fields(tmp_path: Path, name: str
     assert code == 3, name
     assert out["ok"] is False and out["stage"] == "integrate"
     assert out["detail"].startswith(f"report does not match the integration-report schema: {field}")
+
+
+@pytest.mark.parametrize("document", [{}, {"schemaVersion": 1, "error": {"message": "no remote", "exitCode": 2}}],
+                         ids=["empty object", "error document"])
+def test_a_report_that_says_nothing_is_no_report(tmp_path: Path, document: dict[str, Any]) -> None:
+    """Issue 45 item 9: an empty object, or git-harn's own error document
+    written as the report, halts as a schema violation, not as a report
+    whose five are all false."""
+    code, out = check(tmp_path, document)
+    assert code == 3
+    assert out["ok"] is False and out["stage"] == "integrate"
+    assert out["detail"].startswith("report does not match the integration-report schema: ")
 
 
 @pytest.mark.parametrize("text", ["{not json", "", "[true, true]", "\"ok\"", "null"])

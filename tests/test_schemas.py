@@ -19,11 +19,12 @@ ROOT = Path(__file__).resolve().parent.parent
 NAMES = sorted(p.name.removesuffix(".schema.json") for p in (ROOT / "schemas").glob("*.schema.json"))
 ERROR_DOCUMENT = {"schemaVersion": 1, "error": {"message": "unknown run id: x", "exitCode": 2}}
 
-# What a schema may accept, and why: the error document is its own schema;
-# a stage report may be an integrator's report, where nothing is required
-# and a missing one of the five counts as false [I3].
-ACCEPTS_ERROR_DOCUMENT = {"error", "stage-report"}
-ACCEPTS_EMPTY_OBJECT = {"stage-report"}
+# What a schema may accept, and why: the error document is its own schema.
+# Nothing else: not even a stage report, nor an integrator's report, where
+# no one of the five is required (a missing one counts as false [I3]) but
+# a document that says nothing at all is no report (issue 45 item 9).
+ACCEPTS_ERROR_DOCUMENT = {"error"}
+ACCEPTS_EMPTY_OBJECT: set[str] = set()
 
 
 def test_the_schema_folder_is_what_this_test_knows() -> None:
@@ -42,8 +43,25 @@ def test_an_error_document_is_rejected_where_it_should_be(name: str) -> None:
     assert accepted == (name in ACCEPTS_ERROR_DOCUMENT), name
 
 
-def test_the_integrators_report_requires_nothing_but_gits_own_report_everything() -> None:
-    assert schema_errors({}, "integration-report", "integratorReport") == []
+def definitions() -> list[tuple[str, str]]:
+    return [(name, key) for name in NAMES
+            for key in json.loads((ROOT / "schemas" / f"{name}.schema.json").read_text()).get("$defs", {})]
+
+
+@pytest.mark.parametrize(("name", "definition"), definitions())
+def test_no_definition_takes_an_empty_object_or_an_error_document(name: str, definition: str) -> None:
+    """A stage's report is validated against its own definition: each one
+    must refuse a document that says nothing, or says git-harn failed."""
+    assert schema_errors({}, name, definition), (name, definition)
+    assert schema_errors(ERROR_DOCUMENT, name, definition), (name, definition)
+
+
+def test_the_integrators_report_requires_one_thing_said_but_gits_own_report_everything() -> None:
+    for said in ({"ok": False}, {"summary": "gave up"}, {"conflicts": "a.txt"}, {"pushed": True}):
+        assert schema_errors(said, "integration-report", "integratorReport") == [], said
+    for nothing in ({}, {"schemaVersion": 1}, {"branch": "roadmap-1.1"}, ERROR_DOCUMENT,
+                    {**ERROR_DOCUMENT, "ok": False}):
+        assert schema_errors(nothing, "integration-report", "integratorReport"), nothing
     errors = schema_errors({}, "integration-report")
     for member in ("ok", "rebased", "squashMerged", "pushed", "roadmapMarkedDone", "taskId", "outcome"):
         assert any(f"'{member}' is a required property" in e for e in errors), member
@@ -66,7 +84,8 @@ def test_every_schema_is_checked_by_some_test(name: str) -> None:
     ("review", {"verdict": "maybe", "summary": "s", "findings": []}, False),
     ("faultReport", {"fault": {"class": "auth"}}, True),
     ("faultReport", {"fault": {"class": "weather"}}, False),
-    ("integrate", {}, True),
+    ("integrate", {}, False),
+    ("integrate", {"ok": False, "summary": "conflict"}, True),
     ("integrate", {"pushed": 1}, False),
 ])
 def test_stage_reports_by_definition(definition: str, document: dict[str, object], valid: bool) -> None:
