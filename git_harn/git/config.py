@@ -35,6 +35,13 @@ def normal_key(key: str) -> str:
 OPERATOR_SCOPES = frozenset({"system", "global", "command"})
 # The repository's own files, which any worktree of it (an agent's) can write.
 REPOSITORY_SCOPES = frozenset({"local", "worktree"})
+# git-harn's own settings that name a command, an environment variable or a
+# guard: during a run (``git.pins``) read from the operator's scopes only,
+# whatever the repository's own files say [T1] (docs/configuration.md).
+RUN_OPERATOR_SPELLING = {key.lower(): key for key in (
+    "harn.gate", "harn.gateEnv", "harn.assessor", "harn.assessorEnv", "harn.sandbox", "harn.gateNetwork",
+    "harn.stageDiskLimit")}
+RUN_OPERATOR_KEYS = frozenset(RUN_OPERATOR_SPELLING)
 
 
 class GitConfig:

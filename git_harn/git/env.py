@@ -23,6 +23,12 @@ from functools import cache
 
 # Set while git-harn itself changes refs, so its own hooks stand aside.
 INTERNAL_ENV = "HARN_INTERNAL"
+# One object view [T1]: git reads through ``refs/replace/*`` unless told not
+# to, libgit2 (pygit2) never does. A replace ref an agent wrote would show
+# the gates and reviewers one commit and the squash, built in-process,
+# another; with this set every git git-harn runs, and every agent and gate
+# it starts, reads the objects libgit2 reads.
+NO_REPLACE = {"GIT_NO_REPLACE_OBJECTS": "1"}
 
 LOCATION_VARS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX",
                  "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE")
@@ -68,6 +74,7 @@ def git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """For git commands git-harn runs itself."""
     env = scrubbed()
     env[INTERNAL_ENV] = "1"
+    env.update(NO_REPLACE)
     # Messages are parsed in a few places (push rejections); keep them English.
     env["LC_ALL"] = "C"
     env["LANGUAGE"] = "C"
@@ -82,6 +89,7 @@ def child_env(extra: Mapping[str, str] | None = None, secrets: Collection[str] =
     variable held back except those named in ``secrets``; plus ``extra``."""
     env = {k: v for k, v in os.environ.items()
            if not never_passed(k) and k not in _HARN_PRIVATE and (k in secrets or not is_secret(k))}
+    env.update(NO_REPLACE)
     if extra:
         env.update(extra)
     return env

@@ -29,6 +29,7 @@ from pathlib import Path
 from git_harn.errors import BadInput, GitFailure
 from git_harn.failpoints import failpoint
 from git_harn.git.objects import Oid, to_oid
+from git_harn.git.pins import remote_args
 from git_harn.git.refwatch import host_writes
 from git_harn.git.repo import Repo
 from git_harn.git.run import error_line, run_git
@@ -128,14 +129,15 @@ def _clean(text: str) -> str:
 
 def ls_remote(repo: Repo, remote: str, patterns: Sequence[str]) -> dict[str, str]:
     """The refs ``remote`` holds under ``patterns``: name -> object id."""
-    done = run_git(["ls-remote", "--refs", remote, *patterns], repo.cli_cwd, check=False)
+    pinned, name = remote_args(remote)
+    done = run_git([*pinned, "ls-remote", "--refs", name, *patterns], repo.cli_cwd, check=False)
     if done.returncode != 0:
         raise GitFailure(f"git ls-remote {remote} failed: {error_line(done.stderr or done.stdout)}")
     found: dict[str, str] = {}
     for line in done.stdout.decode("utf-8", "surrogateescape").splitlines():
-        oid, _, name = line.partition("\t")
-        if _HEX40.fullmatch(oid) and name:
-            found[name] = oid
+        oid, _, ref_name = line.partition("\t")
+        if _HEX40.fullmatch(oid) and ref_name:
+            found[ref_name] = oid
     return found
 
 
@@ -162,9 +164,10 @@ def fetch(repo: Repo, remote: str, refspecs: Sequence[str], fetch_head: bool = F
     A refspec writes a ref only when it names one (``src:dst``)."""
     if not refspecs:
         return Outcome(FETCHED)
-    args = ["fetch", "--quiet", "--no-tags", "--no-auto-gc", "--refmap=", "--stdin", remote]
+    pinned, name = remote_args(remote)  # in a run: the remote as it was at its start [T1]
+    args = [*pinned, "fetch", "--quiet", "--no-tags", "--no-auto-gc", "--refmap=", "--stdin", name]
     if not fetch_head:
-        args.insert(1, "--no-write-fetch-head")
+        args.insert(len(pinned) + 1, "--no-write-fetch-head")
     given = ("\n".join(refspecs) + "\n").encode()
     written = fetched_into(refspecs)
     for pause in (*FETCH_PAUSES, None):
@@ -238,7 +241,8 @@ def push(repo: Repo, remote: str, updates: Sequence[Update], lease: bool, atomic
     push them from by one glob (see ``_stage``), for many refs without a lease."""
     if not updates:
         return Outcome(PUSHED)
-    args = ["push", "--porcelain", "--no-verify", "--no-follow-tags"]
+    pinned, name = remote_args(remote)  # in a run: the remote as it was at its start [T1]
+    args = [*pinned, "push", "--porcelain", "--no-verify", "--no-follow-tags"]
     args += ["--atomic"] if atomic else []
     args += [f"--force-with-lease={u.ref}:{u.old or ''}" for u in updates if lease or u.leased]
     if not lease and any(u.new is None and not u.leased for u in updates):
@@ -246,14 +250,14 @@ def push(repo: Repo, remote: str, updates: Sequence[Update], lease: bool, atomic
     where = cwd or repo.cli_cwd
     if staging is None or lease:
         with host_writes(prefixes=[f"refs/remotes/{remote}/"]):  # git moves the tracking refs it pushed
-            done = run_git([*args, remote, *(f"{u.new or ''}:{u.ref}" for u in updates)], where, check=False)
+            done = run_git([*args, name, *(f"{u.new or ''}:{u.ref}" for u in updates)], where, check=False)
     else:  # a deletion has nothing to stage: it goes as its own refspec
         staged = [u for u in updates if u.new is not None]
         deleted = [f":{u.ref}" for u in updates if u.new is None]
         folder = _stage(repo, staging, staged) if staged else ""
         try:
             failpoint("push-staged")
-            done = run_git([*args, remote, *([f"{folder}*:refs/*"] if staged else []), *deleted], where,
+            done = run_git([*args, name, *([f"{folder}*:refs/*"] if staged else []), *deleted], where,
                            check=False)
         finally:
             if staged:
@@ -344,9 +348,11 @@ def advertised(repo: Repo, remote: str, ref: str, probe: Path) -> str | None:
     of a history (the sync summary's chain) brings its tip alone. GitFailure
     if it cannot tell."""
     _fresh_probe(repo, probe)
-    settings = [arg for key, value in _probe_settings(repo, remote) for arg in ("-c", f"{key}={value}")]
+    settings, name = remote_args(remote)
+    if name == remote:  # no run's pins: this clone's own settings for it, as they are now
+        settings = [arg for key, value in _probe_settings(repo, remote) for arg in ("-c", f"{key}={value}")]
     args = ["--git-dir", str(probe), *settings, "-c", "protocol.version=2", "fetch", "--quiet", "--no-tags",
-            "--no-auto-gc", "--depth=1", "--refmap=", "--no-write-fetch-head", remote, f"+{ref}:{_PROBE_REF}"]
+            "--no-auto-gc", "--depth=1", "--refmap=", "--no-write-fetch-head", name, f"+{ref}:{_PROBE_REF}"]
     done = run_git(args, repo.cli_cwd, check=False)  # relative URLs mean what they do in the clone
     if done.returncode != 0:
         if meaning(done.stderr.decode("utf-8", "replace")) == NO_SUCH_REF:

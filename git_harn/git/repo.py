@@ -10,8 +10,16 @@ from pathlib import Path
 import pygit2
 
 from git_harn.errors import BadInput, GitFailure, RaceLost
-from git_harn.git.config import REPOSITORY_SCOPES, GitConfig, as_bool
+from git_harn.git.config import (
+    REPOSITORY_SCOPES,
+    RUN_OPERATOR_KEYS,
+    RUN_OPERATOR_SPELLING,
+    GitConfig,
+    as_bool,
+    normal_key,
+)
 from git_harn.git.objects import ObjectsMixin, Oid, from_pygit2, to_pygit2
+from git_harn.git.pins import active_pins
 from git_harn.git.refwatch import UNCHECKED, RefEdit, host_writes
 from git_harn.git.run import error_line, run_git
 
@@ -107,9 +115,16 @@ class Repo(ObjectsMixin):
             self._config_cache = GitConfig(self.cli_cwd)
         return self._config_cache
 
+    def _values(self, key: str) -> list[str | None]:
+        """Every value of ``key``; during a run, of a key in RUN_OPERATOR_KEYS,
+        those of the operator's scopes alone [T1]."""
+        if active_pins() is not None and normal_key(key) in RUN_OPERATOR_KEYS:
+            return self._config.operator_values(key)
+        return self._config.values(key)
+
     def config(self, key: str) -> str | None:
         """The value git uses for ``key`` (the last one set), or None."""
-        values = self._config.values(key)
+        values = self._values(key)
         if not values:
             return None
         last = values[-1]
@@ -118,11 +133,11 @@ class Repo(ObjectsMixin):
     def config_path(self, key: str) -> str | None:
         """A path setting's value, or None: set with no value it is not a
         path (git refuses it as missing a value), so it counts as unset."""
-        values = self._config.values(key)
+        values = self._values(key)
         return values[-1] if values else None
 
     def config_all(self, key: str) -> list[str]:
-        return ["true" if v is None else v for v in self._config.values(key)]
+        return ["true" if v is None else v for v in self._values(key)]
 
     def operator_config(self, key: str) -> str | None:
         """The value of ``key`` from the operator's own config only (system,
@@ -145,6 +160,16 @@ class Repo(ObjectsMixin):
         """The keys the repository's own config files set (``local`` and
         ``worktree`` scopes, includes followed): what an agent could have written."""
         return self._config.keys_in(REPOSITORY_SCOPES)
+
+    def run_ignored_settings(self) -> list[dict[str, str]]:
+        """{key, scope} of each RUN_OPERATOR_KEYS setting the repository's own
+        config sets: a run ignores it, as an agent could have written it [T1]."""
+        found = []
+        for key in self._config.keys_in(REPOSITORY_SCOPES):
+            if key in RUN_OPERATOR_KEYS:
+                scopes = {scope for scope, _ in self._config.scoped(key) if scope in REPOSITORY_SCOPES}
+                found += [{"key": RUN_OPERATOR_SPELLING[key], "scope": scope} for scope in sorted(scopes)]
+        return found
 
     def config_bool(self, key: str, default: bool) -> bool:
         value = self.config(key)

@@ -21,8 +21,8 @@ def run_git(
     input_bytes: bytes | None = None,
     env: Mapping[str, str] | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
-    """Run ``git <args>`` in ``cwd``, with hooks off; raise GitFailure with git's own first line."""
-    argv = ["git", *hooks_off(args), *args]
+    """Run ``git <args>`` in ``cwd``, sealed (``sealed_argv``); raise GitFailure with git's own first line."""
+    argv = sealed_argv(args)
     retryable = subcommand(args) in ENUMERATING_COMMANDS
     after = _guarded(args, cwd)
     code = -1
@@ -80,6 +80,55 @@ def _guarded(args: Sequence[str], cwd: Path) -> Callable[[int], None] | None:
 
 
 NO_HOOKS = ("-c", "core.hooksPath=/dev/null")
+# What no git of git-harn's obeys, whatever a config file says [T1]: an
+# fsmonitor is a program git runs on every look at the index (status,
+# checkout, rebase, worktree add ...), and ``ext::`` a transport that is a
+# command line. Both are an agent's to write in the shared config.
+SEALED = ("-c", "core.fsmonitor=false", "-c", "protocol.ext.allow=never")
+# Commands that make a diff: an external diff program or a textconv filter
+# named in a config file would run as the host; git-harn reads diffs as git
+# makes them.
+_DIFFS = frozenset({"diff", "log", "show", "format-patch", "range-diff"})
+_NO_DIFF_PROGRAMS = ("--no-ext-diff", "--no-textconv")
+# The run's pinned settings (``git.pins``): ``-c`` pairs read at its start.
+_PINS: list[tuple[str, ...]] = []
+
+
+def install_pins(args: Sequence[str]) -> None:
+    """Pass ``args`` (``-c k=v`` pairs) to every git run from now on (empty: none)."""
+    _PINS[:] = [tuple(args)] if args else []
+
+
+def sealed_argv(args: Sequence[str]) -> list[str]:
+    """``git`` with hooks off, the sealed settings, a run's pinned settings
+    (``git.pins``), then ``args``; a diff without external programs.
+    ``git config`` is left as it is: it runs nothing, and ``-c`` pairs
+    would show among what it lists, as if the operator had set them."""
+    if subcommand(args) in _REPORT_HOOKS_SETTING:
+        return ["git", *hooks_off(args), *args]
+    pins = _PINS[0] if _PINS else ()
+    head, command, tail = split_command(args)
+    if command in _DIFFS:
+        tail = [*_NO_DIFF_PROGRAMS, *tail]
+    return ["git", *NO_HOOKS, *SEALED, *pins, *head, *([command] if command else []), *tail]
+
+
+def split_command(args: Sequence[str]) -> tuple[list[str], str | None, list[str]]:
+    """(global options, the subcommand, its arguments) of ``args``."""
+    rest = list(args)
+    head: list[str] = []
+    while rest and rest[0].startswith("-"):
+        option = rest.pop(0)
+        head.append(option)
+        if option in _GLOBAL_WITH_VALUE and rest:
+            head.append(rest.pop(0))
+    if not rest:
+        return head, None, []
+    return head, rest[0], rest[1:]
+
+
+_GLOBAL_WITH_VALUE = frozenset({"-c", "-C", "--git-dir", "--work-tree", "--namespace", "--exec-path",
+                                "--config-env", "--super-prefix"})
 # Commands that run no hook and report the hooks setting itself (``config
 # --get core.hooksPath``, ``rev-parse --git-path hooks``): left as they are.
 _REPORT_HOOKS_SETTING = frozenset({"config", "rev-parse"})
@@ -124,12 +173,7 @@ def _run_once(argv: list[str], cwd: Path, input_bytes: bytes | None,
 
 def subcommand(args: Sequence[str]) -> str:
     """The git subcommand in ``args``, past global options such as ``-c k=v``."""
-    rest = list(args)
-    while rest and rest[0].startswith("-"):
-        option = rest.pop(0)
-        if option in ("-c", "-C") and rest:
-            rest.pop(0)
-    return rest[0] if rest else "(no command)"
+    return split_command(args)[1] or "(no command)"
 
 
 def error_line(raw: bytes) -> str:

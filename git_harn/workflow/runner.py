@@ -37,9 +37,11 @@ from git_harn.failpoints import failpoint
 from git_harn.files import private_dir
 from git_harn.git import Oid, Repo
 from git_harn.git.branches import fetch_branch, tracking_ref
+from git_harn.git.pins import pinned
 from git_harn.proc import become_subreaper, end_adopted
 from git_harn.store import lease as leases
 from git_harn.store.live import live_workspace_branches
+from git_harn.store.notes import show_notes_in_log
 from git_harn.store.procs import this_process
 from git_harn.store.seal import Seal
 from git_harn.tasks.roadmap import Roadmap, Task, roadmap_at
@@ -86,6 +88,11 @@ def _task_result(workflow_id: str, task: Task) -> TaskResult:
 
 def run_workflow(repo: Repo, options: config.Options) -> WorkflowResult:
     refuse_in_workspace(repo, "workflow run")  # its tasks would nest in this one's
+    with pinned(repo.cli_cwd):  # what names a program or a place: as it is now, before any agent ran [T1]
+        return _run_workflow(repo, options)
+
+
+def _run_workflow(repo: Repo, options: config.Options) -> WorkflowResult:
     wait_for_provider = breakers.parse_wait(options.wait_for_provider)
     eff = config.load(repo, options)  # every check before anything is created [P7]
     workflow_id = record.new_workflow_id()
@@ -132,6 +139,9 @@ def _launch(repo: Repo, eff: config.Effective, options: config.Options, result: 
             recovery.settle(repo, found, result, where_of(eff, options))  # read only: every survivor stays unresolved
             result.summary += recovery.summary_suffix(result)
         return result
+    # git-harn's own config write, made before the seal is taken: one made while agents
+    # run would seal the file as it then is, with whatever an agent wrote a moment before [T2]
+    show_notes_in_log(repo)
     seal = Seal(repo, workflow_id, run_folder(repo, workflow_id) / "tamper")
     become_subreaper()  # a daemon an agent leaves is adopted by this process, and ended (proc.end_adopted)
     try:

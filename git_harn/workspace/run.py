@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 from git_harn.errors import Refused, exit_code_for
 from git_harn.git import Repo
 from git_harn.git.env import operator_env
+from git_harn.git.pins import pinned
 from git_harn.notices import info
 from git_harn.proc import run_foreground
 from git_harn.results import Result
@@ -116,7 +117,7 @@ def run_in_workspace(repo: Repo, run_id: str | None, argv: list[str],
         info(f"run {run_id}: {shlex.join(argv)}  (in {record.path})")
         seal = Seal(repo, run_id, repo.common_dir / "harnery" / "run" / run_id / "tamper",
                     exclude={record.branch_ref})  # the command's own branch is its own
-        with seal.installed():
+        with pinned(repo.cli_cwd), seal.installed():  # as they are before the command starts [T1]
             code = _execute(argv, record, run_lock_path(repo, run_id), options.stdout_to_stderr)
             tamper = seal.check()  # put back before any git of the host's runs again
         if tamper is not None:
