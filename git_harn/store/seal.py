@@ -447,8 +447,11 @@ class Surface:
             self.seal_admin(name)
         self.worktrees_key = now.key
 
-    def reseal(self, path: Path) -> None:
-        self.entries[path] = look(path)
+    def reseal(self, path: Path, want: Entry) -> None:
+        """``path`` was put back to ``want``: its new stat is the one to compare,
+        unless something wrote it again since, which the next check finds."""
+        now = look(path)
+        self.entries[path] = now if now.same(want) else want
 
 
 # --- what a check found ------------------------------------------------------------------
@@ -873,7 +876,7 @@ class Seal:
             try:
                 change.kept = self._keep_file(folder, n, path, want, now)
                 _put_back(path, want)
-                self.surface.reseal(path)
+                self.surface.reseal(path, want)
                 if want.kind == DIR:
                     self.surface.folders.add(path)
             except (OSError, UnsafeFile) as exc:
