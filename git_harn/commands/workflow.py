@@ -319,6 +319,9 @@ def check_cmd(base: str | None, remote: str | None, live: bool, as_json: bool) -
             rows.append([a["stage"], a["adapter"], command, a["version"] or "", state])
         lines = table(["STAGE", "ADAPTER", "COMMAND", "VERSION", "CHECK"], rows).splitlines()
         lines += [f"{a['stage']}: {problem}" for a in item.agents for problem in a["problems"]]
+        lines += [f"warning: {i['key']} is set in the repository's own config ({i['scope']}): a run ignores "
+                  "it (an agent can write there); set it in your global config or .harn/workflow.toml"
+                  for i in item.ignored]
         lines.append(f"configuration at {item.remote}/{item.base}: "
                      + ("every agent can run" if item.ok else "some agents cannot run")
                      + (" (live)" if item.live else ""))

@@ -53,6 +53,8 @@ class WorkflowCheck(Result):
     remote: str
     live: bool
     agents: list[dict[str, Any]] = field(default_factory=list)
+    # git-harn settings a run reads from the operator's config only, found in the repository's own [T1]
+    ignored: list[dict[str, str]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -159,7 +161,7 @@ def _check_agent(agent: AgentSettings, live: bool) -> dict[str, Any]:
 def check(repo: Repo, options: config.Options, live: bool) -> WorkflowCheck:
     """Every configured agent's preflight; BadInput when the configuration itself is wrong."""
     eff = config.load(repo, dataclasses.replace(options, dry_run=True, quiet=True))
-    result = WorkflowCheck(eff.base, eff.remote, live)
+    result = WorkflowCheck(eff.base, eff.remote, live, ignored=repo.run_ignored_settings())
     for stage in STAGES:
         if stage in eff.agents:
             result.agents.append(_check_agent(eff.agents[stage], live))
