@@ -52,8 +52,10 @@ def _run_with_gate(tmp_path: Path, mode: str) -> tuple[list[dict[str, object]], 
     wf = setup(tmp_path, roadmap=ROADMAP, files={".gitignore": "build/\n"})
     gate, log = tmp_path / "gate.py", tmp_path / "gate.log"
     gate.write_text(GATE)
-    git(wf.work, "config", "--add", "harn.gate", f"{sys.executable} {gate} {log} {mode}")
-    done = wf.run("--json")
+    # the operator's own setting (git -c): a run takes none from the repository's config [T1]
+    command = {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "harn.gate",
+               "GIT_CONFIG_VALUE_0": f"{sys.executable} {gate} {log} {mode}"}
+    done = wf.run("--json", env=command)
     doc = done.json()
     assert done.code == 0, [(t["taskId"], t["status"], t["detail"]) for t in doc["tasks"]]
     runs = [json.loads(line) for line in log.read_text().splitlines()]
