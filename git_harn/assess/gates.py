@@ -164,9 +164,11 @@ SCRATCH_PREFIX = "git-harn-gates-"
 OWNER_FILE = "owner.json"
 
 
-def _sweep_abandoned_checkouts(repo: Repo) -> None:
-    """Remove scratch checkouts a killed ``gates run`` left behind [P6]: ours
-    by name, with an owner file naming a process that is gone."""
+def abandoned_checkouts(repo: Repo) -> list[tuple[Path, dict[str, Any]]]:
+    """The holder folders of the scratch checkouts a killed ``gates run`` or
+    workflow run left behind, with their owner: ours by name, registered
+    as worktrees, with an owner file naming a process that is gone."""
+    found = []
     for path in registered_worktrees(repo):
         holder = path.parent
         if path.name != "tree" or not holder.name.startswith(SCRATCH_PREFIX):
@@ -175,9 +177,19 @@ def _sweep_abandoned_checkouts(repo: Repo) -> None:
             owner = loads_json((holder / OWNER_FILE).read_text())
         except (OSError, ValueError):
             continue  # not provably ours and abandoned: leave it
-        if not isinstance(owner, dict) or owner_alive(owner):
-            continue
-        _remove_checkout(repo, holder, path)
+        if isinstance(owner, dict) and not owner_alive(owner):
+            found.append((holder, owner))
+    return found
+
+
+def sweep_abandoned_checkouts(repo: Repo) -> list[str]:
+    """Remove the scratch checkouts dead processes left [P6]; the holder
+    folders removed."""
+    gone = []
+    for holder, _ in abandoned_checkouts(repo):
+        _remove_checkout(repo, holder, holder / "tree")
+        gone.append(str(holder))
+    return gone
 
 
 def _new_checkout(repo: Repo, tip: Oid) -> tuple[Path, Path]:
@@ -214,7 +226,7 @@ class GateCheckouts:
         self._lock = threading.Lock()
         self._free: list[tuple[Path, Path]] = []
         self._made: list[tuple[Path, Path]] = []
-        _sweep_abandoned_checkouts(repo)
+        sweep_abandoned_checkouts(repo)
 
     @contextlib.contextmanager
     def checkout(self, tip: Oid) -> Iterator[tuple[str, Path]]:

@@ -33,7 +33,7 @@ def diagnose(repo: Repo, older_than: str = DEFAULT_OLDER_THAN, remote: str | Non
     (the one network call doctor makes, and only when asked)."""
     age = parse_age(older_than)
     live, counts = live_records(repo)
-    dead = check_workflows(repo)
+    dead = check_workflows(repo, live)
     seen = check_workspaces(repo, live, dead.dead_runs)
     killed = {f"run-{f.subject['runId']}.lock" for f in seen.findings if f.code == "workspace-run-killed"}
     killed |= {f"run-{run_id}.lock" for run_id in dead.dead_runs}

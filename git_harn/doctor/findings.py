@@ -60,10 +60,19 @@ class DoctorReport(Result):
     @property
     def summary(self) -> dict[str, int]:
         return {"findings": len(self.findings), "fixable": sum(f.fixable for f in self.findings),
-                "workspaceDiskBytes": sum(f.diskBytes or 0 for f in self.findings if f.kind == WORKSPACE)}
+                "workspaceDiskBytes": sum(f.diskBytes or 0 for f in self.findings if holds_worktrees(f))}
 
     def document(self) -> dict[str, Any]:
         return {**super().document(), "summary": self.summary, "outcome": self.outcome}
+
+
+# Findings of another kind whose disk use is worktrees: a dead run's (its
+# workspaces, the gates' checkouts it kept), counted in the workspace disk use.
+WORKTREE_FINDINGS = frozenset({"workflow-runner-gone"})
+
+
+def holds_worktrees(finding: Finding) -> bool:
+    return finding.kind == WORKSPACE or finding.code in WORKTREE_FINDINGS
 
 
 def grouped(findings: list[Finding]) -> list[tuple[str, list[Finding]]]:

@@ -10,19 +10,24 @@ runner left running are the process groups its lease names.
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from git_harn.doctor.disk import age_of
+from git_harn.assess.gates import abandoned_checkouts
+from git_harn.doctor.disk import age_of, disk_use, shown_size
 from git_harn.doctor.findings import WORKFLOW, Finding, command
 from git_harn.doctor.locks import remove_command
 from git_harn.git import Oid, Repo
-from git_harn.git.worktrees import checked_out_branches
+from git_harn.git.checkout import leftovers
+from git_harn.git.worktrees import checked_out_branches, registered_here
 from git_harn.integrate.land import INTEGRATED_PREFIX
+from git_harn.integrate.worktree import integration_worktree
 from git_harn.store import lease
 from git_harn.store.locks import run_busy, settle_command
+from git_harn.store.procs import Group
 from git_harn.store.record import RunRecord
 from git_harn.tasks.roadmap import parse_task_branch
 from git_harn.workflow import record
@@ -36,8 +41,11 @@ class Runs:
     dead_workflows: set[str] = field(default_factory=set)  # workflow ids whose runner is gone here
 
 
-def check_workflows(repo: Repo) -> Runs:
+def check_workflows(repo: Repo, live: list[RunRecord] | None = None) -> Runs:
+    """``live``: the live run records (the caller reads them once), for the
+    workspaces a dead run left."""
     found = Runs()
+    workspaces = {r.runId: r for r in live or []}
     alive = record.Liveness(repo, record.stale_after(repo, None))
     leases = {left.workflow_id: left for left in lease.leases(repo)}
     running = set()
@@ -47,7 +55,7 @@ def check_workflows(repo: Repo) -> Runs:
         running.add(item.workflowId)
         state = alive.of(item.body)
         if state == record.GONE:
-            found.findings.append(_gone(item.workflowId, item.body, leases.get(item.workflowId)))
+            found.findings.append(_gone(repo, item.workflowId, item.body, leases.get(item.workflowId), workspaces))
             found.dead_runs |= _run_ids(item.body)
             found.dead_workflows.add(item.workflowId)
         elif state == record.STALE:
@@ -67,18 +75,80 @@ def _run_ids(body: dict[str, Any]) -> set[str]:
     return {t["runId"] for t in body.get("tasks") or [] if isinstance(t, dict) and isinstance(t.get("runId"), str)}
 
 
-def _gone(workflow_id: str, body: dict[str, Any], left: lease.Left | None) -> Finding:
+def _gone(repo: Repo, workflow_id: str, body: dict[str, Any], left: lease.Left | None,
+          workspaces: dict[str, RunRecord]) -> Finding:
     runner = body.get("runner") or {}
-    alive = [g.pgid for g in left.groups() if g.alive()] if left is not None else []
+    groups = [g for g in left.groups() if g.alive()] if left is not None else []
+    alive = [g.pgid for g in groups]
     tasks = _run_ids(body)
+    things = _left_behind(repo, body, tasks, groups, workspaces)
     why = (f"still 'running', but its runner (pid {runner.get('pid', '?')} on {runner.get('host', '?')}) is dead; "
            f"settling ends what it left running, clears its lock files, settles its {len(tasks)} workspace(s) "
-           "(landed ones released, the rest left as survivors) and closes the record as interrupted")
+           "(landed ones released, the rest left as survivors), releases its claims, removes the checkouts it "
+           "kept and closes the record as interrupted")
     if alive:
         why += f"; its agents' process group(s) {', '.join(map(str, alive))} still run"
+    if things:
+        why += "; it left: " + "; ".join(_shown(thing) for thing in things)
+    disk = sum(thing.get("diskBytes") or 0 for thing in things)
     return Finding(WORKFLOW, "workflow-runner-gone", f"workflow {workflow_id}", why, settle_command(workflow_id),
-                   fixable=True, ageSeconds=age_of(runner.get("heartbeatAt")),
-                   subject={"workflowId": workflow_id, "groupsAlive": alive})
+                   fixable=True, diskBytes=disk or None, ageSeconds=age_of(runner.get("heartbeatAt")),
+                   subject={"workflowId": workflow_id, "groupsAlive": alive, "left": things})
+
+
+# What a dead run left, by kind (the finding's ``subject.left``).
+LEFT_WORKSPACE, LEFT_GATES, LEFT_INTEGRATION = "workspace", "gates-checkout", "integration-worktree"
+LEFT_CLAIM, LEFT_AGENTS = "claim", "agents"
+
+
+def _left_behind(repo: Repo, body: dict[str, Any], run_ids: set[str], groups: list[Group],
+                 workspaces: dict[str, RunRecord]) -> list[dict[str, Any]]:
+    """What settling the dead run clears, each with its disk use: its tasks'
+    workspaces, the gates' checkouts its runner kept in the temp folder, the
+    integration worktree a killed integration left mid-operation, the claims
+    it held when it died, and the agents still alive (with their pids)."""
+    things: list[dict[str, Any]] = []
+    for run_id in sorted(run_ids):
+        record = workspaces.get(run_id)
+        if record is not None and os.path.isdir(record.path):
+            things.append({"kind": LEFT_WORKSPACE, "path": record.path, "runId": run_id,
+                           "diskBytes": disk_use(record.path)})
+    runner = body.get("runner") or {}
+    for holder, owner in abandoned_checkouts(repo):
+        if owner.get("pid") == runner.get("pid") and owner.get("start") == runner.get("start"):
+            things.append({"kind": LEFT_GATES, "path": str(holder), "diskBytes": disk_use(holder)})
+    integration = integration_worktree(repo)
+    if registered_here(repo, integration) and leftovers(integration):
+        things.append({"kind": LEFT_INTEGRATION, "path": str(integration), "diskBytes": disk_use(integration)})
+    remote = body.get("remote")
+    for task_id in _claims_held(body):
+        things.append({"kind": LEFT_CLAIM, "taskId": task_id, "remote": remote})
+    for group in groups:
+        things.append({"kind": LEFT_AGENTS, "group": group.pgid, "pids": sorted(group.members())})
+    return things
+
+
+def _claims_held(body: dict[str, Any]) -> list[str]:
+    """The claims the run held when it died, as its record last said (the
+    remote is not asked: doctor makes no network call unless told to)."""
+    claims = body.get("claims")
+    if not isinstance(claims, dict):
+        return []
+    done = {str(t) for t in claims.get("released") or []}
+    done |= {str(k.get("taskId")) for k in claims.get("kept") or [] if isinstance(k, dict)}
+    return [str(t) for t in claims.get("made") or [] if str(t) not in done]
+
+
+def _shown(thing: dict[str, Any]) -> str:
+    size = f" ({shown_size(thing['diskBytes'])})" if thing.get("diskBytes") is not None else ""
+    kind = thing["kind"]
+    if kind == LEFT_CLAIM:
+        return f"its claim on task {thing['taskId']} on {thing['remote']}"
+    if kind == LEFT_AGENTS:
+        return f"agents alive in group {thing['group']}: pid(s) {', '.join(map(str, thing['pids']))}"
+    what = {LEFT_WORKSPACE: "workspace", LEFT_GATES: "the gates' checkout",
+            LEFT_INTEGRATION: "the integration worktree, mid-operation"}[kind]
+    return f"{what} {thing['path']}{size}"
 
 
 def _lease_left(repo: Repo, left: lease.Left) -> Finding:

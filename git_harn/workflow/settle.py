@@ -23,7 +23,12 @@ is provably dead is settled, in this order:
    git-harn inspects the remote itself, so an interrupted integration that
    pushed nothing is not held for an operator;
 4. the record gets a closing event (never a rewrite): ``interrupted``, the
-   tasks it left listed, each with what settling found [L3].
+   tasks it left listed, each with what settling found [L3];
+5. the checkouts of committed content it kept: the gates' scratch checkouts
+   in the temp folder whose owner is dead (``git-harn-gates-*/tree``,
+   registered as worktrees), and the integration worktree when a killed
+   integration left it mid-operation (under the merge lock, never while a
+   live integration holds it; a clean one stays for the next integration).
 
 Nothing here salvages, discards or resets: cleanup decides, as always [P2].
 """
@@ -38,12 +43,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from git_harn.assess.gates import sweep_abandoned_checkouts
 from git_harn.clock import now_iso
 from git_harn.errors import BadInput, Busy, HarnError, RaceLost, Refused
 from git_harn.git import Oid, Repo
 from git_harn.git.branches import ahead, fetch_branch, keep_ref, reattach
+from git_harn.git.checkout import leftovers
 from git_harn.git.identity import host_name
-from git_harn.git.worktrees import ADMIN_LOCKS, admin_dir, admin_locks, checked_out_branches, head_of
+from git_harn.git.worktrees import (
+    ADMIN_LOCKS,
+    admin_dir,
+    admin_locks,
+    checked_out_branches,
+    discard_scratch,
+    head_of,
+    registered_here,
+)
 from git_harn.integrate.crash import marker_for
 from git_harn.integrate.land import squash_of
 from git_harn.integrate.target import slug
@@ -54,7 +69,17 @@ from git_harn.store import lease as leases
 from git_harn.store import runs
 from git_harn.store.bookkeeping import INTEGRATED_ROOT, history_tips
 from git_harn.store.clone import this_clone
-from git_harn.store.locks import agents_of, git_processes_in, hold, hold_run, locks_dir, read_owner, run_lock_path
+from git_harn.store.locks import (
+    agents_of,
+    git_processes_in,
+    hold,
+    hold_merge,
+    hold_run,
+    hold_worktrees,
+    locks_dir,
+    read_owner,
+    run_lock_path,
+)
 from git_harn.store.procs import Group, end_groups, judgeable, pid_dead
 from git_harn.tasks.roadmap import Task, task_branch
 from git_harn.text import one_line
@@ -89,6 +114,7 @@ class SettleResult(Result):
     locksRemoved: list[str] = field(default_factory=list)
     workspaces: list[dict[str, Any]] = field(default_factory=list)
     claimsReleased: list[str] = field(default_factory=list)
+    checkoutsRemoved: list[str] = field(default_factory=list)
     summary: str = ""
 
     @property
@@ -180,6 +206,7 @@ def _settle(repo: Repo, stored: record.Stored, left: list[leases.Left], closer: 
     for task in tasks:
         result.workspaces.append(_settle_workspace(repo, body, task, base))
     result.claimsReleased = _release_claims(repo, body)
+    result.checkoutsRemoved = _remove_checkouts(repo)
     if body.get("outcome") == IN_PROGRESS:
         _close(repo, stored, result, base, closer)
         result.closed = True
@@ -188,6 +215,23 @@ def _settle(repo: Repo, stored: record.Stored, left: list[leases.Left], closer: 
             lease.drop()
     result.summary = _summary(result)
     return result
+
+
+def _remove_checkouts(repo: Repo) -> list[str]:
+    """The scratch checkouts dead processes kept (committed content only):
+    the gates', and the integration worktree a killed integration left
+    mid-operation, which the next integration would make afresh anyway."""
+    removed = sweep_abandoned_checkouts(repo)
+    path = integration_worktree(repo)
+    if not registered_here(repo, path) or not leftovers(path):
+        return removed
+    try:
+        with hold_merge(repo, "workflow settle: the integration worktree a killed integration left", 0), \
+                hold_worktrees(repo):
+            discard_scratch(repo, path)
+    except Busy:
+        return removed  # a live integration holds it: it is that one's
+    return [*removed, str(path)]
 
 
 def _release_claims(repo: Repo, body: dict[str, Any]) -> list[str]:
@@ -515,7 +559,9 @@ def _summary(result: SettleResult) -> str:
     return (f"{head}; {len(result.workspaces)} workspace(s)" + (f" ({', '.join(parts)})" if parts else "")
             + (f"; ended {len(result.groupsEnded)} process group(s)" if result.groupsEnded else "")
             + (f"; removed {len(result.locksRemoved)} lock file(s)" if result.locksRemoved else "")
-            + (f"; released the claim(s) on {', '.join(result.claimsReleased)}" if result.claimsReleased else ""))
+            + (f"; released the claim(s) on {', '.join(result.claimsReleased)}" if result.claimsReleased else "")
+            + (f"; removed {len(result.checkoutsRemoved)} checkout(s) it kept: {', '.join(result.checkoutsRemoved)}"
+               if result.checkoutsRemoved else ""))
 
 
 # --- what a landed task left behind -----------------------------------------------------------
