@@ -252,6 +252,10 @@ class Scheduler:
         self.fetches = 0  # base fetches finished: a later one saw the base at least as far on
         self.reselected_at = 0  # the fetch the queue was last filled from
         self.landed_fetches: dict[str, Future[tuple[int, Oid]]] = {}  # run id -> its base fetch
+        # The base new tasks start from: the commit this run fetched (at its
+        # start, then after each landing), never the tracking ref, which any
+        # agent can move [T4].
+        self.base: Oid = eff.base_oid
 
     # --- the loop ---------------------------------------------------------------
 
@@ -356,7 +360,7 @@ class Scheduler:
             state.track(placeholder, self._taken_as, None)
             self.result.tasks.append(placeholder)
             self.result.selected.append(task.id)
-            base = self.repo.ref_oid(tracking_ref(self.eff.remote, self.eff.base)) or self.eff.base_oid
+            base = self.base
             placeholder.baseOid = str(base)
             self._seal_out(placeholder.branch)
             job = Job(self.eff, self.result.workflowId, task, copy.deepcopy(placeholder), base, self.scratch,
@@ -474,6 +478,7 @@ class Scheduler:
             seen, oid = fetched.result()
             if seen > self.reselected_at:  # a fetch that finished earlier saw nothing a later one missed
                 self.reselected_at = seen
+                self.base = oid
                 self._reselect(oid)
         except BaseException:
             self.writer.flush(self.result)  # recorded whatever stopped the run here
