@@ -9,6 +9,7 @@ tmp_path and passes it in the environment of the commands it runs.
 
 from __future__ import annotations
 
+import getpass
 import os
 import shutil
 import sys
@@ -22,6 +23,7 @@ import git_harn
 
 _SANDBOX = Path(tempfile.mkdtemp(prefix="git-harn-tests-"))
 _REAL_HOME = os.environ.get("HOME", "")
+_TEST_FOLDERS = Path(tempfile.gettempdir()) / f"pytest-of-{getpass.getuser()}"  # pytest's tmp_path root
 
 
 def _isolate() -> None:
@@ -36,6 +38,10 @@ def _isolate() -> None:
         "[user]\n\tname = Test Operator\n\temail = operator@example.com\n"
         "[init]\n\tdefaultBranch = main\n"
         "[protocol \"file\"]\n\tallow = always\n"
+        # Agents and gates run in the sandbox where bubblewrap runs; the tests' scripted agents
+        # keep their logs beside themselves, in the tests' folders: those stay writable (the
+        # sandbox's own tests use a config without this).
+        f"[harn]\n\tsandboxWritable = {_TEST_FOLDERS}\n"
     )
     os.environ.update(
         HOME=str(home),
@@ -85,3 +91,13 @@ def _no_home_writes() -> Iterator[None]:
         shutil.rmtree(home)  # so that only the test that wrote there fails
     assert written is None, f"a test wrote to the home folder {home}: {written[:5]}"
     assert _real_home_state() == _REAL_HOME_BEFORE, "a test wrote to the real home folder"
+
+
+@pytest.fixture
+def unsandboxed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``git -c harn.sandbox=off`` for every git harn the test runs: for the tests that
+    check, by the pids an agent reports, that its processes died; inside the sandbox those
+    are pids of its own PID namespace (tests/test_sandbox.py checks the sandboxed case)."""
+    monkeypatch.setenv("GIT_CONFIG_COUNT", "1")
+    monkeypatch.setenv("GIT_CONFIG_KEY_0", "harn.sandbox")
+    monkeypatch.setenv("GIT_CONFIG_VALUE_0", "off")

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from adapterkit import (
     claude_assistant,
     claude_init,
@@ -72,6 +73,7 @@ def _two_logs(task: dict[str, Any], first_types: list[str], second_types: list[s
     assert task["usage"]["runs"] == 2
 
 
+@pytest.mark.usefixtures("unsandboxed")  # it reads the agent's pid, its own PID namespace's under the sandbox
 def test_an_idle_claude_implement_is_retried_and_resumes_its_session(tmp_path: Path) -> None:
     env, calls_dir = _fake_bin(tmp_path)
     wf = _wf(tmp_path, "31.1", "claude")

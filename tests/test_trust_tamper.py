@@ -3,7 +3,9 @@ hostile stage agents [T2]: every change to what a later git obeys is found
 around the stage that made it, put back byte for byte, kept as evidence,
 named in the halt; nothing the agent planted runs as the host or the
 operator; no process it started outlives the run; an innocent task beside
-a hostile one is not blamed unless both were in flight."""
+a hostile one is not blamed unless both were in flight. The seal alone:
+these runs have no sandbox, which would refuse most of these writes
+(tests/test_sandbox.py)."""
 
 from __future__ import annotations
 
@@ -133,7 +135,7 @@ def test_a_whole_hostile_run_leaves_config_hooks_info_and_refs_as_they_were(tmp_
     before, refs_before = surface(wf), refs(wf)
     harnery_before = {n: o for n, o in refs_before.items() if n.startswith("refs/harnery/")}
 
-    done = wf.run("--json", "--parallel", "2", timeout=300)
+    done = wf.run("--json", "--parallel", "2", "--sandbox", "off", timeout=300)
 
     doc = done.json()
     assert_valid(doc, "workflow-result")
@@ -180,7 +182,7 @@ def test_an_innocent_task_beside_a_hostile_one_is_not_blamed(tmp_path: Path) -> 
     wf, canaries = hostile_setup(tmp_path, attacks, workflow="stageTimeout = 120\n")
     before = surface(wf)
 
-    done = wf.run("--json", "--parallel", "2", timeout=300)
+    done = wf.run("--json", "--parallel", "2", "--sandbox", "off", timeout=300)
 
     doc = done.json()
     assert task(doc, "1.1")["status"] == "done", task(doc, "1.1")["detail"]
@@ -201,7 +203,7 @@ def test_a_change_while_two_stages_are_in_flight_blames_both(tmp_path: Path) -> 
     wf, _ = hostile_setup(tmp_path, attacks)
     wf.script({"1.1:plan": "sleep:4"})
 
-    done = wf.run("--json", "--parallel", "2", timeout=300)
+    done = wf.run("--json", "--parallel", "2", "--sandbox", "off", timeout=300)
 
     doc = done.json()
     for task_id in ("1.1", "1.3"):
@@ -217,7 +219,7 @@ def test_a_change_after_a_stage_ended_is_found_before_the_hosts_next_git(tmp_pat
     wf, canaries = hostile_setup(tmp_path, {})
     config = wf.work / ".git" / "config"
     env = dict(os.environ, HARN_FAILPOINT="workflow-stage-sealed", HARN_FAILPOINT_MODE="stop")
-    proc = subprocess.Popen(["git", "harn", "workflow", "run", "--json"], cwd=wf.work, env=env,
+    proc = subprocess.Popen(["git", "harn", "workflow", "run", "--json", "--sandbox", "off"], cwd=wf.work, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     tampered = False
     try:

@@ -12,9 +12,13 @@ import json
 import time
 from pathlib import Path
 
+import pytest
 from helpers import all_refs, harn, record
 from runtools import alive, start, wait_for_log
 from wfrepo import WF, setup
+
+# the agents report their pids, which a PID namespace would make their own (conftest.unsandboxed)
+pytestmark = pytest.mark.usefixtures("unsandboxed")
 
 
 def _family(wf: WF) -> tuple[int, int]:

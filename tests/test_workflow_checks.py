@@ -201,6 +201,7 @@ def test_stage_inputs_are_valid_and_name_everything(tmp_path: Path) -> None:
     assert review["earlier"]["plan"] == "plan for 9.2" and review["reviewer"] == 2
 
 
+@pytest.mark.usefixtures("unsandboxed")  # it reads the agent's pid, its own PID namespace's under the sandbox
 def test_stage_timeout_kills_the_agent_group(tmp_path: Path) -> None:
     from wfrepo import config_text as text
 

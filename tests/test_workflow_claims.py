@@ -15,6 +15,7 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
+import pytest
 from helpers import all_refs, assert_valid, descendants, git, harn, is_python_of_git_harn, ref
 from wfrepo import WF, config_text, setup
 
@@ -152,6 +153,7 @@ def test_a_claim_race_is_decided_by_the_remote(tmp_path: Path) -> None:
     assert len(wf.remote_log()) == 2
 
 
+@pytest.mark.usefixtures("unsandboxed")  # it signals the agent's pid, its own PID namespace's under the sandbox
 def test_a_killed_runner_leaves_a_stale_claim_reported_and_taken_over_on_purpose(tmp_path: Path) -> None:
     wf = claims_setup(tmp_path, "# R\n\n- [ ] 9.1 Dies mid-task\n- [ ] 9.2 Waits for it\n  Requires: 9.1\n",
                       workflow="stageTimeout = 120\nclaims = true\nclaimHeartbeat = 0.5\nclaimStaleAfter = 4\n")

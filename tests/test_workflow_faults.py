@@ -10,6 +10,9 @@ from faultrepo import fault_setup, faults, runs
 from helpers import alive, assert_valid, ref
 from wfrepo import WF
 
+# the agents report their pids, which a PID namespace would make their own (conftest.unsandboxed)
+pytestmark = pytest.mark.usefixtures("unsandboxed")
+
 ONE = "# R\n\n- [ ] 21.1 Faulty\n"
 TWO = "# R\n\n- [ ] 21.1 Faulty\n- [ ] 21.2 Fine\n"
 

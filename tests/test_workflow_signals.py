@@ -10,9 +10,13 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
 from faultrepo import fault_setup, faults, runs
 from helpers import alive, descendants, git, harn, is_python_of_git_harn, ref
 from wfrepo import setup, sigterm_when_hanging
+
+# the agents report their pids, which a PID namespace would make their own (conftest.unsandboxed)
+pytestmark = pytest.mark.usefixtures("unsandboxed")
 
 
 def test_sigterm_mid_run_stops_agents_and_loses_nothing(tmp_path: Path) -> None:

@@ -34,8 +34,16 @@ from git_harn.results import Result
 from git_harn.store import mac, notes
 from git_harn.store.locks import hold_worktrees, owner_alive, process_owner
 from git_harn.tasks.branches import Base, Branch, resolve_base, resolve_branch
-from git_harn.tasks.config import WORKFLOW_FILE, configured_env_names, gate_argv_lists, gate_env_names, parse_toml
+from git_harn.tasks.config import (
+    WORKFLOW_FILE,
+    configured_env_names,
+    gate_argv_lists,
+    gate_env_names,
+    parse_toml,
+    settings_at,
+)
 from git_harn.text import jsonable
+from git_harn.workspace import sandbox as sandboxing
 
 DEFAULT_TIMEOUT = 900
 NOTE_KIND = "gates"
@@ -108,13 +116,24 @@ def gate_timeout(repo: Repo, given: float | None) -> float:
 
 
 def gates_run(repo: Repo, branch: str, base: str | None, timeout: float | None) -> GatesResult:
-    """``git harn gates run``: inputs checked, then the gates on the tip."""
-    return run_gates(repo, resolve_branch(repo, branch), resolve_base(repo, base), gate_timeout(repo, timeout))
+    """``git harn gates run``: inputs checked, then the gates on the tip, in the sandbox
+    the operator's config or the base's ``.harn/workflow.toml`` asks for."""
+    resolved = resolve_base(repo, base)
+    return run_gates(repo, resolve_branch(repo, branch), resolved, gate_timeout(repo, timeout),
+                     policy=gate_policy(repo, resolved))
+
+
+def gate_policy(repo: Repo, base: Base) -> sandboxing.Policy:
+    """The sandbox of ``git harn gates run``: as a workflow run on ``base`` has it."""
+    settings = settings_at(repo, base.oid, base.rev)
+    asked = sandboxing.Asked() if settings is None else sandboxing.Asked(
+        None, settings.sandbox, settings.gateNetwork, settings.stageDiskLimit, settings.stageProcessLimit)
+    return sandboxing.policy_of(repo, asked)
 
 
 def run_gates(repo: Repo, branch: Branch, base: Base, timeout: float,
               on_start: Callable[[int], None] | None = None,
-              checkouts: GateCheckouts | None = None) -> GatesResult:
+              checkouts: GateCheckouts | None = None, policy: sandboxing.Policy | None = None) -> GatesResult:
     """Run every gate command on the branch tip and note the outcome on it.
     ``on_start`` gets each command's process group (so a caller can stop it);
     ``checkouts``: a caller's kept checkouts, else one made and removed here."""
@@ -125,20 +144,22 @@ def run_gates(repo: Repo, branch: Branch, base: Base, timeout: float,
     own = checkouts is None
     kept = GateCheckouts(repo) if checkouts is None else checkouts
     try:
-        return _run_in(repo, branch, base, timeout, on_start, kept, commands, source)
+        return _run_in(repo, branch, base, timeout, on_start, kept, commands, source, policy)
     finally:
         if own:
             kept.close()
 
 
 def _run_in(repo: Repo, branch: Branch, base: Base, timeout: float, on_start: Callable[[int], None] | None,
-            checkouts: GateCheckouts, commands: list[list[str]], source: str) -> GatesResult:
+            checkouts: GateCheckouts, commands: list[list[str]], source: str,
+            policy: sandboxing.Policy | None = None) -> GatesResult:
     started = now_iso()
     with checkouts.checkout(branch.tip) as (where, path):
         # The gates run the code under judgement: no secret unless [gates] env names it.
         env = child_env({"HARN_GATE_COMMIT": str(branch.tip), "HARN_GATE_BRANCH": branch.name},
                         gate_secrets(repo, base))
-        outcomes = [_run_one(argv, path, timeout, env, on_start) for argv in commands]
+        room = _gate_room(repo, path, policy)
+        outcomes = [_run_one(argv, path, timeout, env, on_start, policy, room) for argv in commands]
     result = GatesResult(
         branch=branch.name, commit=str(branch.tip), base={"rev": base.rev, "oid": str(base.oid)},
         source=source, where=where, passed=all(o.exitCode == 0 for o in outcomes),
@@ -147,9 +168,22 @@ def _run_in(repo: Repo, branch: Branch, base: Base, timeout: float, on_start: Ca
     return result
 
 
+def _gate_room(repo: Repo, checkout: Path, policy: sandboxing.Policy | None) -> sandboxing.Room | None:
+    """What a gate may write under the sandbox: its own checkout (network per ``harn.gateNetwork``)."""
+    if policy is None or not policy.active:
+        return None
+    shown = [p for p in (repo.workdir, repo.common_dir) if p is not None]
+    return sandboxing.gate_room(checkout, shown, policy.gateNetwork, policy.writable)
+
+
 def _run_one(argv: list[str], path: Path, timeout: float, env: dict[str, str],
-             on_start: Callable[[int], None] | None = None) -> GateOutcome:
-    done = run_bounded(argv, path, timeout=timeout, env=env, on_start=on_start)
+             on_start: Callable[[int], None] | None = None, policy: sandboxing.Policy | None = None,
+             room: sandboxing.Room | None = None) -> GateOutcome:
+    run = sandboxing.confine(policy, room, argv, env) if room is not None else argv
+    nproc = policy.processLimit if policy is not None else None
+    done = run_bounded(run, path, timeout=timeout, env=env, on_start=on_start, nproc=nproc)
+    if run != argv:
+        done.exit_code = sandboxing.as_unconfined(done.exit_code)
     output = tail(done.stdout + done.stderr)
     error = done.start_error or (f"timed out after {timeout:g}s" if done.timed_out else None)
     return GateOutcome(list(argv), done.exit_code, done.timed_out, round(done.seconds, 3), output, error)

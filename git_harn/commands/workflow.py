@@ -69,13 +69,16 @@ def workflow() -> None:
 @click.option("--wait-for-provider", "wait_for_provider", is_flag=False, flag_value="", default=None,
               metavar="[=MAX]", help="When a provider fault names a reset time, wait for it (at most MAX: "
               "seconds, or 30m, 5h; default 6h), then go on, instead of skipping the tasks left.")
+@click.option("--sandbox", type=click.Choice(["auto", "bwrap", "off"]), default=None,
+              help="What agents and gates run in (default: harn.sandbox in your global config, else "
+              "workflow.sandbox, else auto: bubblewrap where it runs).")
 @json_option
 def run(base: str | None, remote: str | None, max_tasks: int | None, parallel: int | None,
         dry_run: bool, claims: bool | None, claim_heartbeat: float | None, claim_stale_after: float | None,
         resume_partial_branches: bool | None, resume_mode: str | None,
         max_recovery_candidates: int | None, idle_timeout: float | None, stage_attempts: int | None,
         schema_retries: int | None, assess_partial_branches: bool | None, wait_for_provider: str | None,
-        as_json: bool) -> int:
+        sandbox: str | None, as_json: bool) -> int:
     """Select unblocked roadmap tasks on REMOTE/BASE and drive each to integration."""
     result = run_workflow(repository(), Options(base, remote, max_tasks, parallel, dry_run, as_json,
                                                 claims=claims, claim_heartbeat=claim_heartbeat,
@@ -86,7 +89,7 @@ def run(base: str | None, remote: str | None, max_tasks: int | None, parallel: i
                                                 idle_timeout=idle_timeout,
                                                 stage_attempts=stage_attempts, schema_retries=schema_retries,
                                                 assess_partial_branches=assess_partial_branches,
-                                                wait_for_provider=wait_for_provider))
+                                                wait_for_provider=wait_for_provider, sandbox=sandbox))
     return show(result, as_json, _view)
 
 
@@ -322,6 +325,7 @@ def check_cmd(base: str | None, remote: str | None, live: bool, as_json: bool) -
         lines += [f"warning: {i['key']} is set in the repository's own config ({i['scope']}): a run ignores "
                   "it (an agent can write there); set it in your global config or .harn/workflow.toml"
                   for i in item.ignored]
+        lines.append(f"sandbox: {item.sandbox['words']}")
         lines.append(f"configuration at {item.remote}/{item.base}: "
                      + ("every agent can run" if item.ok else "some agents cannot run")
                      + (" (live)" if item.live else ""))

@@ -107,9 +107,10 @@ MAX_RETRIES = 10
 _WORKFLOW_KEYS = ("base", "remote", "maxTasks", "parallel", "stageTimeout", "reviewRounds",
                   "claims", "claimHeartbeat", "claimStaleAfter",
                   "resumePartialBranches", "resumeMode", "maxRecoveryCandidates", "idleTimeout",
-                  "stageAttempts", "schemaRetries", "assessPartialBranches")
+                  "stageAttempts", "schemaRetries", "assessPartialBranches",
+                  "sandbox", "gateNetwork", "stageDiskLimit", "stageProcessLimit")
 _AGENT_KEYS = ("command", "timeout", "stdin", "commands", "adapter", "args", "model", "maxTurns", "maxBudgetUsd",
-               "idleTimeout", "env", "adapterChecks")
+               "idleTimeout", "env", "adapterChecks", "writable")
 _PREFLIGHT_ONLY = ("commands", "adapterChecks")
 # [agents.<stage>] adapter: "command" is the stage agent protocol itself; the
 # others turn a coding agent CLI into a stage agent (workflow/adapters/)
@@ -141,6 +142,7 @@ class AgentSettings:
     commands: tuple[tuple[str, ...], ...] = ()  # [agents.preflight]: every command, in order
     env: tuple[str, ...] = ()  # secret-looking variables it may have (git/env.py)
     adapterChecks: bool = True  # [agents.preflight]: also the adapters' own login checks
+    writable: tuple[str, ...] = ()  # paths it may write inside the sandbox, beside the defaults
 
     @property
     def builtin(self) -> bool:
@@ -161,6 +163,8 @@ class AgentSettings:
             shown.update(commands=[list(argv) for argv in self.commands], adapterChecks=self.adapterChecks)
         if self.env:
             shown["env"] = list(self.env)
+        if self.writable:
+            shown["writable"] = list(self.writable)
         return shown
 
 
@@ -187,6 +191,10 @@ class WorkflowSettings:
     claimStaleAfter: float | None = None
     gates: list[list[str]] = field(default_factory=list)
     gateEnv: tuple[str, ...] = ()
+    sandbox: str | None = None  # auto | bwrap | off (workspace/sandbox.py)
+    gateNetwork: bool | None = None
+    stageDiskLimit: str | None = None  # a size: 10g, 512m
+    stageProcessLimit: int | None = None
 
 
 def _bad(where: str, key: str, must: str) -> BadInput:
@@ -258,7 +266,18 @@ def _agent(stage: str, table: object, where: str) -> AgentSettings:
     if command is None and ("timeout" in table or "stdin" in table or "env" in table):
         raise BadInput(f"{where}: settings {prefix}.timeout, .stdin and .env apply to an agent command, "
                        "not the builtin integration")
-    return AgentSettings(stage, command, timeout, stdin, env=env_names(table, where, f"{prefix}.env"))
+    return AgentSettings(stage, command, timeout, stdin, env=env_names(table, where, f"{prefix}.env"),
+                         writable=_writable(table, where, prefix))
+
+
+def _writable(table: dict[str, Any], where: str, prefix: str) -> tuple[str, ...]:
+    """``writable = ["~/.cache/tool"]``: more paths the agent may write in the sandbox (absolute, or from ~)."""
+    value = table.get("writable", [])
+    if not isinstance(value, list) or not all(
+            isinstance(path, str) and (path.startswith("/") or path.startswith("~/")) and "\n" not in path
+            for path in value):
+        raise _bad(where, f"{prefix}.writable", 'must be a list of absolute paths such as ["~/.cache/tool"]')
+    return tuple(value)
 
 
 def _adapter_agent(stage: str, table: dict[str, Any], where: str, adapter: str) -> AgentSettings:
@@ -288,7 +307,7 @@ def _adapter_agent(stage: str, table: dict[str, Any], where: str, adapter: str) 
         stage, list(raw), _seconds(table["timeout"], where, f"{prefix}.timeout") if "timeout" in table else None,
         "prompt", adapter, tuple(args), model, max_turns, float(budget) if budget is not None else None,
         _seconds(table["idleTimeout"], where, f"{prefix}.idleTimeout") if "idleTimeout" in table else None,
-        env=env_names(table, where, f"{prefix}.env"))
+        env=env_names(table, where, f"{prefix}.env"), writable=_writable(table, where, prefix))
 
 
 def _claim_settings(table: dict[str, Any], where: str) -> dict[str, Any]:
@@ -362,6 +381,7 @@ def workflow_settings(config: dict[str, Any], where: str) -> WorkflowSettings:
         values["idleTimeout"] = _seconds(table["idleTimeout"], where, "workflow.idleTimeout")
     values.update(_claim_settings(table, where))
     values.update(_recovery_settings(table, where))
+    values.update(_sandbox_settings(table, where))
     if "stageAttempts" in table:
         values["stageAttempts"] = _bounded_int(table["stageAttempts"], where, "workflow.stageAttempts", 1)
     if "schemaRetries" in table:
@@ -386,6 +406,27 @@ def workflow_settings(config: dict[str, Any], where: str) -> WorkflowSettings:
                 raise BadInput(f"{where}: unknown setting gates.{key}")
     return WorkflowSettings(**values, agents=agents, gates=gate_argv_lists(config, where),
                             gateEnv=gate_env_names(config, where))
+
+
+def _sandbox_settings(table: dict[str, Any], where: str) -> dict[str, Any]:
+    """sandbox, gateNetwork, stageDiskLimit, stageProcessLimit (checked again where they are used)."""
+    values: dict[str, Any] = {}
+    if "sandbox" in table:
+        if table["sandbox"] not in ("auto", "bwrap", "off"):
+            raise _bad(where, "workflow.sandbox", f"must be one of 'auto', 'bwrap', 'off', not {table['sandbox']!r}")
+        values["sandbox"] = table["sandbox"]
+    if "gateNetwork" in table:
+        if not isinstance(table["gateNetwork"], bool):
+            raise _bad(where, "workflow.gateNetwork", f"must be true or false, not {table['gateNetwork']!r}")
+        values["gateNetwork"] = table["gateNetwork"]
+    if "stageDiskLimit" in table:
+        raw = table["stageDiskLimit"]
+        if isinstance(raw, bool) or not isinstance(raw, (str, int)):
+            raise _bad(where, "workflow.stageDiskLimit", f"must be a size such as \"10g\", not {raw!r}")
+        values["stageDiskLimit"] = str(raw)
+    if "stageProcessLimit" in table:
+        values["stageProcessLimit"] = _positive_int(table["stageProcessLimit"], where, "workflow.stageProcessLimit")
+    return values
 
 
 def _recovery_settings(table: dict[str, Any], where: str) -> dict[str, Any]:

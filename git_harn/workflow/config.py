@@ -38,6 +38,7 @@ from git_harn.tasks.config import (
 )
 from git_harn.tasks.execplan import plans_dir
 from git_harn.tasks.roadmap import roadmap_file, tasks_at
+from git_harn.workspace.sandbox import Asked, Policy, policy_of
 
 DEFAULT_BASE = "main"
 T = TypeVar("T")
@@ -64,6 +65,7 @@ class Options:
     schema_retries: int | None = None
     assess_partial_branches: bool | None = None
     wait_for_provider: str | None = None  # --wait-for-provider[=<max>]: "" for the default bound
+    sandbox: str | None = None  # --sandbox auto|bwrap|off
 
 
 @dataclass
@@ -87,6 +89,7 @@ class Effective:
     stageAttempts: int = DEFAULT_STAGE_ATTEMPTS
     schemaRetries: int = DEFAULT_SCHEMA_RETRIES
     assessPartialBranches: bool = True
+    sandbox: Policy = field(default_factory=Policy)  # what agents and gates run in, and their bounds
 
     @property
     def upstream(self) -> str:
@@ -109,7 +112,7 @@ class Effective:
                 "resumePartialBranches": self.resumePartialBranches, "resumeMode": self.resumeMode,
                 "maxRecoveryCandidates": self.maxRecoveryCandidates, "idleTimeout": self.idleTimeout,
                 "stageAttempts": self.stageAttempts, "schemaRetries": self.schemaRetries,
-                "assessPartialBranches": self.assessPartialBranches}
+                "assessPartialBranches": self.assessPartialBranches, "sandbox": self.sandbox.shown()}
 
 
 def _check_flags(options: Options) -> None:
@@ -192,6 +195,8 @@ def load(repo: Repo, options: Options) -> Effective:
         stageAttempts=_first(options.stage_attempts, settings.stageAttempts, DEFAULT_STAGE_ATTEMPTS),
         schemaRetries=_first(options.schema_retries, settings.schemaRetries, DEFAULT_SCHEMA_RETRIES),
         assessPartialBranches=_first(options.assess_partial_branches, settings.assessPartialBranches, True),
+        sandbox=policy_of(repo, Asked(options.sandbox, settings.sandbox, settings.gateNetwork,
+                                      settings.stageDiskLimit, settings.stageProcessLimit)),
     )
 
 

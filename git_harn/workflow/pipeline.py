@@ -363,7 +363,7 @@ def _context(repo: Repo, job: Job, worktree: Path) -> TaskContext:
                        scratch=job.scratch, agents=job.agents, on_agent=on_agent,
                        stage_attempts=job.eff.stageAttempts, schema_retries=job.eff.schemaRetries,
                        idle_timeout=job.eff.idleTimeout, advisory=list(job.advisory), seal=job.seal,
-                       key=task.key)
+                       key=task.key, sandbox=job.eff.sandbox)
 
 
 # --- the steps ------------------------------------------------------------------------
@@ -481,7 +481,7 @@ class TaskPath:
         try:
             branch = Branch(self.tr.branch, f"refs/heads/{self.tr.branch}", tip)
             report = run_gates(self.repo, branch, base, gate_timeout(self.repo, None), on_start,
-                               self.job.gate_checkouts)
+                               self.job.gate_checkouts, self.eff.sandbox)
             result: dict[str, Any] = jsonable(report)
         finally:
             for pgid in groups:

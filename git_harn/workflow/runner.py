@@ -38,6 +38,7 @@ from git_harn.files import private_dir
 from git_harn.git import Oid, Repo
 from git_harn.git.branches import fetch_branch, tracking_ref
 from git_harn.git.pins import pinned
+from git_harn.notices import warn
 from git_harn.proc import become_subreaper, end_adopted
 from git_harn.store import lease as leases
 from git_harn.store.live import live_workspace_branches
@@ -100,6 +101,9 @@ def _run_workflow(repo: Repo, options: config.Options) -> WorkflowResult:
     if options.dry_run:
         tasks, held_ids, found = _select(repo, eff, result)
         return _dry_run(repo, result, eff, tasks, held_ids)  # lists the candidates, never resumes
+    unconfined = eff.sandbox.warning()
+    if unconfined is not None:
+        warn(unconfined)  # every run that starts agents says so, once [T2]
     lease = leases.take(repo, eff.remote, eff.base, workflow_id, this_process())  # [L2]: Refused while live
     try:
         schemas.preload()  # the first stage report is validated soon; load meanwhile

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import secrets
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,6 +37,7 @@ from git_harn.text import one_line, with_article
 from git_harn.workflow import adapters
 from git_harn.workflow.state import AUTH, CONFIG, INFRA, PROVIDER, TAMPER
 from git_harn.workflow.state import INTERRUPTED_FAULT as INTERRUPTED
+from git_harn.workspace import sandbox as sandboxing
 
 MAX_REPORT_BYTES = 1 << 20
 PROMPTS_DIR = ".harn/prompts"
@@ -66,6 +67,7 @@ EXIT_75 = "exit-75"
 EXIT_77 = "exit-77"
 EXIT_78 = "exit-78"
 CANNOT_START = "cannot-start"
+DISK_LIMIT = "disk-limit"  # the worktree outgrew harn.stageDiskLimit: a config fault that keeps the work
 FAULT_REPORT = "fault-report"
 EX_TEMPFAIL = 75
 EX_NOPERM = 77
@@ -129,6 +131,7 @@ class TaskContext:
     on_retry: Callable[[str, int | None, str | None], int | None] | None = None
     seal: Seal | None = None  # the run's seal: a check before and after every agent [T2]
     key: str = ""  # the task's key (<id>, or <id>-addendum-<n>), as the seal blames it
+    sandbox: sandboxing.Policy | None = None  # what the agents run in, and their bounds [T2]
 
 
 @dataclass
@@ -313,13 +316,19 @@ def run_stage(ctx: TaskContext, agent: AgentSettings, attempt: int, timeout: flo
         except TamperFound as found:  # a change found before it started, and this task is blamed
             return tampered(stage, attempt, reviewer, found.tamper, "before it started")
     run: adapters.AgentRun | None = None
+    confine = _confinement(ctx, agent, report)
+    nproc = ctx.sandbox.processLimit if ctx.sandbox is not None else None
     try:
         if agent.adapter != COMMAND_ADAPTER:
-            run = _run_adapter(ctx, agent, f"{stage}{suffix}", attempt, text, env, report, timeout, on_start)
+            run = _run_adapter(ctx, agent, f"{stage}{suffix}", attempt, text, env, report, timeout, on_start,
+                               confine, nproc)
             done = run.finished
         else:
-            done = run_bounded(agent.command, ctx.worktree, timeout=timeout, stdin=stdin, env=env,
-                               on_start=on_start)
+            argv = confine(agent.command, env)
+            done = run_bounded(argv, ctx.worktree, timeout=timeout, stdin=stdin, env=env,
+                               on_start=on_start, nproc=nproc)
+            if argv != agent.command:
+                done.exit_code = sandboxing.as_unconfined(done.exit_code)
     finally:
         for pid in started:
             kill_group(pid)  # nothing an agent started outlives its stage
@@ -329,10 +338,40 @@ def run_stage(ctx: TaskContext, agent: AgentSettings, attempt: int, timeout: flo
     failpoint("workflow-stage-sealed")  # a test pauses here to tamper as an unreachable process would
     if found_after is not None:
         return tampered(stage, attempt, reviewer, found_after, "")
+    over = _over_disk_limit(ctx, stage, attempt, reviewer)
+    if over is not None:
+        return over
     outcome = judge(stage, attempt, reviewer, done, report, timeout, ctx.agents.stop.is_set())
     if run is not None:
         _after_adapter(ctx, f"{stage}{suffix}", run, outcome)
     return outcome
+
+
+def _confinement(ctx: TaskContext, agent: AgentSettings,
+                 report: Path) -> Callable[[list[str], Mapping[str, str]], list[str]]:
+    """The one place a stage agent's argv is put in the sandbox (workspace/sandbox.py):
+    its worktree, the branches and objects, its report folder and its CLI's state writable."""
+    policy = ctx.sandbox
+    if policy is None or not policy.active:
+        return lambda argv, env: list(argv)
+    repo = ctx.repo
+    shown = [p for p in (repo.workdir, repo.common_dir) if p is not None]
+    room = sandboxing.agent_room(ctx.worktree, repo.common_dir, shown, report.parent,
+                                 (*agent.writable, *policy.writable))
+    return lambda argv, env: sandboxing.confine(policy, room, argv, env)
+
+
+def _over_disk_limit(ctx: TaskContext, stage: str, attempt: int, reviewer: int | None) -> StageOutcome | None:
+    """A worktree grown past ``harn.stageDiskLimit``: a config fault that ends the task and keeps its work."""
+    if ctx.sandbox is None:
+        return None
+    used = sandboxing.disk_usage(ctx.worktree)
+    if used <= ctx.sandbox.diskLimit:
+        return None
+    who = f"the {stage} agent" + (f" (reviewer {reviewer})" if reviewer is not None else "")
+    return StageOutcome(stage, attempt, False, "", f"{who} left the worktree at {sandboxing.human(used)}, over "
+                        f"harn.stageDiskLimit ({sandboxing.human(ctx.sandbox.diskLimit)}); the work is kept there",
+                        None, CONFIG, None, 0.0, reviewer, DISK_LIMIT)
 
 
 def tampered(stage: str, attempt: int, reviewer: int | None, tamper: Tamper, when: str) -> StageOutcome:
@@ -345,8 +384,9 @@ def tampered(stage: str, attempt: int, reviewer: int | None, tamper: Tamper, whe
 
 
 def _run_adapter(ctx: TaskContext, agent: AgentSettings, key: str, attempt: int, prompt: str,
-                 env: dict[str, str], report: Path, timeout: float,
-                 on_start: Callable[[int], None]) -> adapters.AgentRun:
+                 env: dict[str, str], report: Path, timeout: float, on_start: Callable[[int], None],
+                 confine: Callable[[list[str], Mapping[str, str]], list[str]] | None = None,
+                 nproc: int | None = None) -> adapters.AgentRun:
     """A claude or codex agent: a retry after a fault resumes the session it left."""
     earlier = ctx.sessions.get(key)
     resume = earlier.id if (earlier is not None and earlier.faulted and attempt > 1
@@ -354,7 +394,7 @@ def _run_adapter(ctx: TaskContext, agent: AgentSettings, key: str, attempt: int,
     prefix = report.with_name(report.name.removesuffix(".report.json"))
     idle = agent.idleTimeout or ctx.idle_timeout
     return adapters.run(adapters.Call(agent, agent.stage, ctx.worktree, prompt, env, report, prefix, timeout,
-                                      idle, resume, on_start))
+                                      idle, resume, on_start, confine, nproc, sandboxing.as_unconfined))
 
 
 def _after_adapter(ctx: TaskContext, key: str, run: adapters.AgentRun, outcome: StageOutcome) -> None:

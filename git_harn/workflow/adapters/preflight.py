@@ -55,6 +55,7 @@ class WorkflowCheck(Result):
     agents: list[dict[str, Any]] = field(default_factory=list)
     # git-harn settings a run reads from the operator's config only, found in the repository's own [T1]
     ignored: list[dict[str, str]] = field(default_factory=list)
+    sandbox: dict[str, Any] = field(default_factory=dict)  # what agents and gates would run in
 
     @property
     def ok(self) -> bool:
@@ -161,7 +162,8 @@ def _check_agent(agent: AgentSettings, live: bool) -> dict[str, Any]:
 def check(repo: Repo, options: config.Options, live: bool) -> WorkflowCheck:
     """Every configured agent's preflight; BadInput when the configuration itself is wrong."""
     eff = config.load(repo, dataclasses.replace(options, dry_run=True, quiet=True))
-    result = WorkflowCheck(eff.base, eff.remote, live, ignored=repo.run_ignored_settings())
+    result = WorkflowCheck(eff.base, eff.remote, live, ignored=repo.run_ignored_settings(),
+                           sandbox={**eff.sandbox.shown(), "words": eff.sandbox.words()})
     for stage in STAGES:
         if stage in eff.agents:
             result.agents.append(_check_agent(eff.agents[stage], live))
