@@ -26,7 +26,7 @@ from git_harn.store.procs import dead_ran_out
 from git_harn.store.record import ACTIVE, PRESERVED, RunRecord
 from git_harn.workspace.paths import FOREIGN, GONE, HERE, MISSING, REMOTE, UNAVAILABLE, repo_key, worktree_root
 from git_harn.workspace.reconcile import presence, whereabouts
-from git_harn.workspace.status import next_steps
+from git_harn.workspace.status import kept_advice, kept_branches, next_steps
 
 
 @dataclass
@@ -58,7 +58,20 @@ def check_workspaces(repo: Repo, live: list[RunRecord], skip_runs: set[str]) -> 
     seen.findings += _killed_runs(killed)
     seen.notes += [f"{n} live workspace(s) of {who}: act on them there" for who, n in sorted(others.items())]
     seen.findings += _unrecorded(repo, {os.path.realpath(r.path) for r in live})
+    seen.findings += _kept(repo, frozenset(r.runId for r in live))
     return seen
+
+
+def _kept(repo: Repo, live: frozenset[str]) -> list[Finding]:
+    """An ended workspace's branch holding the only copy of its commits: no
+    live record names it any more, so nothing else would [P1]."""
+    return [Finding(WORKSPACE, "workspace-branch-kept", f"run {kept.record.runId}",
+                    f"{kept.record.state} workspace whose branch {kept.record.branch} is kept: {kept.commits} "
+                    f"commit(s) on it are reachable from no other ref (its folder {kept.record.path} is gone); "
+                    f"reclaim puts them on harnery/salvage/{kept.record.runId} and lets the branch go",
+                    kept_advice(kept.record), ageSeconds=age_of(kept.record.updatedAt),
+                    subject={"runId": kept.record.runId, "ref": kept.record.branch_ref, "oid": str(kept.tip)})
+            for kept in kept_branches(repo, live)]
 
 
 def _cleanup(run_id: str) -> str:

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from git_harn.errors import BadInput
-from git_harn.git import Repo
+from git_harn.git import Oid, Repo
 from git_harn.git.workdir import DirtyPath, dirty_paths_many
-from git_harn.git.worktrees import linked_problem
+from git_harn.git.worktrees import linked_problem, worktree_with_branch
 from git_harn.results import Result
 from git_harn.store import runs as store
 from git_harn.store.ids import validate_run_id
@@ -17,7 +17,7 @@ from git_harn.store.live import listed_records
 from git_harn.store.locks import run_busy
 from git_harn.store.record import ACTIVE, PRESERVED_DIRTY, PRESERVED_UNMERGED, RunRecord
 from git_harn.text import jsonable
-from git_harn.workspace.paths import FOREIGN, REMOTE, UNAVAILABLE
+from git_harn.workspace.paths import FOREIGN, REMOTE, UNAVAILABLE, WS_BRANCH_PREFIX
 from git_harn.workspace.reconcile import GONE, HERE, MISSING, presence, reconcile_quietly, whereabouts
 
 DEFAULT_LIMIT = 10
@@ -42,6 +42,7 @@ class WorkspaceStatus:
     next: list[str] = field(default_factory=list)
     diverged: dict[str, Any] | None = None  # set by a sync that merged a diverged chain
     busy: str | None = None  # what holds the run's lock now (run, cleanup …)
+    keptCommits: int | None = None  # an ended workspace's kept branch: commits no other ref reaches
 
 
 @dataclass
@@ -99,14 +100,66 @@ def next_steps(record: RunRecord, where: str = HERE) -> list[str]:
 
 
 def kept_steps(repo: Repo, record: RunRecord) -> list[str]:
-    """What to do with what an ended workspace left: a kept branch, a kept detached HEAD."""
+    """What to do with what an ended workspace left: a kept branch git-harn
+    made goes through reclaim (which salvages its commits, then lets it go;
+    the branch guard refuses renaming or deleting it); a kept detached HEAD.
+    A branch git-harn did not create is the operator's own: nothing to say."""
     steps = []
-    if repo.ref_oid(record.branch_ref) is not None:
-        steps.append(f"git log {record.branch}   (kept: merge it, or 'git branch -m {record.branch} <name>')")
+    if record.owns_branch and repo.ref_oid(record.branch_ref) is not None:
+        steps.append(kept_advice(record))
     detached = f"refs/harnery/detached/{record.runId}"
     if repo.ref_oid(detached) is not None:
         steps.append(f"git log {detached}   (kept: 'git branch <name> {detached}' to work on it)")
     return steps
+
+
+@dataclass
+class KeptBranch:
+    """An ended workspace's branch, made by git-harn, that holds commits no
+    other ref reaches: the only copy, which status lists and doctor reports."""
+
+    record: RunRecord
+    tip: Oid
+    commits: int  # reachable from no other ref (counted up to KEPT_COUNT)
+
+
+KEPT_COUNT = 1000
+
+
+def kept_branches(repo: Repo, live: frozenset[str] = frozenset()) -> list[KeptBranch]:
+    """Every ``harnery/ws/<run-id>`` branch of an ended workspace that holds
+    commits no other ref reaches; ``live``: run ids known to be live, whose
+    branches are not looked at. One ``for-each-ref`` of that folder when
+    there is no other (a release deletes the branch it made)."""
+    prefix = "refs/heads/" + WS_BRANCH_PREFIX
+    refs = sorted((name, tip) for name, tip in repo.ref_tips([prefix]).items()
+                  if name.removeprefix(prefix) not in live)
+    if not refs:
+        return []
+    # Only with such a branch: neither is on status's usual path.
+    from git_harn.store.archive import read_run
+    from git_harn.store.bookkeeping import history_tips
+
+    tips = history_tips(repo)
+    found = []
+    for name, tip in refs:
+        stored = read_run(repo, name.removeprefix(prefix))
+        if stored is None:
+            continue
+        record = stored.record
+        if not record.terminal or not record.owns_branch or record.branch_ref != name:
+            continue
+        unique = repo.unique_commits(tip, {name}, tips=tips, limit=KEPT_COUNT)
+        if unique and worktree_with_branch(repo, name) is None:
+            found.append(KeptBranch(record, tip, len(unique)))
+    return found
+
+
+def kept_advice(record: RunRecord) -> str:
+    """The way out for a kept branch git-harn made: reclaim salvages its
+    commits to harnery/salvage/<run-id> and lets the branch go (the branch
+    guard refuses renaming or deleting it by hand)."""
+    return f"git harn reclaim {record.runId}"
 
 
 def _select(
@@ -159,8 +212,19 @@ def collect_status(repo: Repo, run_id: str | None = None, include_terminal: bool
     dirty = dirty_paths_many([path for path in live if path not in broken])
     dirty.update(broken)
     rows = [_row(repo, r, dirty.get(Path(r.path)), limit) for r in records]
-    return StatusReport(rows, errors, len(errors) + sum(_doctor_would_report(r, row)
-                                                         for r, row in zip(records, rows, strict=True)))
+    noticed = len(errors) + sum(_doctor_would_report(r, row) for r, row in zip(records, rows, strict=True))
+    if run_id is None or any(r.terminal for r in records):
+        listed = {row.runId: row for row in rows}
+        for kept in kept_branches(repo, frozenset(r.runId for r in records if not r.terminal)):
+            if run_id is not None and kept.record.runId != run_id:
+                continue
+            row = listed.get(kept.record.runId)
+            if row is None:  # an ended run the listing left out: the branch is the only copy [P1]
+                row = _row(repo, kept.record, None, limit)
+                rows.append(row)
+            row.keptCommits = kept.commits
+            noticed += 1
+    return StatusReport(rows, errors, noticed)
 
 
 def _doctor_would_report(record: RunRecord, row: WorkspaceStatus) -> bool:
