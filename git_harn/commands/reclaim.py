@@ -15,6 +15,7 @@ from git_harn.text import printable_path
 from git_harn.workflow.reclaim import reclaim as reclaim_workspace
 from git_harn.workspace.cleanup import preview
 from git_harn.workspace.reclaim import DISCARD, SALVAGE, ReclaimResult
+from git_harn.workspace.salvage import SALVAGE_LOG
 
 SHOWN_PATHS = 10
 
@@ -59,6 +60,7 @@ def _lines(result: ReclaimResult) -> Iterator[str]:
         if count > SHOWN_PATHS:
             yield f"    … and {count - SHOWN_PATHS} more"
         yield f"  see: git log {branch}"
+        yield f"  all salvaged work: {SALVAGE_LOG}"
     elif result.mode == DISCARD and result.outcome != "already_gone":
         if result.state in ("released", "already_gone"):
             yield f"discarded the uncommitted changes of run {result.runId}"

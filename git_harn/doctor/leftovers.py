@@ -20,7 +20,7 @@ from git_harn.store.locks import locks_dir, owner_alive, read_owner
 from git_harn.store.notes import NOTES_REF, notes_on_missing_objects
 from git_harn.sync.push import STAGING_ROOT
 from git_harn.workspace.gc import DEFAULT_THRESHOLD, THRESHOLD_SETTING, archive_after
-from git_harn.workspace.salvage import SALVAGE_PREFIX
+from git_harn.workspace.salvage import SALVAGE_LOG, SALVAGE_PREFIX
 
 
 def check_leftovers(repo: Repo, older_than: float) -> list[Finding]:
@@ -73,7 +73,8 @@ def _salvage(repo: Repo, older_than: float) -> list[Finding]:
         branch = name.removeprefix("refs/heads/")
         found.append(Finding(LEFTOVER, "salvage-old", branch,
                              f"salvaged work, last changed {age // 86400} day(s) ago; doctor never deletes it "
-                             "(it is the work): merge what is wanted, then delete the branch",
+                             f"(it is the work): merge what is wanted, then delete the branch; every salvaged "
+                             f"branch: {SALVAGE_LOG}",
                              command("git branch -D", branch), ageSeconds=age,
                              subject={"ref": name, "oid": str(tip)}))
     return found

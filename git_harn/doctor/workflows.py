@@ -32,6 +32,7 @@ from git_harn.store.record import RunRecord
 from git_harn.tasks.roadmap import parse_task_branch
 from git_harn.workflow import record
 from git_harn.workflow.result import IN_PROGRESS
+from git_harn.workspace.salvage import SALVAGE_LOG
 
 
 @dataclass
@@ -187,7 +188,7 @@ def check_task_branches(repo: Repo, live: list[RunRecord], dead_runs: set[str]) 
             WORKFLOW, "task-branch-survivor", branch,
             f"a task branch a run left (at {str(tip)[:12]}); 'git harn assess {branch}' says what recovery "
             "would do with it, 'git harn workflow run --resume-partial-branches' resumes it, and discard retires "
-            "it, its commits kept under harnery/salvage/",
+            f"it, its commits kept under harnery/salvage/ ({SALVAGE_LOG})",
             f"git harn workflow discard {task_id} --yes" if addendum is None else None,
             ageSeconds=max(0, int(time.time() - repo.commit_info(tip).time)),
             subject={"branch": branch, "taskId": task_id}))

@@ -29,6 +29,10 @@ from git_harn.text import printable_path
 from git_harn.workspace.snapshot import Snapshot
 
 SALVAGE_PREFIX = "refs/heads/harnery/salvage/"
+# Every salvaged branch's log, as a user types it: quoted, and through
+# --branches, since git takes an unquoted ``harnery/salvage/*`` for a pathspec
+# (and the shell would expand it against files first).
+SALVAGE_LOG = "git log --branches='harnery/salvage/*'"
 MESSAGE_PATHS = 40  # paths named in a commit message; the tree holds them all
 RECORDED_PATHS = 1000  # paths kept in the record and the note
 
