@@ -1,6 +1,11 @@
 """The setup: git-harn's hooks installed and current (and which hook
-manager's hooks they chain), git's version against the minimum [H1], and
-the ``harn.*`` settings that name a path on this machine that is not there.
+manager's hooks they chain), git's version against the minimum [H1], the
+``harn.*`` settings that name a path on this machine that is not there, and
+what an agent could have planted for every later git to obey [T1] [T2]:
+config keys in the repository's own config that run a program or redirect
+a remote, hooks that are neither git-harn's nor a known manager's,
+``refs/replace/*``, and a remote URL other than the one the last workflow
+run started with.
 """
 
 from __future__ import annotations
@@ -10,11 +15,14 @@ import shlex
 from pathlib import Path
 
 from git_harn.doctor.findings import SETUP, Finding, command
+from git_harn.errors import HarnError
 from git_harn.git import Repo
 from git_harn.git.config import origin_file
+from git_harn.git.pins import without_credentials
 from git_harn.git.run import git_version
-from git_harn.hooks.files import CHAINED, OURS, UNDER_PRE_COMMIT
+from git_harn.hooks.files import CHAINED, CHAINED_DIR, OURS, UNDER_PRE_COMMIT, hooks_dir, is_ours, manager_of
 from git_harn.hooks.files import status as hooks_status
+from git_harn.workflow import record
 
 # reference-transaction hooks (2.28) keep records true and guard deletions;
 # ``git worktree repair`` (2.29) reconnects a moved workspace.
@@ -42,7 +50,112 @@ def check_setup(repo: Repo) -> tuple[list[Finding], list[str], str]:
                              "worktree is noticed only by the next git-harn command, and preserved work is not "
                              "guarded against 'git branch -D'", "git harn hooks install",
                              subject={"missing": missing, "stale": stale}))
-    return [*found, *_missing_paths(repo)], notes, version
+    planted = [*_program_settings(repo), *_unknown_hooks(repo), *_replace_refs(repo), *_remote_moved(repo)]
+    return [*found, *_missing_paths(repo), *planted], notes, version
+
+
+# --- what an agent could have planted [T1] [T2] ------------------------------------------
+
+# Keys of the repository's own config that name a program git runs, or send
+# a remote's traffic elsewhere (``key`` lower-case as git lists it; a
+# ``*`` stands for any subsection).
+_PROGRAM_KEYS = (
+    "core.fsmonitor", "core.sshcommand", "core.askpass", "core.pager", "core.editor", "core.gitproxy",
+    "core.alternaterefscommand", "sequence.editor", "diff.external", "gpg.program", "gpg.*.program",
+    "credential.helper", "credential.*.helper", "filter.*.clean", "filter.*.smudge", "filter.*.process",
+    "merge.*.driver", "diff.*.command", "diff.*.textconv", "remote.*.uploadpack", "remote.*.receivepack",
+    "remote.*.pushurl", "remote.*.proxy", "url.*.insteadof", "url.*.pushinsteadof", "include.path",
+    "includeif.*.path", "uploadpack.packobjectshook",
+)
+_NOT_A_PROGRAM = {"core.fsmonitor": ("false", "no", "off", "0", "")}  # fsmonitor=true is git's own daemon
+
+
+def _matches(key: str, pattern: str) -> bool:
+    if "*" not in pattern:
+        return key == pattern
+    head, _, tail = pattern.partition("*")
+    return key.startswith(head) and key.endswith(tail) and len(key) > len(head) + len(tail)
+
+
+def _program_settings(repo: Repo) -> list[Finding]:
+    """Keys of the repository's own config (and ``config.worktree``) that run a
+    program or redirect a remote: an agent in any worktree can write there."""
+    found = []
+    for key, scope, value in repo.repository_config_entries():
+        if not any(_matches(key, pattern) for pattern in _PROGRAM_KEYS):
+            continue
+        if (value or "").strip().lower() in _NOT_A_PROGRAM.get(key, ()):
+            continue
+        unset = ("git config --worktree --unset-all" if scope == "worktree" else "git config --unset-all")
+        found.append(Finding(SETUP, "config-runs-program", f"{key} = {value if value is not None else 'true'}",
+                             f"the repository's own config ({scope}) sets {key}, which runs a program or "
+                             "redirects a remote for every git in every worktree, the operator's too; an agent "
+                             "can write there: if you did not set it, remove it (git-harn's own gits in a "
+                             "run pin it as it stood at the run's start)",
+                             command(*unset.split(), key), subject={"key": key, "scope": scope}))
+    return found
+
+
+def _unknown_hooks(repo: Repo) -> list[Finding]:
+    """Hooks git would run that are neither git-harn's nor a known manager's."""
+    try:
+        folder = hooks_dir(repo)
+    except HarnError:
+        return []
+    found = []
+    for path in _hook_files(folder) + _hook_files(folder / CHAINED_DIR):
+        if is_ours(path) or manager_of(path, path.name) is not None:
+            continue
+        found.append(Finding(SETUP, "hook-unknown", str(path),
+                             "a hook that is neither git-harn's nor a known hook manager's (pre-commit, husky, "
+                             "git-lfs): git runs it for the operator's own commands; an agent can write there. "
+                             "If it is not yours, remove it", command("rm", "--", str(path)),
+                             subject={"path": str(path)}))
+    return found
+
+
+def _hook_files(folder: Path) -> list[Path]:
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return []
+    out = []
+    for name in names:
+        path = folder / name
+        if name.endswith(".sample") or not path.is_file() or not os.access(path, os.X_OK):
+            continue
+        out.append(path)
+    return out
+
+
+def _replace_refs(repo: Repo) -> list[Finding]:
+    """``refs/replace/*``: git would show one commit where libgit2 (and every
+    git git-harn runs) reads another."""
+    return [Finding(SETUP, "replace-ref", name,
+                    f"{name} makes git show another object in place of {name.rsplit('/', 1)[-1][:12]}: the "
+                    "operator's git would then see something other than what git-harn's gates, reviews and "
+                    "squash judge; if you did not make it, delete it", command("git", "update-ref", "-d", name, oid),
+                    subject={"ref": name, "oid": oid})
+            for name, oid in sorted(repo.ref_ids(["refs/replace/"]).items())]
+
+
+def _remote_moved(repo: Repo) -> list[Finding]:
+    """The remote of the last workflow run, now at another URL than the run started with."""
+    try:
+        last = record.latest(repo).body
+    except HarnError:
+        return []
+    remote, was = last.get("remote"), last.get("remoteUrl")
+    if not isinstance(remote, str) or not isinstance(was, str):
+        return []
+    now = repo.config(f"remote.{remote}.url")
+    if now is None or without_credentials(now) == was:
+        return []
+    return [Finding(SETUP, "remote-url-changed", f"remote.{remote}.url = {without_credentials(now)}",
+                    f"the last workflow run ({last.get('workflowId')}) started with {remote} at {was}; an agent "
+                    "can rewrite the repository's config: if you did not change it, set it back",
+                    command("git", "remote", "set-url", remote, was),
+                    subject={"remote": remote, "recorded": was, "now": without_credentials(now)})]
 
 
 def _missing_paths(repo: Repo) -> list[Finding]:

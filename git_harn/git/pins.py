@@ -165,6 +165,24 @@ def pinned(cwd: Path) -> Iterator[Pins]:
         install_pins(())
 
 
+def without_credentials(url: str) -> str:
+    """``url`` without a user name or password (``https://user:token@host/…``):
+    what a record may keep of it."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    authority, slash, path = rest.partition("/")
+    return f"{scheme}://{authority.rpartition('@')[2]}{slash}{path}"
+
+
+def remote_url(remote: str) -> str | None:
+    """The URL ``remote`` had when the run's settings were pinned, without credentials."""
+    pins = active_pins()
+    found = pins.remotes.get(remote) if pins is not None else None
+    url = found.url() if found is not None else None
+    return without_credentials(url) if url is not None else None
+
+
 def remote_args(remote: str) -> tuple[list[str], str]:
     """(``-c`` options, the name to give git) for a fetch, push or ls-remote of
     ``remote``: with a run's pins, the remote as it was at the run's start,

@@ -161,6 +161,12 @@ class Repo(ObjectsMixin):
         ``worktree`` scopes, includes followed): what an agent could have written."""
         return self._config.keys_in(REPOSITORY_SCOPES)
 
+    def repository_config_entries(self) -> list[tuple[str, str, str | None]]:
+        """(key, scope, value) of every entry of the repository's own config
+        files (``local``, ``worktree``), in git's order."""
+        return [(key, scope, value) for key in self._config.keys_in(REPOSITORY_SCOPES)
+                for scope, value in self._config.scoped(key) if scope in REPOSITORY_SCOPES]
+
     def run_ignored_settings(self) -> list[dict[str, str]]:
         """{key, scope} of each RUN_OPERATOR_KEYS setting the repository's own
         config sets: a run ignores it, as an agent could have written it [T1]."""

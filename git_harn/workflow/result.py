@@ -146,6 +146,7 @@ class WorkflowResult(Result):
     next: dict[str, Any] | None = None  # the run's own next step when it halted before any task (state.Next)
     waits: list[dict[str, Any]] = field(default_factory=list)  # the run's own waits (its final flush's merge lock)
     baseOidAfter: str | None = None  # the base's tip on the remote when the run finished
+    remoteUrl: str | None = None  # the remote's URL at the start (no credentials): doctor compares [T1]
 
     @property
     def outcome(self) -> str:

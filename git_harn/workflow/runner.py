@@ -37,7 +37,7 @@ from git_harn.failpoints import failpoint
 from git_harn.files import private_dir
 from git_harn.git import Oid, Repo
 from git_harn.git.branches import fetch_branch, tracking_ref
-from git_harn.git.pins import pinned
+from git_harn.git.pins import pinned, remote_url
 from git_harn.notices import warn
 from git_harn.proc import become_subreaper, end_adopted
 from git_harn.store import lease as leases
@@ -79,7 +79,8 @@ def _result(eff: config.Effective, workflow_id: str, dry_run: bool) -> WorkflowR
     return WorkflowResult(
         workflowId=workflow_id, base=eff.base, remote=eff.remote, baseOid=str(eff.base_oid),
         dryRun=dry_run, startedAt=now_iso(),
-        agents={stage: agent.shown() for stage, agent in eff.agents.items()}, settings=eff.shown())
+        agents={stage: agent.shown() for stage, agent in eff.agents.items()}, settings=eff.shown(),
+        remoteUrl=remote_url(eff.remote))
 
 
 def _task_result(workflow_id: str, task: Task) -> TaskResult:
