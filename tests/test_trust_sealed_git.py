@@ -6,7 +6,9 @@ git that starts between that check and its own read of the file would obey
 it. It must not: fsmonitor is off for every git, the settings that name a
 program or a place are passed as they stood before any agent ran, fetch and
 push go to the remote of then, and git-harn's own commands come from the
-operator's config, never the repository's."""
+operator's config, never the repository's. These runs have no sandbox,
+which would refuse the agents' writes (tests/test_sandbox.py): what is
+tested is what holds without one."""
 
 from __future__ import annotations
 
@@ -103,7 +105,7 @@ def run_raced(wf: WF) -> dict[str, Any]:
     watcher = subprocess.Popen([sys.executable, "-c", WATCHER, str(wf.remote), str(wf.agents / "1.1-ended"),
                                 str(wf.work)])
     try:
-        done = wf.run("--json", "--parallel", "2", timeout=300)
+        done = wf.run("--json", "--parallel", "2", "--sandbox", "off", timeout=300)  # the seal alone
     finally:
         (wf.agents / "1.1-ended").touch()
         watcher.wait(timeout=30)
