@@ -17,7 +17,7 @@ from pathlib import Path
 
 from git_harn.doctor.check import diagnose
 from git_harn.doctor.findings import Applied, DoctorReport, Finding
-from git_harn.doctor.locks import GIT_LOCK_AGE
+from git_harn.doctor.locks import GIT_LOCK_AGE, dead_run_git_locks
 from git_harn.errors import HarnError
 from git_harn.failpoints import failpoint
 from git_harn.git import Repo
@@ -82,7 +82,16 @@ def _lock(repo: Repo, subject: dict[str, object]) -> tuple[bool, str]:
     if owner and not dead_ran_out(owner):
         return False, "left: a live process holds it now"
     gone = break_dead(path)
-    return gone, "removed" if gone else "left: a live process holds it now"
+    if not gone:
+        return False, "left: a live process holds it now"
+    # git's locks the dead run left in its workspace, judged again now: only those still provably left.
+    raw = subject.get("gitLocks")
+    listed = {str(p) for p in raw} if isinstance(raw, list) else set()
+    left = [p for p in dead_run_git_locks(repo, path) if str(p) in listed]
+    for lock in left:
+        with suppress(FileNotFoundError):
+            lock.unlink()
+    return True, "removed" + (f", with {len(left)} git lock file(s) of its workspace" if left else "")
 
 
 def _git_lock(repo: Repo, subject: dict[str, object]) -> tuple[bool, str]:

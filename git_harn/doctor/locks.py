@@ -18,9 +18,9 @@ from pathlib import Path
 
 from git_harn.doctor.findings import LOCK, Finding, command
 from git_harn.git import Repo
-from git_harn.git.worktrees import ADMIN_LOCKS, registered_worktrees
+from git_harn.git.worktrees import ADMIN_LOCKS, admin_dir, admin_locks, registered_worktrees
 from git_harn.integrate.worktree import integration_worktree
-from git_harn.store import lease
+from git_harn.store import lease, runs
 from git_harn.store.locks import git_processes_in, locks_dir, read_owner
 from git_harn.store.procs import dead_ran_out
 
@@ -35,7 +35,28 @@ def remove_command(path: Path) -> str:
 
 def check_locks(repo: Repo, skip: set[str]) -> list[Finding]:
     """``skip``: lock file names another finding's command clears already."""
-    return _harn_locks(repo, skip) + _git_locks(repo)
+    own = _harn_locks(repo, skip)
+    cleared = {lock for finding in own for lock in finding.subject.get("gitLocks", [])}
+    return own + [f for f in _git_locks(repo) if f.what not in cleared]
+
+
+def dead_run_git_locks(repo: Repo, lock: Path) -> list[Path]:
+    """git's lock files in the admin folder of the workspace whose run lock
+    is ``lock`` (its holder is dead: the caller judged that), while no git
+    works in that workspace or its admin folder. The gits the dead run ran
+    died with it, or finished: the locks are provably left (issue 45), with
+    no wait for their age."""
+    if not lock.name.startswith("run-") or not lock.name.endswith(".lock"):
+        return []
+    stored = runs.read(repo, lock.name.removeprefix("run-").removesuffix(".lock"))
+    if stored is None or stored.record.terminal:
+        return []
+    workspace = Path(stored.record.path)
+    admin = admin_dir(repo, workspace)  # None for another clone's or host's workspace
+    found = admin_locks(admin) if admin is not None else []
+    if not found or any(git_processes_in(f) for f in (workspace, admin) if f is not None and f.exists()):
+        return []
+    return found
 
 
 def _age(path: Path) -> float | None:
@@ -60,11 +81,16 @@ def _harn_locks(repo: Repo, skip: set[str]) -> list[Finding]:
             continue
         if (owner == {} and age > UNREADABLE_AGE) or (owner and dead_ran_out(owner)):
             holder = f"pid {owner.get('pid', '?')} ({owner.get('purpose', '?')}), dead" if owner else "unreadable"
+            git_locks = [str(p) for p in dead_run_git_locks(repo, path)]
+            left = (f"; git's lock file(s) {', '.join(git_locks)} in its workspace's admin folder were left by "
+                    "the gits it ran, which died with it (no git works there): they go with it, or every git "
+                    "in that workspace fails" if git_locks else "")
             found.append(Finding(LOCK, "lock-dead", str(path),
                                  f"git-harn lock whose holder is provably gone ({holder}) and every command it "
-                                 "named with it; the next command would break it with a warning",
-                                 remove_command(path), fixable=True, ageSeconds=int(age),
-                                 subject={"path": str(path), "owner": owner}))
+                                 f"named with it; the next command would break it with a warning{left}",
+                                 command("rm -f --", str(path), *git_locks), fixable=True, ageSeconds=int(age),
+                                 subject={"path": str(path), "owner": owner,
+                                          **({"gitLocks": git_locks} if git_locks else {})}))
     return found
 
 
