@@ -54,10 +54,16 @@ def test_a_killed_run_is_shown_interrupted_and_the_next_run_closes_it(tmp_path: 
     listed = harn(wf.work, "workflow", "list", "--json")
     assert_valid(listed.json(), "workflow-list")
     entry = listed.json()["workflows"][0]
-    assert entry["outcome"] == "workflow-running" and entry["runnerState"] == "gone"  # today: no runnerState
+    # Issue 45 item 2: a dashboard reading outcome sees the derived one; the recorded one is kept beside it.
+    assert entry["outcome"] == "workflow-interrupted" and entry["runnerState"] == "gone"
+    assert entry["recordedOutcome"] == "workflow-running" and entry["recordedSummary"] == "running"
+    assert entry["summary"].startswith("interrupted (runner gone)") and f"workflow settle {dead}" in entry["summary"]
     assert "interrupted (runner gone)" in harn(wf.work, "workflow", "list").out
     shown = harn(wf.work, "workflow", "show", dead, "--json").json()
+    assert_valid(shown, "workflow-result")
     assert shown["runnerState"] == "gone" and shown["runner"]["pid"] > 0
+    assert (shown["outcome"], shown["recordedOutcome"]) == ("workflow-interrupted", "workflow-running")
+    assert shown["summary"] == entry["summary"] and shown["recordedSummary"] == "running"
     human = harn(wf.work, "workflow", "show", dead).out
     assert "interrupted (runner gone)" in human
     advised = next(line.removeprefix("next: ") for line in human.splitlines() if line.startswith("next: "))
@@ -95,13 +101,15 @@ def test_a_closed_record_reaches_other_clones_through_sync(tmp_path: Path) -> No
     git(tmp_path, "clone", "-q", str(wf.remote), str(other))
     assert harn(other, "sync").code == 0
     seen = harn(other, "workflow", "show", dead, "--json").json()
-    assert seen["outcome"] == "workflow-running" and seen["runnerState"] == "gone"  # same host: provably dead
+    assert seen["outcome"] == "workflow-interrupted" and seen["runnerState"] == "gone"  # same host: provably dead
+    assert seen["recordedOutcome"] == "workflow-running"
 
     wf.run()  # closes it
     assert harn(wf.work, "sync").code == 0
     assert harn(other, "sync").code == 0
     closed = harn(other, "workflow", "show", dead, "--json").json()
     assert closed["outcome"] == "workflow-interrupted" and closed["runnerState"] is None
+    assert closed["recordedOutcome"] == "workflow-interrupted"  # ended: nothing derived
     assert git(other, "rev-parse", f"refs/harnery/workflows/{dead}") == git(
         wf.work, "rev-parse", f"refs/harnery/workflows/{dead}")
     host = git(wf.work, "log", "-1", "--format=%(trailers:key=Harnery-Host,valueonly)",
@@ -120,6 +128,7 @@ def test_another_hosts_silent_run_is_shown_stale(tmp_path: Path) -> None:
     time.sleep(1.2)
     listed = harn(other, "workflow", "list", "--stale-after", "1", "--json").json()
     assert listed["workflows"][0]["runnerState"] == "stale"
+    assert listed["workflows"][0]["outcome"] == "workflow-running"  # not provably dead: as recorded
     assert "stale (no heartbeat for" in harn(other, "workflow", "list", "--stale-after", "1").out
     fresh = harn(other, "workflow", "list", "--json").json()  # harn.workflowStaleAfter, default 1800 s
     assert fresh["workflows"][0]["runnerState"] == "live"

@@ -43,7 +43,15 @@ from git_harn.store.clone import this_clone
 from git_harn.store.locks import settle_command
 from git_harn.store.procs import judgeable, pid_dead
 from git_harn.text import home_as_tilde
-from git_harn.workflow.result import IN_PROGRESS, Skipped, StoredWorkflow, TaskResult, WorkflowList, WorkflowResult
+from git_harn.workflow.result import (
+    IN_PROGRESS,
+    INTERRUPTED,
+    Skipped,
+    StoredWorkflow,
+    TaskResult,
+    WorkflowList,
+    WorkflowResult,
+)
 
 HEARTBEAT_SECONDS = 300.0  # a record event at least this often while the runner lives
 DEFAULT_STALE_AFTER = 1800.0  # harn.workflowStaleAfter: another host's runner silent this long is stale
@@ -282,14 +290,14 @@ def listing(repo: Repo, stale: float | None) -> WorkflowList:
         if not isinstance(item, Stored):
             result.unreadable.append({"ref": item[0], "error": item[1]})
             continue
-        body = item.body
-        state = alive.of(body)
+        body = derived(item.body, alive.of(item.body))
         result.workflows.append({
             "workflowId": item.workflowId, "startedAt": str(body.get("startedAt", "")),
             "finishedAt": body.get("finishedAt"), "base": str(body.get("base", "")),
             "remote": str(body.get("remote", "")), "outcome": str(body.get("outcome", "")),
-            "runnerState": state, "heartbeatAt": (body.get("runner") or {}).get("heartbeatAt"),
-            "summary": str(body.get("summary", ""))})
+            "recordedOutcome": body["recordedOutcome"], "runnerState": body["runnerState"],
+            "heartbeatAt": (body.get("runner") or {}).get("heartbeatAt"),
+            "summary": str(body.get("summary", "")), "recordedSummary": body["recordedSummary"]})
     result.workflows.sort(key=lambda w: (w["startedAt"], w["workflowId"]))
     return result
 
@@ -299,6 +307,22 @@ def shown(repo: Repo, workflow_id: str | None, stale: float | None) -> StoredWor
     with ``runnerState`` as ``list`` gives it."""
     stored = read(repo, workflow_id) if workflow_id else latest(repo)
     alive = Liveness(repo, stale_after(repo, stale))
-    body = dict(stored.body)
-    body["runnerState"] = alive.of(body)
-    return StoredWorkflow(body, events(repo, stored.workflowId))
+    return StoredWorkflow(derived(stored.body, alive.of(stored.body)), events(repo, stored.workflowId))
+
+
+def derived(body: dict[str, Any], state: str | None) -> dict[str, Any]:
+    """The record as list and show give it: ``runnerState``, and for a
+    record still marked running whose runner is provably dead, the outcome
+    and summary it has in fact (``workflow-interrupted``, runner gone), so
+    that a dashboard reading ``outcome`` never shows it running for ever
+    [L3]. What the record says is kept in ``recordedOutcome`` and
+    ``recordedSummary``; ``workflow settle`` (the next step) records it."""
+    found = dict(body)
+    found["runnerState"] = state
+    found["recordedOutcome"] = str(body.get("outcome", ""))
+    found["recordedSummary"] = str(body.get("summary", ""))
+    if state == GONE:
+        found["outcome"] = INTERRUPTED
+        found["summary"] = (f"{outcome_text(body.get('outcome'), state, None)}; "
+                            f"next: {settle_command(str(body.get('workflowId', '')))}")
+    return found
