@@ -87,27 +87,12 @@ _OWN: set[int] = set()
 PR_SET_CHILD_SUBREAPER = 36
 
 
-def spawn(argv: list[str], nproc: int | None = None, **options: Any) -> subprocess.Popen[bytes]:
-    """``subprocess.Popen``, its child noted as the host's own; ``nproc``: its
-    ``RLIMIT_NPROC`` (never above the hard limit this process has)."""
+def spawn(argv: list[str], **options: Any) -> subprocess.Popen[bytes]:
+    """``subprocess.Popen``, its child noted as the host's own."""
     with _SPAWNING:
         child: subprocess.Popen[bytes] = subprocess.Popen(argv, **options)
         _OWN.add(child.pid)
-    if nproc is not None:
-        limit_processes(child.pid, nproc)
     return child
-
-
-def limit_processes(pid: int, count: int) -> None:
-    """Set ``RLIMIT_NPROC`` of ``pid`` right after it started: set from outside,
-    because a ``preexec_fn`` is unsafe in a threaded process; a fork the child
-    makes in the microseconds before escapes it, every one after does not."""
-    import resource
-
-    _, hard = resource.getrlimit(resource.RLIMIT_NPROC)
-    bound = count if hard == resource.RLIM_INFINITY else min(count, hard)
-    with suppress(OSError, ValueError):
-        resource.prlimit(pid, resource.RLIMIT_NPROC, (bound, bound))
 
 
 def forget(pid: int) -> None:
@@ -177,7 +162,6 @@ def run_bounded(
     stdin: bytes = b"",
     env: Mapping[str, str] | None = None,
     on_start: Callable[[int], None] | None = None,
-    nproc: int | None = None,
 ) -> Finished:
     """Run ``argv`` in ``cwd`` for at most ``timeout`` seconds, keeping a
     bounded amount of its output. ``on_start`` gets the pid, which is also
@@ -187,7 +171,7 @@ def run_bounded(
         child = spawn(
             list(argv), cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, env=dict(env) if env is not None else None,
-            start_new_session=True, nproc=nproc,
+            start_new_session=True,
         )
     except OSError as exc:
         return Finished(None, b"", b"", 0.0, start_error=f"cannot run {argv[0]!r}: {exc.strerror or exc}",

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from helpers import git, harn, ref
 from runtools import alive, start, wait_for_log
 from wfrepo import setup
@@ -31,6 +32,7 @@ def _gone(document: dict[str, Any]) -> dict[str, Any]:
     return found[0]
 
 
+@pytest.mark.usefixtures("unsandboxed")  # it reads the agents' pids; under the sandbox they die with the runner
 def test_the_dead_runner_finding_names_all_it_left_with_disk_use_and_settle_clears_it(tmp_path: Path) -> None:
     wf = setup(tmp_path, roadmap=ROADMAP)
     assert harn(wf.work, "hooks", "install").code == 0

@@ -111,6 +111,8 @@ for folder in ("refs", "logs/refs"):
 subprocess.Popen(["setsid", sys.executable, "-c", "import time; time.sleep(120)"],
                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 time.sleep(0.3)
+with open("/proc/self/limits") as f:
+    results["max processes"] = next(line.split()[2] for line in f if line.startswith("Max processes"))
 results["pid namespace"] = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())[:1]
 with open(os.path.join(report_dir, "probe-results.json"), "w") as f:
     json.dump(results, f)
@@ -195,7 +197,7 @@ def _gate_probe(wf: WF, commit: str) -> dict[str, Any]:
 
 @needs_bwrap
 def test_each_path_is_writable_or_read_only_as_listed_and_git_works_inside(tmp_path: Path) -> None:
-    wf = _setup(tmp_path, "gateNetwork = false\n")
+    wf = _setup(tmp_path, "gateNetwork = false\nstageProcessLimit = 3000\n")
     env = _operator_env(tmp_path)
 
     done = wf.run("--json", env={**env, "PROBE_COMMON": str(wf.work / ".git")}, timeout=300)
@@ -211,6 +213,7 @@ def test_each_path_is_writable_or_read_only_as_listed_and_git_works_inside(tmp_p
     assert (tmp_path / "other" / "README.md").read_text() == "hello\n"
     assert results["git add/commit/switch -c"] == "ok"
     assert results["git branch -D"] == "refused"  # it would rewrite packed-refs
+    assert results["max processes"] == "3000"  # RLIMIT_NPROC, from workflow.stageProcessLimit
     assert results["pid namespace"] == [1]  # its own PID namespace: the host's processes are not there
     assert not (Path("/tmp") / f"probe-{os.getpid()}").exists()  # its /tmp was its own
     assert git(wf.work, "config", "--get", "probe.key", check=False) == ""
@@ -273,6 +276,7 @@ def test_without_the_sandbox_every_run_says_so_in_one_line(tmp_path: Path) -> No
     assert doc["settings"]["sandbox"]["active"] is False
     results = _probe_results(wf, doc["workflowId"])
     assert results["main checkout"] == "ok"  # unconfined: what the sandbox would have refused
+    assert results["max processes"] == "8192"  # the process limit holds without the sandbox too
     (wf.work / "probe").unlink(missing_ok=True)
 
 

@@ -179,10 +179,9 @@ def _gate_room(repo: Repo, checkout: Path, policy: sandboxing.Policy | None) -> 
 def _run_one(argv: list[str], path: Path, timeout: float, env: dict[str, str],
              on_start: Callable[[int], None] | None = None, policy: sandboxing.Policy | None = None,
              room: sandboxing.Room | None = None) -> GateOutcome:
-    run = sandboxing.confine(policy, room, argv, env) if room is not None else argv
-    nproc = policy.processLimit if policy is not None else None
-    done = run_bounded(run, path, timeout=timeout, env=env, on_start=on_start, nproc=nproc)
-    if run != argv:
+    run = sandboxing.confine(policy, room, argv, env, path)
+    done = run_bounded(run, path, timeout=timeout, env=env, on_start=on_start)
+    if sandboxing.bwrapped(policy, run, argv):
         done.exit_code = sandboxing.as_unconfined(done.exit_code)
     output = tail(done.stdout + done.stderr)
     error = done.start_error or (f"timed out after {timeout:g}s" if done.timed_out else None)

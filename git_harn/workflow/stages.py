@@ -317,17 +317,15 @@ def run_stage(ctx: TaskContext, agent: AgentSettings, attempt: int, timeout: flo
             return tampered(stage, attempt, reviewer, found.tamper, "before it started")
     run: adapters.AgentRun | None = None
     confine = _confinement(ctx, agent, report)
-    nproc = ctx.sandbox.processLimit if ctx.sandbox is not None else None
     try:
         if agent.adapter != COMMAND_ADAPTER:
             run = _run_adapter(ctx, agent, f"{stage}{suffix}", attempt, text, env, report, timeout, on_start,
-                               confine, nproc)
+                               confine)
             done = run.finished
         else:
             argv = confine(agent.command, env)
-            done = run_bounded(argv, ctx.worktree, timeout=timeout, stdin=stdin, env=env,
-                               on_start=on_start, nproc=nproc)
-            if argv != agent.command:
+            done = run_bounded(argv, ctx.worktree, timeout=timeout, stdin=stdin, env=env, on_start=on_start)
+            if sandboxing.bwrapped(ctx.sandbox, argv, agent.command):
                 done.exit_code = sandboxing.as_unconfined(done.exit_code)
     finally:
         for pid in started:
@@ -352,13 +350,18 @@ def _confinement(ctx: TaskContext, agent: AgentSettings,
     """The one place a stage agent's argv is put in the sandbox (workspace/sandbox.py):
     its worktree, the branches and objects, its report folder and its CLI's state writable."""
     policy = ctx.sandbox
-    if policy is None or not policy.active:
+    if policy is None:
         return lambda argv, env: list(argv)
     repo = ctx.repo
     shown = [p for p in (repo.workdir, repo.common_dir) if p is not None]
     room = sandboxing.agent_room(ctx.worktree, repo.common_dir, shown, report.parent,
-                                 (*agent.writable, *policy.writable))
-    return lambda argv, env: sandboxing.confine(policy, room, argv, env)
+                                 (*agent.writable, *policy.writable)) if policy.active else None
+    return lambda argv, env: sandboxing.confine(policy, room, argv, env, ctx.worktree)
+
+
+def _unconfined(ctx: TaskContext) -> Callable[[int | None], int | None] | None:
+    """How an adapter reads its CLI's exit code back: as unconfined when bubblewrap ran it."""
+    return sandboxing.as_unconfined if ctx.sandbox is not None and ctx.sandbox.active else None
 
 
 def _over_disk_limit(ctx: TaskContext, stage: str, attempt: int, reviewer: int | None) -> StageOutcome | None:
@@ -385,8 +388,7 @@ def tampered(stage: str, attempt: int, reviewer: int | None, tamper: Tamper, whe
 
 def _run_adapter(ctx: TaskContext, agent: AgentSettings, key: str, attempt: int, prompt: str,
                  env: dict[str, str], report: Path, timeout: float, on_start: Callable[[int], None],
-                 confine: Callable[[list[str], Mapping[str, str]], list[str]] | None = None,
-                 nproc: int | None = None) -> adapters.AgentRun:
+                 confine: Callable[[list[str], Mapping[str, str]], list[str]] | None = None) -> adapters.AgentRun:
     """A claude or codex agent: a retry after a fault resumes the session it left."""
     earlier = ctx.sessions.get(key)
     resume = earlier.id if (earlier is not None and earlier.faulted and attempt > 1
@@ -394,7 +396,7 @@ def _run_adapter(ctx: TaskContext, agent: AgentSettings, key: str, attempt: int,
     prefix = report.with_name(report.name.removesuffix(".report.json"))
     idle = agent.idleTimeout or ctx.idle_timeout
     return adapters.run(adapters.Call(agent, agent.stage, ctx.worktree, prompt, env, report, prefix, timeout,
-                                      idle, resume, on_start, confine, nproc, sandboxing.as_unconfined))
+                                      idle, resume, on_start, confine, _unconfined(ctx)))
 
 
 def _after_adapter(ctx: TaskContext, key: str, run: adapters.AgentRun, outcome: StageOutcome) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import os
+import resource
 import shutil
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
@@ -273,12 +274,37 @@ def wrap(bwrap: str, room: Room, argv: Sequence[str], env: Mapping[str, str]) ->
     return out
 
 
-def confine(policy: Policy | None, room: Room, argv: Sequence[str], env: Mapping[str, str]) -> list[str]:
-    """The one place a stage's argv is put in the sandbox (unchanged when there is none, or
-    when the program cannot be found: it then fails to start as it would unconfined)."""
-    if policy is None or policy.bwrap is None or not runnable(argv, env, room.cwd):
+def confine(policy: Policy | None, room: Room | None, argv: Sequence[str], env: Mapping[str, str],
+            cwd: Path) -> list[str]:
+    """The one place a stage's argv is put in the sandbox (``room``: when it is active) and
+    under its process limit; unchanged when the program cannot be found, so that it fails to
+    start as it would unconfined."""
+    if policy is None or not runnable(argv, env, cwd):
         return list(argv)
-    return wrap(policy.bwrap, room, argv, env)
+    confined = wrap(policy.bwrap, room, argv, env) if policy.bwrap is not None and room is not None else list(argv)
+    return limit_processes(confined, policy.processLimit)
+
+
+def limit_processes(argv: Sequence[str], count: int) -> list[str]:
+    """``argv`` run with ``RLIMIT_NPROC`` at ``count`` (never above this process's hard
+    limit) by util-linux's ``prlimit``, which sets it and then executes ``argv`` in its
+    place, before anything forks; without ``prlimit``, ``argv`` unchanged."""
+    tool = prlimit_program()
+    if tool is None:
+        return list(argv)
+    _, hard = resource.getrlimit(resource.RLIMIT_NPROC)
+    bound = count if hard == resource.RLIM_INFINITY else min(count, hard)
+    return [tool, f"--nproc={bound}:{bound}", "--", *argv]
+
+
+@functools.cache
+def prlimit_program() -> str | None:
+    return shutil.which("prlimit")
+
+
+def bwrapped(policy: Policy | None, argv: Sequence[str], original: Sequence[str]) -> bool:
+    """Whether ``argv`` is ``original`` put under bubblewrap (its exit code then says a signal as 128+N)."""
+    return policy is not None and policy.bwrap is not None and policy.bwrap in argv and list(argv) != list(original)
 
 
 def as_unconfined(code: int | None) -> int | None:

@@ -75,7 +75,6 @@ class Call:
     on_start: Callable[[int], None] | None = None
     # the sandbox (workspace/sandbox.confine): the CLI's argv and environment -> the argv to run
     confine: Callable[[list[str], Mapping[str, str]], list[str]] | None = None
-    nproc: int | None = None  # RLIMIT_NPROC of the stage
     unconfined: Callable[[int | None], int | None] | None = None  # the exit code as it is without the sandbox
 
 
@@ -175,7 +174,7 @@ def run(call: Call) -> AgentRun:
     confined = call.confine(argv, call.env) if call.confine is not None else argv
     streamed = run_stream(confined, call.cwd, stdin=prompt, env=call.env, log=log, timeout=call.timeout,
                           idle=call.idle, on_event=feed, on_start=call.on_start, progress=lambda: signals.last_progress,
-                          given_up=lambda: signals.gave_up, nproc=call.nproc)
+                          given_up=lambda: signals.gave_up)
     if confined is not argv and call.unconfined is not None:
         streamed.exit_code = call.unconfined(streamed.exit_code)
     if streamed.start_error is not None:

@@ -106,14 +106,14 @@ def run_stream(argv: Sequence[str], cwd: Path, *, stdin: bytes, env: Mapping[str
                timeout: float, idle: float, on_event: Callable[[Event], None],
                on_start: Callable[[int], None] | None = None,
                progress: Callable[[], float] | None = None,
-               given_up: Callable[[], bool] | None = None, nproc: int | None = None) -> Streamed:
+               given_up: Callable[[], bool] | None = None) -> Streamed:
     """Run ``argv`` with ``stdin`` until it exits, ``timeout`` passes, or
     ``idle`` seconds pass without progress (``progress()``: the monotonic
     time of the last, else the last line on stdout)."""
     started = time.monotonic()
     try:
         child = spawn(list(argv), cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                      stderr=subprocess.PIPE, env=dict(env), start_new_session=True, nproc=nproc)
+                      stderr=subprocess.PIPE, env=dict(env), start_new_session=True)
     except OSError as exc:
         return Streamed(None, 0.0, start_error=f"cannot run {argv[0]!r}: {exc.strerror or exc}",
                         start_errno=exc.errno)
