@@ -28,11 +28,14 @@ import secrets
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import suppress
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from git_harn.clock import epoch_of, now_iso
-from git_harn.errors import BadInput, RaceLost
+from git_harn.errors import BadInput, RaceLost, TooLarge
+from git_harn.files import loads_json, read_regular_file
 from git_harn.git import Oid, Repo
 from git_harn.git.branches import commit_time
 from git_harn.git.identity import host_name
@@ -148,6 +151,91 @@ class Writer:
 
     def heartbeat_due(self) -> bool:
         return time.monotonic() - self.written >= HEARTBEAT_SECONDS
+
+
+def run_folder(repo: Repo, workflow_id: str) -> Path:
+    """Where a run keeps its prompts, reports, logs, stage times and page."""
+    return repo.common_dir / "harnery" / "workflow" / workflow_id
+
+
+# --- each stage's span as it ends, for a run killed before it could record it ---
+
+STAGE_TIMES = ".stage-times.jsonl"  # in the run folder (a dot: no stage file to link to)
+_STAGE_TIMES_LIMIT = 64 * 1024 * 1024
+_ALIVE_EVERY = 1.0  # seconds: how often the runner marks the file as its last sign of life
+
+
+class StageTimes:
+    """The timelines of a run's running tasks, one line per stage start
+    (which is the previous stage's end): the task's whole timeline so far.
+    A record event is written when a task starts and ends, never per stage
+    (a record commit each); a runner killed mid-task (SIGKILL, power) leaves
+    its stages here. The runner also marks the file every second, so its
+    time says when the runner was last alive: where the stage it was in
+    ends on the page, and in the record once the run is settled."""
+
+    def __init__(self, folder: Path) -> None:
+        self.path = folder / STAGE_TIMES
+        self._lock = threading.Lock()
+        self._marked = 0.0
+
+    def note(self, run_id: str, timeline: list[dict[str, Any]]) -> None:
+        line = json.dumps({"runId": run_id, "timeline": timeline}, sort_keys=True, separators=(",", ":")) + "\n"
+        with self._lock:  # one line whole, however long, whatever the threads
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+            try:
+                os.write(fd, line.encode("utf-8"))
+            finally:
+                os.close(fd)
+
+    def alive(self) -> None:
+        """Mark the file (at most every second): the runner lives now."""
+        now = time.monotonic()
+        if now - self._marked < _ALIVE_EVERY:
+            return
+        self._marked = now
+        with suppress(OSError, NotImplementedError):  # no stage has started yet: nothing to mark
+            os.utime(self.path, follow_symlinks=False)
+
+
+def stage_times(folder: Path) -> tuple[dict[str, list[dict[str, Any]]], float | None]:
+    """run id -> the timeline its last line kept, and when the runner was
+    last alive (the file's time); a line cut by a kill is left out."""
+    path = folder / STAGE_TIMES
+    try:
+        raw = read_regular_file(path, _STAGE_TIMES_LIMIT)
+        marked = os.lstat(path).st_mtime
+    except (OSError, TooLarge):
+        return {}, None
+    kept: dict[str, list[dict[str, Any]]] = {}
+    for line in (raw or b"").splitlines():
+        try:
+            entry = loads_json(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict) and isinstance(entry.get("runId"), str) and isinstance(entry.get("timeline"), list):
+            kept[entry["runId"]] = [span for span in entry["timeline"] if isinstance(span, dict)]
+    return kept, marked
+
+
+def with_stage_times(body: dict[str, Any], folder: Path) -> tuple[dict[str, Any], float | None]:
+    """A record still running as the run folder knows it better: each task
+    not ended gets the timeline its runner last kept there (when longer
+    than the record's). Also when the runner was last alive (None: the
+    folder keeps nothing, or the record ended)."""
+    if body.get("outcome") != IN_PROGRESS:
+        return body, None
+    kept, marked = stage_times(folder)
+    if not kept:
+        return body, None
+    tasks = []
+    for task in body.get("tasks") or []:
+        if isinstance(task, dict) and task.get("finishedAt") is None:
+            spans = kept.get(str(task.get("runId")))
+            if spans is not None and len(spans) > len(task.get("timeline") or []):
+                task = {**task, "timeline": spans}
+        tasks.append(task)
+    return {**body, "tasks": tasks}, marked
 
 
 def _fields(value: object) -> dict[str, Any]:

@@ -26,7 +26,6 @@ from collections import deque
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import suppress
-from pathlib import Path
 from typing import Any
 
 from git_harn import schemas
@@ -147,7 +146,7 @@ def _launch(repo: Repo, eff: config.Effective, options: config.Options, result: 
     # git-harn's own config write, made before the seal is taken: one made while agents
     # run would seal the file as it then is, with whatever an agent wrote a moment before [T2]
     show_notes_in_log(repo)
-    seal = Seal(repo, workflow_id, run_folder(repo, workflow_id) / "tamper")
+    seal = Seal(repo, workflow_id, record.run_folder(repo, workflow_id) / "tamper")
     become_subreaper()  # a daemon an agent leaves is adopted by this process, and ended (proc.end_adopted)
     try:
         with seal.installed():  # from here on, every stage is checked against it [T2]
@@ -155,10 +154,6 @@ def _launch(repo: Repo, eff: config.Effective, options: config.Options, result: 
     finally:
         end_adopted()
 
-
-def run_folder(repo: Repo, workflow_id: str) -> Path:
-    """Where a run keeps its prompts, reports, logs and tamper evidence."""
-    return repo.common_dir / "harnery" / "workflow" / workflow_id
 
 
 def _sealed(repo: Repo, eff: config.Effective, options: config.Options, result: WorkflowResult,
@@ -241,7 +236,8 @@ class Scheduler:
         self.breakers = breakers.Breakers(dict(eff.agents), wait_for_provider)
         self.holding: breakers.Limit | None = None
         self.writer = record.Writer(repo, result.workflowId)
-        self.scratch = run_folder(repo, result.workflowId)
+        self.scratch = record.run_folder(repo, result.workflowId)
+        self.stage_times = record.StageTimes(self.scratch)
         self.gate_checkouts = GateCheckouts(repo)
         self.taken: set[str] = set()
         self.queue: deque[Task] = deque()
@@ -298,6 +294,7 @@ class Scheduler:
 
     def _loop(self, pool: ThreadPoolExecutor) -> None:
         while True:
+            self.stage_times.alive()
             if self.writer.heartbeat_due():
                 self.writer.write(self.result, "heartbeat", f"{len(self.running)} task(s) running")
             self._submit(pool)
@@ -330,14 +327,30 @@ class Scheduler:
         return False
 
     def _stage_started(self, task_key: str, stage: str, attempt: str) -> None:
-        """Each stage of a task, as it starts: where the task stands (the next
-        record event shows it), then the progress line."""
+        """Each stage of a task, as it starts: where the task stands and its
+        timeline so far (the next record event shows them; the run folder
+        keeps the timeline now, for a runner killed before that event), then
+        the progress line."""
         placeholder = next((t for t in self.result.tasks if t.key == task_key and State.of(t).in_flight), None)
         if placeholder is not None and placeholder.runId is not None:
             state.track(placeholder, state.STAGE_STATE.get(stage, State.STARTING), stage)
             note_stage(self.repo, placeholder.runId, stage)
+            self._keep_stage_times(placeholder)
         failpoint(f"workflow-stage-{stage}")
         self.progress.stage(task_key, stage, attempt)
+
+    def _keep_stage_times(self, placeholder: TaskResult) -> None:
+        """The task's timeline as its worker holds it (the previous stage
+        ended, this one begun), on its placeholder and in the run folder."""
+        work = next((w for w in list(self.running.values()) if w.runId == placeholder.runId), None)
+        if work is None:
+            return  # its first stage, before the task is listed as running: nothing has ended yet
+        spans = [dict(span) for span in list(work.timeline)]
+        placeholder.timeline = spans
+        try:
+            self.stage_times.note(str(placeholder.runId), spans)
+        except OSError as exc:  # the page of a killed run loses its stages; the run goes on
+            warn(f"cannot keep the stage times in {self.stage_times.path}: {exc.strerror or exc}")
 
     def _room(self) -> bool:
         return self.eff.maxTasks is None or len(self.taken) < self.eff.maxTasks

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from git_harn.assess.gates import sweep_abandoned_checkouts
-from git_harn.clock import now_iso
+from git_harn.clock import epoch_of, now_iso, precise_iso
 from git_harn.errors import BadInput, Busy, HarnError, RaceLost, Refused
 from git_harn.git import Oid, Repo
 from git_harn.git.branches import ahead, fetch_branch, keep_ref, reattach
@@ -499,6 +499,7 @@ def _close(repo: Repo, stored: record.Stored, settled: SettleResult, base: Oid |
     result = record.load_result(stored.body)
     found = {w["runId"]: w for w in settled.workspaces}
     left = [t for t in result.tasks if not State.of(t).terminal]
+    _fold_stage_times(repo, result.workflowId, left)
     where = state.Where(result.remote, result.base, ("--remote", result.remote, "--base", result.base))
     for task in left:
         ended_by_death(task, found.get(task.runId or ""), where)
@@ -522,6 +523,21 @@ def _close(repo: Repo, stored: record.Stored, settled: SettleResult, base: Oid |
         if fresh.body.get("outcome") != IN_PROGRESS or fresh.tip == stored.tip:
             return
         _close(repo, fresh, settled, base, closer)
+
+
+def _fold_stage_times(repo: Repo, workflow_id: str, left: list[TaskResult]) -> None:
+    """The stages the dead runner kept in its run folder but never recorded
+    go into the closing event (which travels), the one it was in ended when
+    the runner was last alive, as ``interrupted``."""
+    kept, alive_at = record.stage_times(record.run_folder(repo, workflow_id))
+    for task in left:
+        spans = kept.get(str(task.runId))
+        if spans is not None and len(spans) > len(task.timeline):
+            task.timeline = spans
+        for span in task.timeline:
+            if span.get("kind") == "stage" and span.get("finishedAt") is None and alive_at is not None:
+                begun = epoch_of(span.get("startedAt"))
+                span.update(finishedAt=precise_iso(max(alive_at, begun or alive_at)), outcome="interrupted")
 
 
 def ended_by_death(task: TaskResult, settled: dict[str, Any] | None, where: state.Where) -> None:

@@ -43,21 +43,21 @@ class ReportWritten(Result):
         return "ok"
 
 
-def run_folder(repo: Repo, workflow_id: str) -> Path:
-    """Where the run keeps its prompts, reports and event logs (and its page)."""
-    return repo.common_dir / "harnery" / "workflow" / workflow_id
-
 
 def write_report(repo: Repo, workflow_id: str | None, output: Path | None, open_page: bool) -> ReportWritten:
     """Write the page of ``workflow_id`` (default: the newest record) and open it when asked."""
     stored = record.read(repo, workflow_id) if workflow_id else record.latest(repo)
-    folder = run_folder(repo, stored.workflowId)
+    folder = record.run_folder(repo, stored.workflowId)
     target = _target(output) if output is not None else folder / PAGE
     if output is None:
         private_dir(folder)  # a record fetched from another clone has no run folder here yet
-    doc = stored.body
+    # A run still recorded running (or killed: the runner died before it
+    # recorded its stages) is drawn as its run folder kept it, up to when
+    # the runner was last alive.
+    doc, alive_at = record.with_stage_times(stored.body, folder)
     ids = {text(t.get("taskId")) for t in dicts(doc.get("tasks"))}
-    page = render.page(doc, chart(doc, stored.time), stage_files(folder, target.parent, ids),
+    as_of = max(float(stored.time), alive_at or 0.0)
+    page = render.page(doc, chart(doc, as_of), stage_files(folder, target.parent, ids),
                        f"{record.workflow_ref(stored.workflowId)} at {str(stored.tip)[:12]}")
     data = page.encode("utf-8", "replace")
     atomic_write(target, data)
