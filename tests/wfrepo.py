@@ -79,6 +79,10 @@ if what == "mark":
     what = "ok"
 if what == "crash":
     sys.exit(7)
+if what == "crash-loud":  # says why on stderr, at length, then dies
+    sys.stderr.write("".join(f"traceback line {n}: the agent's own words before it died\n" for n in range(40)))
+    sys.stderr.write(f"FATAL {task} {stage} attempt {attempt}: out of cheese\n")
+    sys.exit(7)
 if what == "auth":
     sys.exit(77)
 if what.startswith("provider-reset:"):

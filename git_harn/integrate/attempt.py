@@ -180,7 +180,7 @@ def _landed(repo: Repo, target: Target, commit: Oid, base: Oid, number: int, tip
                         roadmapMarkedDone=True, commit=str(commit), outcome=LANDED,
                         judged=str(target.judged), rebasedTip=str(tip) if tip != target.judged else None, summary=(
                             f"{target.branch} landed on {target.upstream} as {str(commit)[:12]} "
-                            f"({_what(target)} marked done) after {number} attempt(s)"))
+                            f"({_what(target)} marked done) after {number} integration attempt(s)"))
     # Landed is landed: the local bookkeeping after the push may fail (a lock
     # file a killed git left), and is then reported and done next time, never
     # turned into a failure of what the remote already holds [P6].

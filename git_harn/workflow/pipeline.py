@@ -100,13 +100,11 @@ class Attempts:
         tr = self.job.result
         with self._lock:
             tr.attempts[stage] = round_no if stage == "review" else tr.attempts.get(stage, 0) + 1
-            number = tr.attempts[stage]
-            # the gates are checked for the write attempt they follow
-            shown = tr.attempts.get("implement", 1) if stage == "gates" else number
+            number = tr.attempts[stage]  # the gates count their own runs, not implement's
             self._open = {"kind": "stage", "stage": stage, "attempt": number, "startedAt": precise_iso(),
                           "finishedAt": None, "outcome": None, "fault": None, "faultKind": None}
             tr.timeline.append(self._open)
-        self.job.progress(self.job.task.key, stage, f"round {shown}" if stage == "review" else f"attempt {shown}")
+        self.job.progress(self.job.task.key, stage, f"round {number}" if stage == "review" else f"attempt {number}")
         return number
 
     def end(self, outcome: Outcome, fault: str | None = None, kind: str | None = None,

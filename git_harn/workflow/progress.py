@@ -47,7 +47,8 @@ class Progress:
         with self._lock:
             self._running.pop(task.key, None)
         where = f" at {task.stage}" if task.stage and not State.of(task).landed else ""
-        detail = f": {one_line(task.detail, 160)}" if task.detail else ""
+        # Piped, lines are whole (README); the live display keeps to one screen line.
+        detail = f": {one_line(task.detail, 160 if self.mode == LIVE else len(task.detail))}" if task.detail else ""
         self.say(f"task {task.key}: {task.status}{where}{detail}")
 
     def close(self) -> None:
