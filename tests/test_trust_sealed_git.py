@@ -30,10 +30,19 @@ RACER = r'''
 import json, os, subprocess, sys, time
 here = os.path.dirname(os.path.abspath(__file__))
 task, stage = os.environ["HARN_TASK_ID"], os.environ["HARN_STAGE"]
-plan = json.load(open(os.path.join(here, "attacks.json"))).get(f"{task}:{stage}")
-if plan:
+plan = json.load(open(os.path.join(here, "attacks.json"))).get(f"{task}:{stage}") or {}
+for name, text in plan.get("edit", {}).items():  # an honest change of a tracked file, committed below
+    open(name, "w").write(text)
+if "append" in plan or "replace" in plan:
     common = os.path.abspath(subprocess.run(["git", "rev-parse", "--git-common-dir"], check=True,
                                             capture_output=True, text=True).stdout.strip())
+    if plan.get("move_base"):  # the base moves on the remote: 1.1, under review, must merge as it lands
+        other = os.path.join(here, "other")
+        subprocess.run(["git", "clone", "-q", plan["remote"], other], check=True)
+        for name, text in plan["move_base"].items():
+            open(os.path.join(other, name), "w").write(text)
+        subprocess.run(["git", "-C", other, "commit", "-qam", "the base moves"], check=True)
+        subprocess.run(["git", "-C", other, "push", "-q", "origin", "main"], check=True)
     inputs = os.path.join(here, "inputs")
     def reported(reviewer):
         try:
@@ -84,16 +93,20 @@ while time.time() < deadline and not os.path.exists(flag):
 '''
 
 
-def racing_setup(tmp: Path, attack: dict[str, Any], files: dict[str, str] | None = None) -> tuple[WF, Path]:
+def racing_setup(tmp: Path, attack: dict[str, Any], files: dict[str, str] | None = None,
+                 others: dict[str, Any] | None = None) -> tuple[WF, Path]:
     agents = tmp / "agents"
-    config = config_text(agents, workflow="stageTimeout = 120\n").replace(
-        f"{json.dumps(str(agents / 'agent.py'))}, \"plan\"", f"{json.dumps(str(agents / 'racer.py'))}, \"plan\"")
+    config = config_text(agents, workflow="stageTimeout = 120\n")
+    for stage in ("plan", "implement"):
+        config = config.replace(f"{json.dumps(str(agents / 'agent.py'))}, \"{stage}\"",
+                                f"{json.dumps(str(agents / 'racer.py'))}, \"{stage}\"")
     wf = setup(tmp, roadmap=ROADMAP, config=config, files=files)
     (agents / "racer.py").write_text(RACER)
     wf.script({"1.1:review": "sleep:6"})  # 1.3's plan agent is surely running when 1.1 integrates
     canary = plant_canary(tmp / "canary")
-    text = json.dumps(attack).replace("@CANARY@", str(canary)).replace("@TMP@", str(tmp))
-    (agents / "attacks.json").write_text(json.dumps({"1.3:plan": json.loads(text)}))
+    plans = {"1.3:plan": {**attack, "remote": str(wf.remote)}, **(others or {})}
+    text = json.dumps(plans).replace("@CANARY@", str(canary)).replace("@TMP@", str(tmp))
+    (agents / "attacks.json").write_text(text)
     return wf, canary.parent
 
 
@@ -155,6 +168,26 @@ def test_a_filter_redefined_again_and_again_never_runs_as_the_host(tmp_path: Pat
     assert host_runs(canaries, str(wf.agents)) == []
 
 
+def test_a_merge_driver_redefined_again_and_again_never_runs_as_the_host(tmp_path: Path) -> None:
+    """The operator's merge driver ``keep`` (git merge-file, on shared.txt by
+    the committed .gitattributes) is pointed at the agent's program while
+    1.1's integration rebases onto a base that changed the same file: the
+    host's rebase merges with the driver of the run's start."""
+    files = {".gitattributes": "shared.txt merge=keep\n", "shared.txt": "one\ntwo\nthree\nfour\nfive\n"}
+    attack = {"append": "[merge \"keep\"]\n\tdriver = @CANARY@ merge %A %O %B\n",
+              "move_base": {"shared.txt": "one\ntwo\nthree\nfour\nFIVE\n"}}
+    others = {"1.1:implement": {"edit": {"shared.txt": "ONE\ntwo\nthree\nfour\nfive\n"}}}
+    wf, canaries = racing_setup(tmp_path, attack, files, others)
+    git(wf.work, "config", "merge.keep.name", "the operator's own three-way merge")
+    git(wf.work, "config", "merge.keep.driver", "git merge-file %A %O %B")
+
+    doc = run_raced(wf)
+
+    assert_raced(doc)
+    assert host_runs(canaries, str(wf.agents)) == []
+    assert wf.remote_file("shared.txt").split() == ["ONE", "two", "three", "four", "FIVE"]  # the operator's driver
+
+
 def test_a_remote_redirected_again_and_again_is_not_where_the_host_fetches_or_pushes(tmp_path: Path) -> None:
     """``remote.origin.url``/``pushurl`` pointed at the agent's repository and
     ``uploadpack``/``receivepack``, ``core.sshCommand`` and a credential helper
@@ -167,8 +200,9 @@ def test_a_remote_redirected_again_and_again_is_not_where_the_host_fetches_or_pu
               "append": (f"[remote \"origin\"]\n\tpushurl = {attacker}\n\tuploadpack = @CANARY@ upload\n"
                          "\treceivepack = @CANARY@ receive\n[core]\n\tsshCommand = @CANARY@ ssh\n"
                          "[credential]\n\thelper = !@CANARY@ credential\n")}
-    text = json.dumps(attack).replace("@CANARY@", str(canaries / "canary.py"))
-    (wf.agents / "attacks.json").write_text(json.dumps({"1.3:plan": json.loads(text)}))
+    text = json.dumps({"1.3:plan": {**attack, "remote": str(wf.remote)}}).replace("@CANARY@",
+                                                                                str(canaries / "canary.py"))
+    (wf.agents / "attacks.json").write_text(text)
 
     doc = run_raced(wf)
 
