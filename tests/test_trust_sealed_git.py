@@ -22,12 +22,12 @@ from wfrepo import WF, config_text, setup
 
 ROADMAP = "# Roadmap\n\n- [ ] 1.1 First thing\n- [ ] 1.3 Third thing\n"
 
-# 1.3's plan agent: waits until 1.1's reviewers have reported (what the host
+# 1.3's plan agent: waits until 1.1's integration has begun (what the host
 # runs for 1.1 from then on, integration and clean-up, is in no stage's
 # window), then writes its settings into the shared config again and again
 # until 1.1 has ended, and hands over to the honest scripted agent.
 RACER = r'''
-import json, os, subprocess, sys, time
+import glob, json, os, subprocess, sys, time
 here = os.path.dirname(os.path.abspath(__file__))
 task, stage = os.environ["HARN_TASK_ID"], os.environ["HARN_STAGE"]
 plan = json.load(open(os.path.join(here, "attacks.json"))).get(f"{task}:{stage}") or {}
@@ -50,14 +50,13 @@ if "append" in plan or "replace" in plan:
         except (OSError, ValueError):
             return False
         return os.path.exists(env["HARN_REPORT"])
-    def records():
-        return subprocess.run(["git", "for-each-ref", "refs/harnery/"], capture_output=True, text=True).stdout
+    root = subprocess.run(["git", "config", "harn.worktreeRoot"], capture_output=True, text=True).stdout.strip()
     deadline = time.time() + 60
     while time.time() < deadline and not (reported(1) and reported(2)):
         time.sleep(0.02)
-    seen, deadline = records(), time.time() + 3
-    while time.time() < deadline and records() == seen:  # the host recorded the reviews' end: checked
-        time.sleep(0.005)
+    deadline = time.time() + 10
+    while time.time() < deadline and not glob.glob(os.path.join(root, "*", ".integrate")):
+        time.sleep(0.002)  # the host made 1.1's integration worktree: its reviews' end check is behind it
     config = os.path.join(common, "config")
     original = open(config).read()
     planted = original
@@ -69,11 +68,17 @@ if "append" in plan or "replace" in plan:
     spare = config + ".racer"
     deadline = time.time() + plan.get("seconds", 20)
     done = os.path.join(here, "1.1-ended")
+    mine = None
     while time.time() < deadline and not os.path.exists(done):
-        with open(spare, "w") as f:
-            f.write(planted)
-        os.replace(spare, config)
-        time.sleep(0.0005)
+        try:
+            now = os.stat(config).st_ino
+        except OSError:
+            now = None
+        if now != mine:  # put back: plant it again at once
+            with open(spare, "w") as f:
+                f.write(planted)
+            os.replace(spare, config)
+            mine = os.stat(config).st_ino
 os.execv(sys.executable, [sys.executable, os.path.join(here, "agent.py"), *sys.argv[1:]])
 '''
 
