@@ -70,7 +70,9 @@ def test_a_foreign_workspace_is_listed_with_where_it_lives(tmp_path: Path) -> No
     clones, wt = preserved_in_a(tmp_path)
     share_records(clones)
     row = rows(clones.b)["x"]
-    assert (row["location"], row["state"], row["next"]) == ("foreign", "preserved_dirty", [])
+    # A is on this host where the record says: reclaim from B acts through it (issue 45)
+    assert (row["location"], row["state"]) == ("foreign", "preserved_dirty")
+    assert row["next"] == ["git harn reclaim x", "git harn reclaim x --discard --yes"]
     assert str(clones.a) in row["reason"] and str(wt) in row["reason"]
     shown = harn(clones.b, "status")
     assert shown.code == 0 and "foreign:" in shown.out and str(clones.a) in shown.out
@@ -81,10 +83,13 @@ def test_starting_or_running_over_a_foreign_run_is_refused(tmp_path: Path) -> No
     clones, wt = preserved_in_a(tmp_path)
     share_records(clones)
     work, refs = worktree_files(wt), all_refs(clones.b)
-    for args in (["start", "x"], ["run", "x", "--", "true"], ["cleanup", "x"]):
+    for args in (["start", "x"], ["run", "x", "--", "true"]):
         refused = harn(clones.b, *args)
         assert refused.code == 3, (args, refused.out, refused.err)
         assert refused.err.count("\n") == 1 and str(clones.a) in refused.err, refused.err
+    assert worktree_files(wt) == work and all_refs(clones.b) == refs
+    dry = harn(clones.b, "cleanup", "x")  # through A, whose workspace it is (issue 45)
+    assert dry.code == 0 and str(clones.a) in dry.err, dry.err
     assert worktree_files(wt) == work and all_refs(clones.b) == refs
 
 
@@ -96,7 +101,9 @@ def test_a_foreign_workspace_whose_folder_vanished_is_not_settled_here(tmp_path:
     refs = all_refs(clones.b)
     git(clones.b, "worktree", "add", "-q", str(tmp_path / "b-side"), "-b", "side")  # the hooks reconcile
     assert rows(clones.b)["x"]["location"] == "foreign"
-    assert harn(clones.b, "cleanup", "x", "--yes").code == 3
+    # Settled through A, whose workspace it is (issue 45); B's copy of the record waits for a sync.
+    assert harn(clones.b, "cleanup", "x", "--yes").code == 0
+    assert record(clones.a, "x")["state"] == "already_gone"
     assert all_refs(clones.b)["refs/harnery/runs/x"] == refs["refs/harnery/runs/x"]
 
 

@@ -49,7 +49,11 @@ def test_a_workspace_fetched_from_another_clone_is_foreign_there_and_never_touch
 
     # B shows A's workspace as foreign: neither here nor vanished.
     assert status_row(clones.b, "x")["location"] not in ("here", "gone")  # today: "here"
-    # Every mutation from B is refused with one line naming where it lives.
+    # A's git dir no longer holds the clone the record names, so B cannot act
+    # through it (issue 45: through the owning clone when it can):
+    # every mutation from B is refused with one line naming where it lives.
+    own_id = git(clones.a, "config", "harn.cloneId")
+    git(clones.a, "config", "harn.cloneId", "not-the-maker")
     for args in (["reclaim", "x", "--discard", "--yes"], ["reclaim", "x"], ["cleanup", "x", "--yes"]):
         refused = harn(clones.b, *args)
         assert refused.code != 0, (args, refused.out)
@@ -57,6 +61,7 @@ def test_a_workspace_fetched_from_another_clone_is_foreign_there_and_never_touch
         assert str(clones.a) in line or str(wt) in line, line
         assert worktree_files(wt) == work, args  # today: --discard wiped A's work
     assert all_refs(clones.a) == refs_a and all_refs(clones.b) == refs_b
+    git(clones.a, "config", "harn.cloneId", own_id)
 
     # A still owns it: its own reclaim saves the work.
     assert harn(clones.a, "reclaim", "x").code == 0

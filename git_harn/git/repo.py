@@ -460,3 +460,13 @@ def _open(found: str) -> pygit2.Repository:
                 "reftable repositories are not supported"
             ) from exc
         raise BadInput(f"cannot open repository {found}: {text}") from exc
+
+
+def open_git_dir(git_dir: Path) -> Repo:
+    """The repository whose git dir is ``git_dir``, exactly: no ``GIT_DIR``,
+    no discovery (another clone on this host, named by a record)."""
+    pg = _open(str(git_dir))
+    found = Path(pg.path).resolve()
+    workdir = Path(pg.workdir).resolve() if pg.workdir else None
+    return Repo(_pg=pg, git_dir=found, common_dir=_common_dir(found), workdir=workdir,
+                invoked_from=workdir or found)

@@ -31,6 +31,7 @@ from git_harn.workspace.reconcile import (
     MISSING,
     let_go_of_branch,
     presence,
+    reach,
     refuse_out_of_reach,
     settle_vanished,
 )
@@ -169,6 +170,8 @@ def read_known(repo: Repo, run_id: str) -> store.Stored:
 
 def preview(repo: Repo, run_id: str) -> CleanupResult:
     """The dry run: the verdict cleanup would reach, with nothing changed."""
+    read_known(repo, run_id)
+    repo = reach(repo, run_id, f"git harn cleanup {run_id}")
     record = read_known(repo, run_id).record
     if record.terminal:
         return _result(record, DRY_RUN, f"workspace is {already(record.state)}; nothing to do",
@@ -187,6 +190,7 @@ def preview(repo: Repo, run_id: str) -> CleanupResult:
 def cleanup(repo: Repo, run_id: str) -> CleanupResult:
     """``git harn cleanup --yes``: an unknown run is bad input before any lock is made."""
     read_known(repo, run_id)
+    repo = reach(repo, run_id, f"git harn cleanup {run_id} --yes")
     with hold_run(repo, run_id, "cleanup"):
         result = cleanup_locked(repo, run_id)
     if result.state in TERMINAL:  # a run ended: past harn.archiveThreshold the old ones are archived

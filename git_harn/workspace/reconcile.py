@@ -14,9 +14,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from git_harn.errors import Busy, Refused
+from git_harn.errors import Busy, HarnError, Refused
 from git_harn.git import Oid, Repo, worktrees
 from git_harn.git.identity import clone_id, host_name
+from git_harn.git.repo import open_git_dir
 from git_harn.git.worktrees import (
     admin_dir,
     detached_head,
@@ -25,6 +26,7 @@ from git_harn.git.worktrees import (
     registered_elsewhere,
     registered_worktrees,
 )
+from git_harn.notices import info
 from git_harn.store import runs as store
 from git_harn.store.locks import hold_run, hold_worktrees
 from git_harn.store.record import ALREADY_GONE, PRESERVED_DIRTY, RELEASED, RunRecord
@@ -72,11 +74,57 @@ def _absence(repo: Repo, record: RunRecord) -> str:
     return GONE
 
 
+def owning_clone(repo: Repo, record: RunRecord) -> Repo | None:
+    """The clone that made this workspace, when it is another clone on this
+    host and its git dir is where the record says (that git dir's own config
+    holds the record's clone id): reclaim and cleanup act through it, with
+    its locks, its refs and its worktree registration [P1]. None otherwise
+    (a record from before records named their clone among them)."""
+    clone = record.clone or {}
+    common, wanted = clone.get("commonDir"), clone.get("id")
+    if not common or not wanted or record.host != host_name(repo) or wanted == clone_id(repo):
+        return None
+    try:
+        other = open_git_dir(Path(common))
+        if clone_id(other) != wanted or other.common_dir == repo.common_dir:
+            return None
+    except HarnError:
+        return None
+    return other
+
+
+def reach(repo: Repo, run_id: str, command: str) -> Repo:
+    """The repository through which ``command`` acts on ``run_id``'s
+    workspace: this one, or the clone on this host that made it (said on
+    stderr: its result reaches this clone with the next sync). Another
+    host's workspace is refused, naming the host and ``command`` to run
+    there; nothing is changed."""
+    stored = store.read(repo, run_id)
+    if stored is None or stored.record.terminal:
+        return repo
+    record = stored.record
+    where = presence(repo, record)
+    if where == REMOTE:
+        home = (record.clone or {}).get("commonDir")
+        raise Refused(f"run {run_id} has its workspace on host {record.host}: run '{command}' there"
+                      + (f", in the repository at {printable_path(home)}" if home else "") + "; nothing was changed")
+    owner = owning_clone(repo, record) if where == FOREIGN else None
+    if owner is None:
+        return repo
+    info(f"run {run_id}: the workspace is the clone at {printable_path(str(owner.common_dir))}'s; acting through "
+         "that clone (its locks, refs and worktree registration); 'git harn sync' in both clones shows the result")
+    return owner
+
+
 def whereabouts(repo: Repo, record: RunRecord, where: str) -> str | None:
     """A sentence on a workspace that is not here, with what to do about it."""
     path = printable_path(record.path)
     if where == REMOTE:
         return f"workspace on host {record.host}; act on it there"
+    if where == FOREIGN and owning_clone(repo, record) is not None:
+        return (f"workspace of another clone on this host, at {path}, made by the repository at "
+                f"{printable_path(foreign_home(repo, record) or '?')}; reclaim and cleanup act on it through "
+                "that clone from here")
     if where == FOREIGN:
         return (f"workspace of another clone, at {path}, made by the repository at "
                 f"{printable_path(foreign_home(repo, record) or '?')}; act on it there")
@@ -216,5 +264,6 @@ def _history_tips(repo: Repo) -> dict[str, Oid]:
 
 
 __all__ = ["FOREIGN", "GONE", "HERE", "MISSING", "REMOTE", "UNAVAILABLE", "presence", "foreign_home",
+           "owning_clone", "reach",
            "whereabouts", "refuse_out_of_reach", "settle_vanished", "reconcile_quietly",
            "delete_branch_if_safe", "let_go_of_branch", "prune_registration"]

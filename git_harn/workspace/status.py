@@ -18,7 +18,15 @@ from git_harn.store.locks import run_busy
 from git_harn.store.record import ACTIVE, PRESERVED_DIRTY, PRESERVED_UNMERGED, RunRecord
 from git_harn.text import jsonable
 from git_harn.workspace.paths import FOREIGN, REMOTE, UNAVAILABLE, WS_BRANCH_PREFIX
-from git_harn.workspace.reconcile import GONE, HERE, MISSING, presence, reconcile_quietly, whereabouts
+from git_harn.workspace.reconcile import (
+    GONE,
+    HERE,
+    MISSING,
+    owning_clone,
+    presence,
+    reconcile_quietly,
+    whereabouts,
+)
 
 DEFAULT_LIMIT = 10
 
@@ -75,11 +83,15 @@ def out_of_reach(reason: str | None) -> bool:
     return bool(reason) and str(reason).startswith(OUT_OF_REACH)
 
 
+# Another clone's workspace on this host that reclaim and cleanup reach through that clone.
+NEAR = "near"
+
+
 def next_steps(record: RunRecord, where: str = HERE) -> list[str]:
     """The commands that resolve a workspace in this state, from here."""
     if where == MISSING:
         return ["git worktree repair <new path>", f"git harn cleanup {record.runId} --yes"]
-    if where not in (HERE, GONE):
+    if where not in (HERE, GONE, NEAR):
         return []  # another host's or clone's, or away: nothing to do from here
     if record.state == PRESERVED_DIRTY and out_of_reach(record.reason):
         # reclaim refuses a nested repository and --discard leaves it: the
@@ -245,7 +257,8 @@ def _row(repo: Repo, record: RunRecord, dirty: list[DirtyPath] | str | None,
         attempts=record.attempts, branch=record.branch, path=record.path, host=record.host,
         location=where, lastOutcome=record.lastOutcome,
         # Where the workspace is matters more now than why it was last judged.
-        reason=whereabouts(repo, record, where) or record.reason, next=next_steps(record, where),
+        reason=whereabouts(repo, record, where) or record.reason,
+        next=next_steps(record, NEAR if where == FOREIGN and owning_clone(repo, record) else where),
         diverged=record.extra.get("diverged"),
     )
     if record.terminal:
