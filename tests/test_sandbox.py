@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -320,3 +321,38 @@ def test_a_worktree_past_the_disk_limit_ends_the_task_and_keeps_the_work(tmp_pat
     assert "harn.stageDiskLimit" in task["detail"]
     worktree = next((tmp_path / "worktrees").rglob("big.bin"))
     assert worktree.stat().st_size == 256 * 1024  # the work is kept where it was
+
+
+@needs_bwrap
+def test_the_agents_die_with_a_runner_that_is_killed(tmp_path: Path) -> None:
+    """No watchdog, the runner SIGKILLed with its group: under the sandbox its agents, and a
+    setsid daemon of theirs, go with it (bubblewrap's --die-with-parent, the PID namespace)."""
+    from runtools import start
+
+    wf = _setup(tmp_path)
+    tag = f"sandbox-orphan-{os.getpid()}"
+    probe = wf.agents / "probe.py"
+    probe.write_text(probe.read_text().replace(
+        "os.execv(", f"subprocess.Popen(['setsid', sys.executable, '-c', 'import time; time.sleep(300)', '{tag}'])\n"
+        f"open(paths['extra'] + '/ready', 'w').close()\ntime.sleep(300)\nos.execv(", 1))
+    env = _operator_env(tmp_path)
+    runner = start(wf.work, "workflow", "run", env={**env, "HARN_WATCHDOG": "off"})
+    try:
+        ready = tmp_path / "extra" / "ready"
+        deadline = time.monotonic() + 120
+        while not ready.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert ready.exists(), "the agent never started"
+        inside = _tagged(tag)
+        assert inside  # the daemon runs, seen from here
+    finally:
+        runner.kill_group()
+    deadline = time.monotonic() + 10
+    while _tagged(tag) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _tagged(tag) == set()
+
+
+def _tagged(tag: str) -> set[int]:
+    done = subprocess.run(["pgrep", "-f", tag], capture_output=True, text=True)
+    return {int(pid) for pid in done.stdout.split()}
