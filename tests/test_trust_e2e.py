@@ -13,6 +13,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
 from adapterkit import PLAN_OK, claude_init, claude_result, codex_completed, codex_item, codex_started, fake_cli_env
 from helpers import assert_valid, git
 from hostile import adapter_config, fingerprint, hook_files, victims
@@ -58,6 +59,9 @@ def shown(repo: Path, spec: str) -> str:
     return subprocess.run(["git", "show", spec], cwd=repo, capture_output=True, check=True).stdout.decode()
 
 
+# the host's own defences against links its agents plant: under the sandbox they cannot plant them
+# (the victims are out of sight, and a hard link cannot cross its mounts)
+@pytest.mark.usefixtures("unsandboxed")
 def test_a_hostile_run_changes_nothing_outside_and_ends_in_faults(tmp_path: Path) -> None:
     env, calls = fake_cli_env(tmp_path)
     soft, hard = victims(tmp_path)
