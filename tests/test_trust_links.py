@@ -23,7 +23,8 @@ from git_harn.tasks.config import AgentSettings
 PLANTER = r'''
 import json, os, sys
 here = os.path.dirname(os.path.abspath(__file__))
-run = os.path.dirname(os.environ["HARN_REPORT"])
+# the run folder: $HARN_REPORT is in the attempt's own folder, <run>/stages/<attempt>/
+run = os.path.dirname(os.path.dirname(os.path.dirname(os.environ["HARN_REPORT"])))
 with open(os.path.join(here, "plant.json")) as f:
     wanted = json.load(f).get(os.environ["HARN_STAGE"], [])
 for entry in wanted:
@@ -94,7 +95,8 @@ def test_codex_schema_and_log_paths_planted_by_an_earlier_agent_are_replaced(tmp
     outcome = kit.run(agent("codex"))
     assert outcome.ok, outcome.detail
     assert soft.read_bytes() == VICTIM and hard.read_bytes() == VICTIM
-    schema = kit.ctx.scratch / "8.1-plan-1.schema.json"
+    # the host writes the schema into the attempt's own fresh folder, never through what was planted
+    [schema] = (kit.ctx.scratch / "stages").glob("*/8.1-plan-1.schema.json")
     assert stat.S_ISREG(os.lstat(schema).st_mode) and json.loads(schema.read_text())["type"] == "object"
 
 
@@ -157,9 +159,14 @@ def test_the_run_folder_is_0700_and_what_the_host_writes_there_0600(tmp_path: Pa
     run = harnery / "workflow" / doc["workflowId"]
     assert stat.S_IMODE(os.stat(harnery / "workflow").st_mode) == 0o700
     assert stat.S_IMODE(os.stat(run).st_mode) == 0o700
-    written = [p for p in run.iterdir() if not p.name.endswith(".answer.json")]  # codex writes that one
+    assert stat.S_IMODE(os.stat(run / "stages").st_mode) == 0o700  # a folder of its own per stage attempt
+    assert all(stat.S_IMODE(os.stat(p).st_mode) == 0o700 for p in (run / "stages").iterdir())
+    written = [p for p in run.iterdir() if not p.name.endswith(".answer.json") and p.name != "stages"]
     kinds = {".".join(p.name.split(".")[-2:]) for p in written}
-    expected = {"prompt.md", "input.json", "events.jsonl", "schema.json", "report.json"}
-    assert kinds == expected, sorted(p.name for p in written)
+    assert kinds == {"prompt.md", "input.json", "report.json"}, sorted(p.name for p in written)
+    own = [p for folder in (run / "stages").iterdir() for p in folder.iterdir() if not p.name.endswith(".answer.json")]
+    assert {".".join(p.name.split(".")[-2:]) for p in own} == {"prompt.md", "input.json", "events.jsonl",
+                                                                "schema.json", "report.json"}
+    written += own
     for path in written:
         assert stat.S_IMODE(os.stat(path).st_mode) == 0o600, path.name

@@ -86,7 +86,8 @@ def test_the_page_links_every_stage_file_of_its_tasks(ran: tuple[WF, dict[str, A
     _, page = page_of(folder / "report.html")
     links = {e.attrs["href"] for e in page.find("a") if not e.attrs["href"].startswith("#")}
     assert links and all(link.startswith("./") and (folder / link).is_file() for link in links), links
-    stage_files = {f"./{p.name}" for p in folder.iterdir() if p.name != "report.html" and not p.name.startswith(".")}
+    stage_files = {f"./{p.name}" for p in folder.iterdir()
+                   if p.name not in ("report.html", "stages") and not p.name.startswith(".")}
     assert links == stage_files
     assert {"./1.3-plan-1.prompt.md", "./1.3-plan-2.report.json", "./1.4-review-round2-reviewer2.report.json"} <= links
     anchors = {e.attrs["href"] for e in page.find("a") if e.attrs["href"].startswith("#")}

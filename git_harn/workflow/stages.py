@@ -14,6 +14,7 @@ word, which the pipeline checks against git itself.
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import threading
 from collections.abc import Callable, Mapping
@@ -23,7 +24,7 @@ from typing import Any
 
 from git_harn.errors import TooLarge
 from git_harn.failpoints import failpoint
-from git_harn.files import NotJson, UnsafeFile, atomic_write, loads_json, read_private, unlink_entry
+from git_harn.files import PRIVATE_DIR, NotJson, UnsafeFile, atomic_write, loads_json, private_dir, read_private
 from git_harn.git import Repo, to_oid
 from git_harn.git.branches import file_at
 from git_harn.git.env import child_env
@@ -267,6 +268,21 @@ def stage_file_stem(task_id: str, stage: str, attempt: int, reviewer: int | None
     return f"{task_id}-{stage}-{attempt}"
 
 
+STAGES_DIR = "stages"  # in the run folder: one fresh folder per stage attempt
+
+
+def stage_folder(scratch: Path, name: str) -> Path:
+    """A fresh folder of the host's own for one stage attempt (0700, a name
+    no one can guess before, made here or not at all): the agent's prompt,
+    input and ``$HARN_REPORT`` live there, so no report is read from a path
+    another agent of the run could predict; under the sandbox it is the
+    only folder the stage may write [T4]."""
+    parent = private_dir(scratch / STAGES_DIR)
+    folder = parent / f"{name}.{secrets.token_hex(8)}"
+    os.mkdir(folder, PRIVATE_DIR)  # FileExistsError: never one someone made before us
+    return folder
+
+
 def _keep_stage_files(folder: Path, stem: str, files: dict[str, str]) -> None:
     """The one place a stage run's prompt and input are written into the run
     folder, for the agent to read and an operator to replay the stage."""
@@ -283,13 +299,14 @@ def run_stage(ctx: TaskContext, agent: AgentSettings, attempt: int, timeout: flo
     extra = extra or {}
     suffix = f"-r{reviewer}" if reviewer is not None else ""
     name = stage_file_stem(ctx.task_id, stage, attempt, reviewer) + label
-    report = ctx.scratch / f"{name}.report.json"
-    prompt = ctx.scratch / f"{name}.prompt.md"
-    unlink_entry(report)
+    own = stage_folder(ctx.scratch, name)
+    report = own / f"{name}.report.json"
+    prompt = own / f"{name}.prompt.md"
     document = stage_input(ctx, stage, attempt, report, prompt, extra, reviewer)
     text = render_prompt(ctx, stage, document)
     given = json.dumps(document, ensure_ascii=False)
-    _keep_stage_files(ctx.scratch, name, {"prompt.md": text, "input.json": given})
+    _keep_stage_files(own, name, {"prompt.md": text, "input.json": given})  # the agent's
+    _keep_stage_files(ctx.scratch, name, {"prompt.md": text, "input.json": given})  # the operator's, to replay
     env = child_env({
         "HARN_WORKFLOW_ID": ctx.workflow_id, "HARN_TASK_ID": ctx.task_id,
         "HARN_TASK_TITLE": _env_text(ctx.title), "HARN_STAGE": stage, "HARN_ATTEMPT": str(attempt),
@@ -339,7 +356,8 @@ def run_stage(ctx: TaskContext, agent: AgentSettings, attempt: int, timeout: flo
     over = _over_disk_limit(ctx, stage, attempt, reviewer)
     if over is not None:
         return over
-    outcome = judge(stage, attempt, reviewer, done, report, timeout, ctx.agents.stop.is_set())
+    outcome = judge(stage, attempt, reviewer, done, report, timeout, ctx.agents.stop.is_set(),
+                    ctx.scratch / f"{name}.report.json")
     if run is not None:
         _after_adapter(ctx, f"{stage}{suffix}", run, outcome)
     return outcome
@@ -393,7 +411,7 @@ def _run_adapter(ctx: TaskContext, agent: AgentSettings, key: str, attempt: int,
     earlier = ctx.sessions.get(key)
     resume = earlier.id if (earlier is not None and earlier.faulted and attempt > 1
                             and earlier.adapter == agent.adapter) else None
-    prefix = report.with_name(report.name.removesuffix(".report.json"))
+    prefix = report.with_name(report.name.removesuffix(".report.json"))  # the attempt's own folder
     idle = agent.idleTimeout or ctx.idle_timeout
     return adapters.run(adapters.Call(agent, agent.stage, ctx.worktree, prompt, env, report, prefix, timeout,
                                       idle, resume, on_start, confine, _unconfined(ctx)))
@@ -418,10 +436,11 @@ def _after_adapter(ctx: TaskContext, key: str, run: adapters.AgentRun, outcome: 
 
 
 def judge(stage: str, attempt: int, reviewer: int | None, done: Finished, report: Path,
-          timeout: float, stopped: bool) -> StageOutcome:
+          timeout: float, stopped: bool, keep: Path | None = None) -> StageOutcome:
     """What one run of a stage agent amounts to. A fault (``fault`` set to its
     class) says nothing about the task branch; a valid report is the agent's
-    claim, which the pipeline checks against git."""
+    claim, which the pipeline checks against git. ``keep``: where the bytes
+    read are kept for the operator (see read_report)."""
     def fault(klass: str, kind: str, detail: str, seen: dict[str, Any] | None = None) -> StageOutcome:
         return StageOutcome(stage, attempt, False, "", detail, None, klass, done.exit_code, done.seconds,
                             reviewer, kind, seen)
@@ -435,7 +454,7 @@ def judge(stage: str, attempt: int, reviewer: int | None, done: Finished, report
         return fault(INFRA, CRASH, f"{who} could not start: {done.start_error}")
     if done.timed_out:
         return fault(INFRA, TIMEOUT, f"{who} timed out after {timeout:g}s; its process group was killed")
-    document, problem = read_report(report, stage)
+    document, problem = read_report(report, stage, keep)
     reported = document.get("fault") if document is not None else None
     if done.exit_code in EXIT_CLASSES:
         klass, kind = EXIT_CLASSES[done.exit_code]
@@ -487,10 +506,15 @@ def _claim(stage: str, document: dict[str, Any]) -> bool:
     return document.get("ok") is True
 
 
-def read_report(path: Path, stage: str) -> tuple[dict[str, Any] | None, str]:
-    """The report, if it is JSON and valid for ``stage``; else (None, why) [P5]."""
+def read_report(path: Path, stage: str, keep: Path | None = None) -> tuple[dict[str, Any] | None, str]:
+    """The report, if it is JSON and valid for ``stage``; else (None, why) [P5].
+    Read once, at the stage's end, from the attempt's own folder; the bytes
+    read are what ``keep`` (in the run folder, for the operator) holds after,
+    and the agent's file is never read again [T4]."""
     try:
         raw = read_private(path, MAX_REPORT_BYTES)  # a link to a file outside is no report
+        if keep is not None:
+            atomic_write(keep, raw)
     except FileNotFoundError:
         return None, "no report was written to $HARN_REPORT"
     except TooLarge:
