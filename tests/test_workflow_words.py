@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers import harn
+from helpers import assert_valid, harn
 from wfrepo import setup
 
 ONE = "# Roadmap\n\n- [ ] 21.1 One thing\n"
@@ -35,3 +35,23 @@ def test_a_piped_event_line_is_whole(tmp_path: Path) -> None:
     assert len(detail) > 200
     ended = next(line for line in done.err.splitlines() if line.startswith("git harn: task 21.1: infra-fault"))
     assert ended == f"git harn: task 21.1: infra-fault at plan: {' '.join(detail.split())}"
+
+
+def test_show_never_advises_a_step_that_was_done(tmp_path: Path) -> None:
+    """After the advised discard, show printed it again; run, it said
+    "nothing to discard", exit 2."""
+    wf = setup(tmp_path, roadmap=ONE)
+    wf.script({"plan": "blocked"})
+    wf.run()
+    advised = "git harn workflow discard 21.1 --yes"
+    assert f"next for roadmap-21.1: {advised}" in harn(wf.work, "workflow", "show").out
+    discarded = harn(wf.work, *advised.split()[2:])
+    assert discarded.code == 0, discarded.err
+    shown = harn(wf.work, "workflow", "show")
+    assert f"next for roadmap-21.1: {advised}" not in shown.out, shown.out
+    assert "next for roadmap-21.1: nothing: roadmap-21.1 is gone" in shown.out
+    document = harn(wf.work, "workflow", "show", "--json").json()
+    assert_valid(document, "workflow-result")
+    task = document["tasks"][0]
+    assert task["next"]["command"] is None and task["recordedNext"]["command"] == advised
+    assert harn(wf.work, *advised.split()[2:]).code == 2  # it was indeed done

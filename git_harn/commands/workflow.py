@@ -157,6 +157,8 @@ def _common(doc: dict[str, Any]) -> list[str]:
         if step.get("command"):  # state.advice: from the facts at the task's end, runs as printed
             lines.append(f"next for {t['branch']}: {step['command']}")
             lines.append(f"  ({step['why']})")
+        elif t.get("recordedNext"):  # workflow show: the recorded step is done
+            lines.append(f"next for {t['branch']}: nothing: {step['why']}")
     return lines
 
 

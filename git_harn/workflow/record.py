@@ -55,6 +55,8 @@ from git_harn.workflow.result import (
     WorkflowList,
     WorkflowResult,
 )
+from git_harn.workflow.state import RESUME_FLAGS
+from git_harn.workspace.resume import workspaces_on
 
 HEARTBEAT_SECONDS = 300.0  # a record event at least this often while the runner lives
 DEFAULT_STALE_AFTER = 1800.0  # harn.workflowStaleAfter: another host's runner silent this long is stale
@@ -395,7 +397,35 @@ def shown(repo: Repo, workflow_id: str | None, stale: float | None) -> StoredWor
     with ``runnerState`` as ``list`` gives it."""
     stored = read(repo, workflow_id) if workflow_id else latest(repo)
     alive = Liveness(repo, stale_after(repo, stale))
-    return StoredWorkflow(derived(stored.body, alive.of(stored.body)), events(repo, stored.workflowId))
+    body = derived(stored.body, alive.of(stored.body))
+    body["tasks"] = [_with_next_now(repo, task) for task in body.get("tasks") or []]
+    return StoredWorkflow(body, events(repo, stored.workflowId))
+
+
+def _acts_on_branch(command: str) -> bool:
+    """Whether a task's advised step needs its branch (or a workspace on it):
+    discard, integrate, a resume of partial branches (``state.advice``). A
+    plain relaunch needs nothing and is never taken for done."""
+    words = command.split()
+    return words[2:4] == ["workflow", "discard"] or words[2:3] == ["integrate"] or RESUME_FLAGS[0] in words
+
+
+def _with_next_now(repo: Repo, task: Any) -> Any:
+    """A task as ``show`` gives it: its recorded next step, unless that step
+    acts on a branch that is gone with every workspace on it (the step was
+    done, or something else retired the branch): then ``next`` says so and
+    ``recordedNext`` keeps what the record advised."""
+    if not isinstance(task, dict):
+        return task
+    step, branch = task.get("next") or {}, task.get("branch")
+    command = step.get("command") if isinstance(step, dict) else None
+    if not (isinstance(command, str) and isinstance(branch, str) and branch and _acts_on_branch(command)):
+        return task
+    if repo.ref_oid(f"refs/heads/{branch}") is not None or workspaces_on(repo, branch):
+        return task
+    return {**task, "recordedNext": step,
+            "next": {"command": None, "why": f"{branch} is gone, with every workspace on it: the recorded "
+                                             f"step ({command}) was done, or something else retired it"}}
 
 
 def derived(body: dict[str, Any], state: str | None) -> dict[str, Any]:
