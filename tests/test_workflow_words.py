@@ -55,3 +55,22 @@ def test_show_never_advises_a_step_that_was_done(tmp_path: Path) -> None:
     task = document["tasks"][0]
     assert task["next"]["command"] is None and task["recordedNext"]["command"] == advised
     assert harn(wf.work, *advised.split()[2:]).code == 2  # it was indeed done
+
+
+def test_the_demo_and_its_readme_paragraph_say_what_the_run_advises(tmp_path: Path) -> None:
+    result = harn(tmp_path, "demo", "--workflow", env={"TMPDIR": str(tmp_path)}, timeout=120)
+    assert result.code == 0, result.err + result.out
+    lines = result.out.splitlines()
+    advised = next(line for line in lines if line.startswith("next for roadmap-1.4: "))
+    command = advised.removeprefix("next for roadmap-1.4: ")
+    assert command.startswith("git harn workflow run --resume-partial-branches")
+    # The demo's own words name the run's advice before it does something else.
+    prose = next(line for line in lines if line.startswith("the run's own next step for roadmap-1.4"))
+    assert command in prose
+    # Piped, the refused task's event line is whole (it was cut at about 200 characters).
+    ended = next(line for line in lines if line.startswith("git harn: task 1.4: failed at review: "))
+    assert ended.endswith("docs/execplans/1.4.md"), ended
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    paragraph = readme[readme.index("`git harn demo --workflow` shows"):].split("\n\n")[0]
+    assert "--resume-partial-branches" in paragraph
+    assert "the next step for the failed branch:\n`assess`, then `reclaim`" not in paragraph

@@ -83,11 +83,12 @@ def make_repository(root: Path) -> Path:
         message="Roadmap and workflow configuration", bare_remote=root / "origin.git")
 
 
-def failed_tasks(project: Path) -> list[tuple[str, str, str]]:
-    """(task id, branch, run id) of every task of the newest workflow run that did not land."""
+def failed_tasks(project: Path) -> list[tuple[str, str, str, str]]:
+    """(task id, branch, run id, the run's advised next command) of every
+    task of the newest workflow run that did not land."""
     body = record.latest(open_repo(project)).body
-    return [(str(t["taskId"]), str(t["branch"]), str(t["runId"])) for t in body.get("tasks", [])
-            if not State.of(t).landed and t.get("runId")]
+    return [(str(t["taskId"]), str(t["branch"]), str(t["runId"]), str((t.get("next") or {}).get("command") or ""))
+            for t in body.get("tasks", []) if not State.of(t).landed and t.get("runId")]
 
 
 def show_faults_and_salvage(project: Path, say: Say) -> None:
@@ -140,9 +141,11 @@ def run_workflow_demo(say: Say) -> Path:
 
     say.say(f"\ncleanup preserved the failed task's workspace: {REJECTED}'s commits never landed.")
     harn(project, say, "status")
-    for task_id, branch, run_id in failed_tasks(project):
-        say.say(f"\nnext step for {branch}: assess it against the base the run used (a report; it changes "
-                "nothing).")
+    for task_id, branch, run_id, advised in failed_tasks(project):
+        say.say(f"\nthe run's own next step for {branch} is the one it printed ({advised}): it keeps the "
+                f"committed work and goes on from the ExecPlan. Here its reviewers would refuse {task_id} again "
+                f"({REJECT_ENV}), so the demo takes the other way: first assess it against the base the run used "
+                "(a report; it changes nothing).")
         harn(project, say, "assess", branch, "--base", UPSTREAM, "--task", task_id)
         say.say(f"\nthe assessor weighs git evidence and the run's review note on the work (plan COMPLETE; the "
                 f"gates passed; its reviewers refused {task_id}): continue-manual, review-refused, so the call is "
