@@ -165,7 +165,8 @@ def test_workspace_of_another_host_is_remote_not_gone(repo: Path) -> None:
     workspace = status.json()["workspaces"][0]
     assert (workspace["state"], workspace["location"]) == ("active", "remote")
     result = harn(repo, "cleanup", "r1", "--yes")
-    assert result.code == 3 and "run this there" in result.err
+    # names the host and the command to run there, flags and all (issue 45)
+    assert result.code == 3 and "run 'git harn cleanup r1 --yes' there" in result.err, result.err
     assert record(repo, "r1")["state"] == "active"
 
 

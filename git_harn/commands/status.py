@@ -117,7 +117,7 @@ def _status_lines(report: StatusReport) -> Iterator[str]:
             yield from _wrapped(diverged_line(ws.diverged), width)
         if ws.location in AWAY:
             yield from _wrapped(f"{ws.location}: {ws.reason}", width)
-        if ws.reason and "kept" in ws.reason and ws.state in ("released", "already_gone"):
+        if ws.reason and ("kept" in ws.reason or "vanished" in ws.reason) and ws.state in ("released", "already_gone"):
             yield from _wrapped(ws.reason, width)
         if ws.next and ws.state != "active":
             yield from _wrapped(f"resolve: {'  or  '.join(ws.next)}", width)

@@ -26,12 +26,13 @@ from git_harn.git.worktrees import (
     registered_elsewhere,
     registered_worktrees,
 )
-from git_harn.notices import info
+from git_harn.notices import info, warn
 from git_harn.store import runs as store
 from git_harn.store.locks import hold_run, hold_worktrees
 from git_harn.store.record import ALREADY_GONE, PRESERVED_DIRTY, RELEASED, RunRecord
 from git_harn.text import one_line, printable_path
 from git_harn.workspace.paths import FOREIGN, GONE, HERE, MISSING, REMOTE, UNAVAILABLE
+from git_harn.workspace.seen import lost_with_folder
 
 
 def foreign_home(repo: Repo, record: RunRecord) -> str | None:
@@ -229,12 +230,16 @@ def settle_vanished(repo: Repo, stored: store.Stored) -> RunRecord:
     if pinned:
         branch_note += f"; {pinned}"
     finishing = record.releasing is not None
+    lost = None if finishing else lost_with_folder(repo, record.runId)
     record.state = RELEASED if finishing else ALREADY_GONE
     record.lastOutcome = record.state
     record.releasing = None
     record.reason = (
-        "release finished after an interruption; " if finishing else "worktree folder is missing; "
+        "release finished after an interruption; " if finishing
+        else f"worktree folder vanished; {lost}; " if lost else "worktree folder is missing; "
     ) + branch_note
+    if lost:  # said once: only the command that settles it gets here
+        warn(f"run {record.runId}: worktree folder {printable_path(record.path)} vanished; {lost}")
     store.write(repo, record, record.state, record.reason, stored.tip)
     return record
 

@@ -27,6 +27,7 @@ from git_harn.workspace.reconcile import (
     reconcile_quietly,
     whereabouts,
 )
+from git_harn.workspace.seen import remember
 
 DEFAULT_LIMIT = 10
 
@@ -212,9 +213,15 @@ def collect_status(repo: Repo, run_id: str | None = None, include_terminal: bool
     if last is not None and run_id is not None:
         raise BadInput("--last lists runs; it cannot be given with a run id")
     chosen, errors = _select(repo, run_id, _ended_wanted(include_terminal, last))
-    records = [reconcile_quietly(repo, stored).record for stored in chosen]
+    settled_now = set()
+    records = []
+    for stored in chosen:
+        fresh = reconcile_quietly(repo, stored).record
+        if fresh.terminal and not stored.record.terminal:
+            settled_now.add(fresh.runId)  # listed this once, with the reason it vanished
+        records.append(fresh)
     if run_id is None and not include_terminal and last is None:
-        records = [r for r in records if not r.terminal]
+        records = [r for r in records if not r.terminal or r.runId in settled_now]
     live = [Path(r.path) for r in records if not r.terminal and presence(repo, r) == HERE]
     # A folder that is no longer the linked worktree git-harn made gets no git
     # run in it: it would read another repository, or the enclosing one.
@@ -222,6 +229,7 @@ def collect_status(repo: Repo, run_id: str | None = None, include_terminal: bool
         path: f"no longer the linked worktree git-harn made: {problem}; no git is run in it"
         for path in live if (problem := linked_problem(repo, path, ask_git=False)) is not None}
     dirty = dirty_paths_many([path for path in live if path not in broken])
+    remember(repo, {r.runId: found for r in records if isinstance(found := dirty.get(Path(r.path)), list)})
     dirty.update(broken)
     rows = [_row(repo, r, dirty.get(Path(r.path)), limit) for r in records]
     noticed = len(errors) + sum(_doctor_would_report(r, row) for r, row in zip(records, rows, strict=True))
