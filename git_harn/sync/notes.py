@@ -109,6 +109,22 @@ def _prune_message(count: int) -> str:
     return f"git-harn: prune {count} note(s) in this clone again (a prune is local; the remote keeps them)\n"
 
 
+def in_step(repo: Repo, local: str | None, remote: str | None) -> bool:
+    """This clone's notes head is what the remote holds, or descends from it
+    by this clone's prunes alone (no note the remote lacks, none changed):
+    what a sync leaves, with nothing to sync."""
+    if local == remote or local is None or remote is None:
+        return local == remote
+    try:
+        mine, theirs = to_oid(local), to_oid(remote)
+        if not repo.contains(mine, theirs):
+            return False
+        remote_notes = _flat_tree(repo, theirs)
+        return all(remote_notes.get(name) == blob for name, blob in _flat_tree(repo, mine).items())
+    except (GitFailure, ValueError, BadRemoteData):
+        return False
+
+
 def _flat_tree(repo: Repo, oid: Oid | None) -> dict[str, Oid]:
     """A notes commit's tree as annotated object id -> blob id, fan-out
     folders (``ab/cdef…``) joined."""

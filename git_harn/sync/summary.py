@@ -38,7 +38,7 @@ from git_harn.git.identity import machine_signature
 from git_harn.store.archive import ARCHIVE_REF
 from git_harn.store.locks import locks_dir
 from git_harn.store.notes import NOTES_REF
-from git_harn.sync import records
+from git_harn.sync import notes, records
 
 # What the summary covers: one line per namespace (salvage branches are not in
 # it: a sync with --salvage always lists). Folders end in "/".
@@ -178,6 +178,8 @@ def settle(repo: Repo, remote: str, remote_refs: Mapping[str, str], summary_oid:
     local = {ref: oid for ref, oid in repo.ref_ids(SUMMARIZED).items() if covers(ref)}
     after = local_fingerprint(repo)
     wanted = {ref: oid for ref, oid in remote_refs.items() if covers(ref)}
+    if notes.in_step(repo, local.get(NOTES_REF), wanted.get(NOTES_REF)) and NOTES_REF in wanted:
+        local[NOTES_REF] = wanted[NOTES_REF]  # this clone's own prune on top: in step [P6]
     if (before is None or before != after or local != wanted
             or listed_at - before.newest < RACY_SECONDS):
         forget(repo, remote)
