@@ -6,6 +6,7 @@ the task on."""
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import subprocess
 import sys
@@ -66,6 +67,8 @@ CASES = [
          workflow="stageTimeout = 2\nreviewRounds = 1\n"),
     Case("product failure at implement, the plan committed", {"21.1:implement": "partial"}, {},
          ("failed", "failed", "implement"), RESUME, _landed),
+    Case("the gates fail on the tip", {}, {"implement": "break"},
+         ("failed", "failed", "gates"), RESUME, _landed),
     Case("refused at review", {}, {"review": "never-approve"},
          ("refused", "failed", "review"), RESUME, _landed),
     Case("provider fault at review", {"21.1:review:1": "exit75"}, {},
@@ -99,6 +102,72 @@ def test_each_end_advises_a_command_that_runs_as_printed_and_moves_the_task_on(t
     ran = subprocess.run(argv, cwd=wf.work, capture_output=True, text=True, timeout=180, check=False)
     assert ran.returncode == 0, (argv, ran.stdout, ran.stderr)
     case.moved_on(wf)
+
+
+# --- a next step run on an unchanged state never gives the same state (issue 45, item 5) ----------
+
+_NEXT = re.compile(r"^next(?: for \S+)?: (?P<command>.+)\n  \((?P<why>.*)\)$", re.MULTILINE)
+# ends whose cause is outside the task's work: their advice must say what has to change first
+_OUTSIDE = {"auth-fault": "credential", "provider-fault": "provider", "infra-fault": "outside the task"}
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What a run left: the task branch's tip, the base on the remote, and the steps it printed."""
+
+    tip: str | None
+    base: str
+    steps: tuple[tuple[str, str], ...]  # (command, why)
+
+    @property
+    def finished(self) -> bool:
+        return not self.steps
+
+
+def _seen(wf: WF, out: str) -> Seen:
+    # one step per command: a resumed task's is printed for the task and for the survivor, and a
+    # run that stopped starting tasks prints its own, the same command with its own reason
+    whys: dict[str, list[str]] = {}
+    for m in _NEXT.finditer(out):
+        whys.setdefault(m["command"], []).append(m["why"])
+    steps = tuple((command, " | ".join(said)) for command, said in whys.items())
+    return Seen(ref(wf.work, "refs/heads/roadmap-21.1"), git(wf.remote, "rev-parse", "main"), steps)
+
+
+def _run_step(wf: WF, command: str) -> Seen:
+    ran = subprocess.run(shlex.split(command), cwd=wf.work, capture_output=True, text=True, timeout=180,
+                         check=False)
+    assert ran.returncode in (0, 3), (command, ran.stdout, ran.stderr)
+    return _seen(wf, ran.stdout)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_each_ends_next_step_run_twice_on_an_unchanged_state_never_repeats_that_state(
+        tmp_path: Path, case: Case) -> None:
+    """The agents go on misbehaving as they did: the printed step, run as
+    printed, and then the step that run printed, must each change what the
+    run left (a new tip, a moved base, another step) or finish, unless the
+    end's cause is outside the task's work and its advice says so."""
+    wf = fault_setup(tmp_path, ONE, workflow=case.workflow)
+    faults(wf, case.misbehave)
+    wf.script(case.script)
+    if case.before is not None:
+        case.before(wf)
+    first = wf.run(*case.flags)
+    assert first.code == 3, first.err
+    seen = _seen(wf, first.out)
+    assert [c for c, _ in seen.steps] == [case.command], first.out
+    for _ in range(2):  # the printed step, then the step its run printed
+        if seen.finished:
+            break
+        (command, why), = seen.steps
+        after = _run_step(wf, command)
+        outside = _OUTSIDE.get(case.end[0])
+        if outside is not None and after == seen:
+            assert outside in why, why  # the same state again: the advice said what must change first
+            break
+        assert after.finished or after != seen, (command, seen)
+        seen = after
 
 
 def test_a_task_that_landed_advises_nothing(tmp_path: Path) -> None:

@@ -42,7 +42,8 @@ def test_a_provider_fault_at_review_ends_provider_fault_on_the_resumed_path_too(
     done = wf.run("--json", *RESUME)
     doc = done.json()
     assert_valid(doc, "workflow-result")
-    assert doc["recovery"]["results"][0]["action"] == "resume-review"
+    # its reviewers refused the tip: it is implemented again with their findings, then reviewed (issue 45)
+    assert doc["recovery"]["results"][0]["action"] == "resume-implement"
     task = doc["tasks"][0]
     assert (task["status"], task["stage"], task["fault"], task["faultKind"]) == (
         "provider-fault", "review", "provider", "exit-75")
@@ -85,13 +86,17 @@ def test_the_reviewers_usage_of_a_resumed_branch_is_counted(tmp_path: Path) -> N
         "stage:review": codex_ok(REFUSE)}))
     first = wf.run("--json", env=env).json()
     assert [(t["status"], t["stage"]) for t in first["tasks"]] == [("failed", "review")]
-    scenario.write_text(json.dumps({"stage:review": codex_ok(APPROVE)}))
+    # continue mode answers the refusal with an implement round (its findings in the context), then reviews
+    scenario.write_text(json.dumps({
+        "stage:implement": [claude_init(), {"write": {"path": "answer.txt", "text": "fixed it\n"}},
+                            {"work": "implement"}, claude_result({"ok": True, "summary": "answered"})],
+        "stage:review": codex_ok(APPROVE)}))
     done = wf.run("--json", *RESUME, env=env)
     doc = done.json()
     task = doc["tasks"][0]
     assert (done.code, task["status"]) == (0, "done"), (task["stage"], task["detail"])
-    assert task["usage"] is not None and task["usage"]["runs"] == 2  # the two codex reviewers
-    assert len(task["agentLogs"]) == 2 and doc["usage"] == task["usage"]
+    assert task["usage"] is not None and task["usage"]["runs"] == 3  # the implement round, the two codex reviewers
+    assert len(task["agentLogs"]) == 3 and doc["usage"] == task["usage"]
 
 
 def test_a_second_review_round_is_worded_as_a_round_not_a_retry(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import all_refs, assert_valid, git, record, ref
+from helpers import all_refs, assert_valid, git, harn, record, ref
 from rcvrepo import ONE, RESUME, hand_branch, survivor, wf_with
 from wfrepo import WF, config_text, setup
 
@@ -326,6 +326,57 @@ def test_continue_mode_dispatches_on_the_committed_plan(tmp_path: Path, status: 
     assert git(wf.work, "merge-base", "--is-ancestor", tip, "refs/harnery/integrated/7.1") == ""  # reused
     assert "- [x] 7.1" in wf.remote_file("docs/roadmap.md")
     assert ref(wf.work, "refs/heads/roadmap-7.1") is None and rec["unresolved"] == []
+
+
+def _gates_failed_on(wf: WF, tip: str, signed: bool) -> None:
+    """A failed gates note on ``tip``: run here (its MAC verifies), or the same
+    note without its MAC, as an older git-harn or another tool left it."""
+    git(wf.work, "config", "harn.gate", "sh -c 'echo the widget test fails; exit 1'")
+    assert harn(wf.work, "gates", "run", "roadmap-7.1").code == 3
+    git(wf.work, "config", "--unset", "harn.gate")
+    if not signed:
+        import subprocess
+
+        note = json.loads(git(wf.work, "show", f"refs/harnery/notes:{tip}"))
+        del note["gates"]["mac"]
+        blob = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=wf.work, input=json.dumps(note),
+                              capture_output=True, text=True, check=True).stdout.strip()
+        tree = subprocess.run(["git", "mktree"], cwd=wf.work, input=f"100644 blob {blob}\t{tip}\n",
+                              capture_output=True, text=True, check=True).stdout.strip()
+        parent = git(wf.work, "rev-parse", "refs/harnery/notes")
+        git(wf.work, "update-ref", "refs/harnery/notes", git(wf.work, "commit-tree", tree, "-p", parent, "-m", "x"))
+
+
+def test_continue_mode_implements_again_with_the_output_of_the_gates_that_failed_on_the_tip(tmp_path: Path) -> None:
+    """Issue 45 item 5: the same tip would only fail the same gates again."""
+    wf = wf_with(tmp_path, roadmap="# R\n\n- [ ] 7.1 Continue me\n")
+    tip = hand_branch(wf, "roadmap-7.1", _plan("COMPLETE"))
+    _gates_failed_on(wf, tip, signed=True)
+    done = wf.run("--json", *RESUME, "--resume-mode", "continue")
+    assert done.code == 0, done.err + done.out
+    result = recovery_of(done.json())["results"][0]
+    assert result["action"] == "resume-implement" and result["status"] == "done"
+    assert stages_run(wf, "7.1")[0] == "implement"
+    stdin = json.loads((wf.agents / "inputs" / "7.1-implement-1-0.stdin").read_text())
+    assert_valid(stdin, "stage-input")
+    failure = stdin["gateFailure"]
+    assert failure["commit"] == tip and failure["commands"][0]["exitCode"] == 1
+    assert "the widget test fails" in failure["commands"][0]["outputTail"]
+    env = json.loads((wf.agents / "inputs" / "7.1-implement-1-0.env").read_text())
+    assert "the widget test fails" in Path(env["HARN_PROMPT"]).read_text()
+    assert "- [x] 7.1" in wf.remote_file("docs/roadmap.md")
+
+
+def test_continue_mode_reruns_the_gates_when_the_failed_note_does_not_verify_here(tmp_path: Path) -> None:
+    wf = wf_with(tmp_path, roadmap="# R\n\n- [ ] 7.1 Continue me\n")
+    tip = hand_branch(wf, "roadmap-7.1", _plan("COMPLETE"))
+    _gates_failed_on(wf, tip, signed=False)
+    done = wf.run("--json", *RESUME, "--resume-mode", "continue")
+    assert done.code == 0, done.err + done.out
+    result = recovery_of(done.json())["results"][0]
+    assert result["action"] == "resume-review"  # the gates judge the tip again, and pass
+    assert "implement" not in stages_run(wf, "7.1")
+    assert "- [x] 7.1" in wf.remote_file("docs/roadmap.md")
 
 
 @pytest.mark.parametrize("status, reason", [("BLOCKED", "plan-blocked"), ("unreadable", "plan-unreadable")])

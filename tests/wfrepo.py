@@ -122,6 +122,10 @@ elif stage == "implement":
     else:
         with open(f"work-{task}.txt", "a") as f:
             f.write(f"task {task} attempt {attempt}\n")
+        if what == "break":  # the gates (test ! -e broken) fail on this tip
+            open("broken", "w").write("broken\n")
+        elif os.path.exists("broken") and '"gateFailure"' in raw:  # told what the gates said: fixed
+            os.remove("broken")
         if what != "not-complete":
             plan_file("COMPLETE")
         git("add", "-A")

@@ -100,7 +100,43 @@ def continue_at(evidence: Evidence) -> tuple[str | None, str | None, str]:
         return None, PLAN_UNREADABLE, f"the committed {plan.path} has no Status: line the host can read"
     if plan.status == "BLOCKED":
         return None, PLAN_BLOCKED, f"the committed {plan.path} says Status: BLOCKED"
+    asked = to_answer(evidence)
+    if plan.status == "COMPLETE" and asked:
+        what = " and ".join(words for key, words in (("gateFailure", "the gates failed"),
+                                                     ("findings", "its reviewers refused it")) if key in asked)
+        return "implement", None, (f"{plan.path} says Status: COMPLETE, but {what} on the tip: implementing "
+                                   "again with what they said (the same tip would only fail the same way)")
     return CONTINUE_AT[plan.status], None, f"{plan.path} says Status: {plan.status}"
+
+
+def to_answer(evidence: Evidence) -> dict[str, Any]:
+    """What the tip's own evidence, verified on this machine, asks of the
+    next implement attempt: ``gateFailure`` (the failed gates and their
+    output) and ``findings`` (the reviewers' blocking findings). A note that
+    does not verify here asks nothing: the gates and review run again."""
+    asked: dict[str, Any] = {}
+    gates = evidence.validation
+    if gates is not None and not gates.get("passed"):
+        asked["gateFailure"] = {"commit": gates["commit"], "commands": [
+            {key: command.get(key) for key in ("argv", "exitCode", "error", "outputTail")}
+            for command in gates["commands"] if command.get("exitCode") != 0]}
+    review = evidence.review
+    if review is not None and not review.get("approved"):
+        asked["findings"] = [_finding(b, review.get("round")) for b in review["blocking"] if isinstance(b, dict)] \
+            or [{"severity": "blocking", "text": "the reviewers refused the tip without a blocking finding"}]
+    return asked
+
+
+def _finding(noted: dict[str, Any], round_no: Any) -> dict[str, Any]:
+    """A blocking finding of the review note, in the shape implement gets findings in."""
+    finding: dict[str, Any] = {"severity": "blocking", "text": str(noted.get("text") or "")}
+    if isinstance(noted.get("path"), str):
+        finding["path"] = noted["path"]
+    if isinstance(noted.get("reviewer"), int):
+        finding["reviewer"] = noted["reviewer"]
+    if isinstance(round_no, int):
+        finding["round"] = round_no
+    return finding
 
 
 def _same(a: str, b: str) -> bool:

@@ -168,6 +168,9 @@ class Job:
     # implementation) and the advisory residual risk its reviewers weigh
     resume_at: str | None = None
     advisory: list[str] = field(default_factory=list)
+    # a branch resumed at implement: what its tip's verified evidence asks of it
+    # (``gateFailure``, ``findings``; workflow/dispatch.to_answer)
+    asked: dict[str, Any] = field(default_factory=dict)
     where: state.Where | None = None  # the run's remote, base and flags, for the next step
     gate_checkouts: GateCheckouts | None = None  # the run's, kept from one task's gates to the next
     # told the moment the task has landed, before its cleanup: the runner fetches the base meanwhile
@@ -374,7 +377,8 @@ class TaskPath:
         self.repo, self.job, self.ctx, self.eff, self.tr = repo, job, ctx, job.eff, job.result
         ctx.on_retry = job.attempts.retry
         self.earlier: dict[str, str] = {}
-        self.findings: list[dict[str, Any]] = []
+        self.findings: list[dict[str, Any]] = list(job.asked.get("findings", []))
+        self.gate_failure: dict[str, Any] | None = job.asked.get("gateFailure")
         self.tip: Oid | None = None
         self.judged: Oid | None = None  # what the gates and both reviewers passed: the only commit that lands [T4]
         self.rounds = 1 if job.resume_at == REVIEW_ONLY else self.eff.reviewRounds
@@ -404,9 +408,11 @@ class TaskPath:
         """Run a writing stage and do the host's checks every such stage needs:
         a fault ends the task, the worktree must be clean on its branch, a
         BLOCKED plan ends it. Returns (outcome, tip, plan path, plan status)."""
+        extra = {"round": round_no, "earlier": dict(self.earlier), "findings": self.findings}
+        if self.gate_failure is not None and stage != "plan":
+            extra["gateFailure"] = self.gate_failure
         outcome = retries.run_in_place(self.ctx, self.eff.agents[stage], self.tr.attempts[stage],
-                                       self.eff.timeout_of(stage), {"round": round_no, "earlier": dict(self.earlier),
-                                                                    "findings": self.findings})
+                                       self.eff.timeout_of(stage), extra)
         self.tr.stages[outcome.stage] = outcome.summary_entry()
         usage.record(self.tr, [outcome])
         if outcome.fault is not None:
@@ -447,6 +453,7 @@ class TaskPath:
                            f"the tip has Status: {status or '(none)'}, not COMPLETE")
         self.earlier["implement"] = outcome.summary
         self.tip = tip
+        self.gate_failure = None  # answered: the gates judge the new tip
 
     def addendum(self, round_no: int) -> None:
         """The addendum agent in place of plan and implement (workflow/addenda.py)."""

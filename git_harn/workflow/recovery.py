@@ -16,7 +16,10 @@ allows, and no further:
   verdict stays report-only, and an ``adopt-complete`` with a gap is
   downgraded to ``continue-manual`` with the gap as its skip reason;
 - ``continue``: no judgement agent; the committed ExecPlan's ``Status:``
-  says where the branch re-enters the ordinary path (:mod:`.dispatch`).
+  says where the branch re-enters the ordinary path (:mod:`.dispatch`); a
+  COMPLETE plan whose tip failed its gates, or was refused by its
+  reviewers (notes verified here), re-enters implementation with what they
+  said, since the same tip would only fail the same way.
 
 Every id with a surviving branch stays out of normal selection for the run;
 whatever is still unresolved at the end halts the run with
@@ -43,6 +46,7 @@ from git_harn.workflow.dispatch import (
     gates_rerun_only,
     resume_blocker,
     review_gap,
+    to_answer,
     workspace_run,
 )
 from git_harn.workflow.pipeline import REVIEW_ONLY, run_id_for
@@ -82,6 +86,8 @@ class Resume:
     run_id: str
     base_oid: Oid
     advisory: list[str] = field(default_factory=list)
+    # what the tip's verified evidence asks of the next implement (dispatch.to_answer)
+    asked: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -257,15 +263,17 @@ def _continue(repo: Repo, eff: Effective, rec: Recovery, workflow_id: str, cand:
         _skip(rec, cand.branch, cand.task.id, reason, detail)
         return
     _resume(repo, rec, eff, workflow_id, cand, evidence, stage, None, [],
+            asked=to_answer(evidence) if stage == "implement" else {},
             planStatus=evidence.execPlan.status if evidence.execPlan else None)
 
 
 def _resume(repo: Repo, rec: Recovery, eff: Effective, workflow_id: str, cand: Candidate, evidence: Evidence,
-            stage: str, assessment: dict[str, Any] | None, advisory: list[str], **extra: Any) -> None:
+            stage: str, assessment: dict[str, Any] | None, advisory: list[str],
+            asked: dict[str, Any] | None = None, **extra: Any) -> None:
     """Queue the candidate for the pipeline, in its own workspace when it has one."""
     run_id = workspace_run(repo, cand.branch, evidence) or run_id_for(workflow_id, cand.task.id)
     base = to_oid(evidence.mergeBase) if evidence.mergeBase else eff.base_oid
-    rec.resumes.append(Resume(cand.task, cand.branch, stage, run_id, base, advisory))
+    rec.resumes.append(Resume(cand.task, cand.branch, stage, run_id, base, advisory, dict(asked or {})))
     rec.results.append(_entry(cand, assessment, RESUME + ("review" if stage == REVIEW_ONLY else stage),
                               runId=run_id, **extra))
 

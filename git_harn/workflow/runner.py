@@ -455,8 +455,8 @@ class Scheduler:
             self._seal_out(res.branch)
             job = Job(self.eff, self.result.workflowId, res.task, copy.deepcopy(placeholder), res.base_oid,
                       self.scratch, self.agents, self._stage_started, resume_at=res.stage,
-                      advisory=list(res.advisory), where=self.where, gate_checkouts=self.gate_checkouts,
-                      on_landed=self._on_landed(res.run_id), seal=self.seal)
+                      advisory=list(res.advisory), asked=dict(res.asked), where=self.where,
+                      gate_checkouts=self.gate_checkouts, on_landed=self._on_landed(res.run_id), seal=self.seal)
             self.writer.write(self.result, "task-resume", f"task {res.task.id} resumes on {res.branch} at {res.stage}",
                               joins_held=True)
             self.running[pool.submit(run_task, self.repo, job)] = job.result

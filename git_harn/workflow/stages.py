@@ -253,6 +253,7 @@ def stage_input(ctx: TaskContext, stage: str, attempt: int, report: Path, prompt
         "prompt": str(prompt),
         "earlier": dict(extra.get("earlier", {})),
         "findings": list(extra.get("findings", [])),
+        **({"gateFailure": extra["gateFailure"]} if extra.get("gateFailure") else {}),
         **({"advisory": {"classification": "adopt-complete", "residualRisk": list(ctx.advisory)}}
            if ctx.advisory else {}),
         "schemaError": extra.get("schemaError"),

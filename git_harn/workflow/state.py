@@ -399,6 +399,9 @@ class Next:
 
 
 RESUME_FLAGS = ("--resume-partial-branches", "--resume-mode", "continue")
+# what a continue-mode resume does, said once for every end that advises it
+RESUMED = ("a resumed run goes on from where its ExecPlan says (a tip whose gates failed or whose reviewers "
+           "refused it is implemented again with what they said)")
 
 
 def advice(ending: Ending, facts: Facts, where: Where) -> Next:
@@ -408,13 +411,26 @@ def advice(ending: Ending, facts: Facts, where: Where) -> Next:
     if state.landed or facts.landed:
         return Next(None, "landed")
     step = _advice_from_facts(state, facts, where)
-    if state is State.TAMPER_FAULT and step.command is not None:
-        step.why = ("a stage changed what the host obeys (the detail names each change, undone; the evidence is "
-                    f"in the run folder): inspect {facts.branch} as hostile work, then run this: {step.why}")
-    if state is State.CONFIG_FAULT and step.command is not None:
-        step.why = ("the agent refused its own command line or setup (see the detail): fix it first "
-                    f"(git harn workflow check shows each agent's), then run this: {step.why}")
+    first = _FIRST.get(state)
+    if first is not None and step.command is not None:
+        # the same command on the same state would end the same way: say what must change first
+        step.why = f"{first.format(branch=facts.branch)}, then run this: {step.why}"
     return step
+
+
+# An end whose cause is outside the task's work: what has to change before its next step can do better.
+_FIRST = {
+    State.TAMPER_FAULT: ("a stage changed what the host obeys (the detail names each change, undone; the evidence "
+                         "is in the run folder): inspect {branch} as hostile work"),
+    State.CONFIG_FAULT: ("the agent refused its own command line or setup (see the detail): fix it first "
+                         "(git harn workflow check shows each agent's)"),
+    State.AUTH_FAULT: ("the agent's credential was refused (see the detail): make it work again first "
+                       "(git harn workflow check --live says when it does)"),
+    State.PROVIDER_FAULT: ("the agent's provider did not serve (a usage limit or an outage, see the detail): "
+                           "wait until it serves again"),
+    State.INFRA_FAULT: ("the stage failed for a reason outside the task's work (a crash, a hang or the machine, "
+                        "see the detail): fix or wait that out first"),
+}
 
 
 def _advice_from_facts(state: State, facts: Facts, where: Where) -> Next:
@@ -430,7 +446,7 @@ def _advice_from_facts(state: State, facts: Facts, where: Where) -> Next:
                     f"an operator checks {facts.branch} (see the detail), then lands it")
     if state.resumable and facts.ahead and not facts.dirty:
         return Next(where.workflow_run(*RESUME_FLAGS),
-                    f"{facts.branch} keeps its committed work: a resumed run goes on from where its ExecPlan says")
+                    f"{facts.branch} keeps its committed work: {RESUMED}")
     return Next(harn_command("workflow", "discard", facts.task_id, "--yes"),
                 f"{facts.branch} cannot be resumed as it is ({_why_not(state, facts)}): discard keeps its work "
                 "on harnery/salvage/ and lets a relaunch start the task afresh")
@@ -446,7 +462,7 @@ def survivor_advice(task_id: str, branch: str, why: str, where: Where, resumable
                     f"{branch} is an addendum branch: an operator checks it, then lands it")
     if resumable:
         return Next(where.workflow_run(*RESUME_FLAGS, *extra),
-                    f"{branch} ({why}): a resumed run goes on from where its ExecPlan says")
+                    f"{branch} ({why}): {RESUMED}")
     return Next(harn_command("workflow", "discard", task_id, "--yes"),
                 f"{branch} cannot be resumed as it is ({why}): discard keeps its work on harnery/salvage/ and "
                 "lets a relaunch start the task afresh")
