@@ -74,3 +74,33 @@ def test_the_demo_and_its_readme_paragraph_say_what_the_run_advises(tmp_path: Pa
     paragraph = readme[readme.index("`git harn demo --workflow` shows"):].split("\n\n")[0]
     assert "--resume-partial-branches" in paragraph
     assert "the next step for the failed branch:\n`assess`, then `reclaim`" not in paragraph
+
+
+def test_a_crashed_attempts_stderr_tail_is_kept_in_the_stage_files_and_the_record(tmp_path: Path) -> None:
+    """The crash is retried in place and the retry lands: before, what the
+    crashed agent said on stderr was kept nowhere."""
+    wf = setup(tmp_path, roadmap=ONE)
+    wf.script({"21.1:plan": {"1": "crash-loud"}})
+    done = wf.run("--json")
+    assert done.code == 0, done.err
+    document = done.json()
+    assert_valid(document, "workflow-result")
+    plan = document["tasks"][0]["stages"]["plan"]
+    assert plan["ok"] is True and plan["tries"] == 2
+    crashed = plan["earlierFaults"]
+    assert len(crashed) == 1 and crashed[0]["faultKind"] == "crash" and crashed[0]["exitCode"] == 7
+    assert crashed[0]["stderrTail"].rstrip().endswith("FATAL 21.1 plan attempt 1: out of cheese")
+    assert len(crashed[0]["stderrTail"]) <= 2100
+    stored = harn(wf.work, "workflow", "show", "--json").json()["tasks"][0]["stages"]["plan"]
+    assert stored["earlierFaults"] == crashed  # in the record, not only in the run's output
+    kept = list((wf.work / ".git" / "harnery" / "workflow" / document["workflowId"]).glob("*plan*.stderr.txt"))
+    assert len(kept) == 1, kept
+    assert kept[0].read_text().rstrip().endswith("out of cheese")
+
+
+def test_a_crash_that_ends_the_task_keeps_its_stderr_tail_in_the_stage_detail(tmp_path: Path) -> None:
+    wf = setup(tmp_path, roadmap=ONE)
+    wf.script({"21.1:plan": "crash-loud"})
+    document = wf.run("--json", "--stage-attempts", "1").json()
+    plan = document["tasks"][0]["stages"]["plan"]
+    assert plan["fault"] == "infra" and plan["stderrTail"].rstrip().endswith("attempt 1: out of cheese")

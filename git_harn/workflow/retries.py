@@ -61,4 +61,6 @@ def _carry(before: StageOutcome, after: StageOutcome) -> StageOutcome:
     (their usage and event logs are the task's too)."""
     own = [before.agentRun] if before.agentRun is not None else []
     after.earlierRuns = [*before.earlierRuns, *own, *after.earlierRuns]
+    faulted = [before.fault_entry()] if before.fault is not None else []
+    after.earlierFaults = [*before.earlierFaults, *faulted, *after.earlierFaults]
     return after

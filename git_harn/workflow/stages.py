@@ -18,6 +18,7 @@ import os
 import secrets
 import threading
 from collections.abc import Callable, Mapping
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -68,6 +69,8 @@ EXIT_75 = "exit-75"
 EXIT_77 = "exit-77"
 EXIT_78 = "exit-78"
 CANNOT_START = "cannot-start"
+STDERR_TAIL = 2000  # characters of a faulted attempt's stderr the record keeps
+STDERR_FILE_TAIL = 64 * 1024  # and its stage file
 DISK_LIMIT = "disk-limit"  # the worktree outgrew harn.stageDiskLimit: a config fault that keeps the work
 FAULT_REPORT = "fault-report"
 EX_TEMPFAIL = 75
@@ -167,6 +170,8 @@ class StageOutcome:
     earlierRuns: list[dict[str, Any]] = field(default_factory=list)  # adapter runs this one retried
     startedAt: str | None = None  # a reviewer's part of its round, retries included (review.py)
     finishedAt: str | None = None
+    stderrTail: str | None = None  # a faulted run's last words on stderr (untrusted data)
+    earlierFaults: list[dict[str, Any]] = field(default_factory=list)  # the faulted runs this one retried
 
     def summary_entry(self) -> dict[str, Any]:
         entry: dict[str, Any] = {"attempt": self.attempt, "ok": self.ok, "summary": self.summary,
@@ -176,7 +181,16 @@ class StageOutcome:
             entry["agentRun"] = self.agentRun
         if self.resetAt is not None:
             entry["resetAt"] = self.resetAt
+        if self.stderrTail:
+            entry["stderrTail"] = self.stderrTail
+        if self.earlierFaults:
+            entry["earlierFaults"] = self.earlierFaults
         return entry
+
+    def fault_entry(self) -> dict[str, Any]:
+        """What a retry keeps of this faulted run: why, and its last words."""
+        return {"attempt": self.attempt, "tries": self.tries, "fault": self.fault, "faultKind": self.faultKind,
+                "exitCode": self.exitCode, "detail": self.detail, "stderrTail": self.stderrTail}
 
     @property
     def resetAt(self) -> str | None:
@@ -361,7 +375,24 @@ def run_stage(ctx: TaskContext, agent: AgentSettings, attempt: int, timeout: flo
                     ctx.scratch / f"{name}.report.json")
     if run is not None:
         _after_adapter(ctx, f"{stage}{suffix}", run, outcome)
+    _keep_stderr(ctx.scratch, name, done, outcome)
     return outcome
+
+
+def _keep_stderr(scratch: Path, name: str, done: Finished, outcome: StageOutcome) -> None:
+    """A faulted run's stderr, its tail: in the run folder beside the
+    attempt's prompt and input (``<stem>.stderr.txt``), and shorter in the
+    outcome, which the record keeps (the stage's entry, or the entry of the
+    retry that followed it). Control characters blanked: it is the agent's."""
+    if outcome.fault is None or not done.stderr.strip():
+        return
+    outcome.stderrTail = _printable(tail(done.stderr, STDERR_TAIL))
+    with suppress(OSError):  # the record keeps the tail even where the file cannot be written
+        atomic_write(scratch / f"{name}.stderr.txt", _printable(tail(done.stderr, STDERR_FILE_TAIL)).encode())
+
+
+def _printable(text: str) -> str:
+    return "".join(ch if ch.isprintable() or ch in "\n\t" else "?" for ch in text)
 
 
 def _confinement(ctx: TaskContext, agent: AgentSettings,
