@@ -17,7 +17,11 @@ explicitly with ``-c``, where a later value in a file cannot win:
 - every filter, merge and diff driver configured then: each of its keys
   that names a program, with its value then (empty: none), so a driver
   redefined later never runs the new program; a driver that did not exist
-  then is the seal's to refuse (the task ends as a tamper fault);
+  then is refused: the seal check that finds a config file naming it ends
+  the task (a tamper fault) and, by ``refuse_drivers``, has every later git
+  of the run get its programs empty, so a file that names it again before
+  the next check runs nothing either (a first write that lands while a git
+  is already reading the file is the one case left);
 - a remote: fetch and push go to the URL of then, under a remote name
   chosen afresh for each git (``remote_args``), so no ``remote.<r>.url``,
   ``pushurl``, ``uploadpack`` or ``receivepack`` written since reaches them.
@@ -81,6 +85,7 @@ class Pins:
     args: tuple[str, ...]
     remotes: dict[str, PinnedRemote]
     drivers: frozenset[str]  # "<kind>.<name>" of every driver configured at the start
+    refused: frozenset[str] = frozenset()  # drivers named since, each passed with empty programs
 
 
 def read_pins(cwd: Path) -> Pins:
@@ -163,6 +168,41 @@ def pinned(cwd: Path) -> Iterator[Pins]:
     finally:
         _ACTIVE[:] = []
         install_pins(())
+
+
+_HEADER = re.compile(r'^\s*\[\s*([A-Za-z][A-Za-z0-9-]*)(?:\s+"((?:[^"\\]|\\.)*)"|\.([^\]\s]+))?\s*\]')
+
+
+def driver_sections(raw: bytes) -> set[str]:
+    """``<kind>.<name>`` of every filter, merge or diff driver section in config text ``raw``."""
+    found = set()
+    for line in raw.decode("utf-8", "surrogateescape").splitlines():
+        header = _HEADER.match(line)
+        if header is None:
+            continue
+        kind, quoted, dotted = header.group(1).lower(), header.group(2), header.group(3)
+        name = quoted.replace('\\"', '"').replace("\\\\", "\\") if quoted is not None else dotted
+        if kind in DRIVER_PROGRAMS and name:
+            found.add(f"{kind}.{name}" if quoted is not None else f"{kind}.{name.lower()}")
+    return found
+
+
+def refuse_drivers(found: set[str]) -> list[str]:
+    """Drivers a config file named that were not configured at the run's start:
+    from now on every git of the run gets each of their program keys empty,
+    so none runs even if a file names it again before the next check (the
+    seal ends the task that wrote it) [T1] [T2]. The ones newly refused."""
+    pins = active_pins()
+    if pins is None:
+        return []
+    new = sorted(found - pins.drivers - pins.refused)
+    if not new:
+        return []
+    blanks = tuple(arg for driver in new for part in DRIVER_PROGRAMS[driver.partition(".")[0]]
+                   for arg in ("-c", f"{driver}.{part}="))
+    _ACTIVE[:] = [Pins(pins.args + blanks, pins.remotes, pins.drivers, pins.refused | frozenset(new))]
+    install_pins(_ACTIVE[0].args)
+    return new
 
 
 def without_credentials(url: str) -> str:

@@ -22,9 +22,9 @@ def run_git(
     env: Mapping[str, str] | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
     """Run ``git <args>`` in ``cwd``, sealed (``sealed_argv``); raise GitFailure with git's own first line."""
-    argv = sealed_argv(args)
     retryable = subcommand(args) in ENUMERATING_COMMANDS
     after = _guarded(args, cwd)
+    argv = sealed_argv(args)  # after the guard: what it found may have added to the pins
     code = -1
     try:
         for pause in (*HALF_WRITTEN_PAUSES, None):

@@ -85,6 +85,7 @@ from typing import Any
 from git_harn.errors import HarnError
 from git_harn.files import PRIVATE_FILE, UnsafeFile, atomic_write, private_dir, unlink_entry
 from git_harn.git import Repo, to_oid
+from git_harn.git.pins import driver_sections, refuse_drivers
 from git_harn.git.refwatch import SYMBOLIC, UNCHECKED, RefEdit, every_ref, install_watcher, set_symbolic
 from git_harn.git.run import install_guard, subcommand
 from git_harn.store.bookkeeping import TAMPER_ROOT
@@ -873,6 +874,8 @@ class Seal:
         changes = []
         for n, (path, want, now) in enumerate(found, 1):
             change = Change(str(path), "file", want.shown(), now.shown())
+            if path in self.surface.configs and now.data:  # a driver it names never runs in this run [T1]
+                refuse_drivers(driver_sections(now.data))
             try:
                 change.kept = self._keep_file(folder, n, path, want, now)
                 _put_back(path, want)
