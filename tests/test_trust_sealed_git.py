@@ -69,6 +69,29 @@ if "append" in plan or "replace" in plan:
     deadline = time.time() + plan.get("seconds", 20)
     done = os.path.join(here, "1.1-ended")
     mine = None
+    host = os.getppid()  # the runner: the gits it runs are its children
+    def git_running():
+        for thread in os.listdir(f"/proc/{host}/task"):
+            try:
+                children = open(f"/proc/{host}/task/{thread}/children").read().split()
+            except OSError:
+                continue
+            for pid in children:
+                try:
+                    if open(f"/proc/{pid}/comm").read().strip() == "git":
+                        return True
+                except OSError:
+                    pass
+        return False
+    if plan.get("caught_first"):  # written once, while no git runs, and again only once put back
+        while time.time() < deadline and git_running():
+            pass
+        with open(spare, "w") as f:
+            f.write(planted)
+        os.replace(spare, config)
+        mine = os.stat(config).st_ino
+        while time.time() < deadline and os.stat(config).st_ino == mine:
+            time.sleep(0.0005)
     while time.time() < deadline and not os.path.exists(done):
         try:
             now = os.stat(config).st_ino
@@ -171,6 +194,24 @@ def test_a_filter_redefined_again_and_again_never_runs_as_the_host(tmp_path: Pat
 
     assert_raced(doc)
     assert host_runs(canaries, str(wf.agents)) == []
+
+
+def test_a_filter_nobody_configured_is_refused_once_seen(tmp_path: Path) -> None:
+    """A committed .gitattributes names a filter ``evil`` that no config
+    defines (landed earlier, say); the agent defines it in the shared config.
+    The seal's check that finds the definition ends the agent's task and, for
+    the rest of the run, every git gets ``evil``'s programs empty: written
+    again and again after that, it never runs as the host."""
+    files = {".gitattributes": "* filter=evil\n"}
+    attack = {"append": "[filter \"evil\"]\n\tclean = @CANARY@ clean\n\tsmudge = @CANARY@ smudge\n"
+                        "\tprocess = @CANARY@ process\n", "caught_first": True}
+    wf, canaries = racing_setup(tmp_path, attack, files)
+
+    doc = run_raced(wf)
+
+    assert_raced(doc)
+    assert host_runs(canaries, str(wf.agents)) == []
+    assert "filter" in task(doc, "1.3")["detail"] or "config" in task(doc, "1.3")["detail"]
 
 
 def test_a_merge_driver_redefined_again_and_again_never_runs_as_the_host(tmp_path: Path) -> None:
