@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers import assert_valid, harn
+from helpers import assert_valid, git, harn
 from pagetools import parse
 from runtools import start, wait_for_log
 from wfrepo import setup
@@ -45,7 +45,8 @@ def test_a_sigkilled_runs_page_draws_its_finished_stages_and_the_one_in_progress
     assert stages == [*FINISHED, "review"], bars
     assert [b["class"] for b in bars][-1].endswith("running")  # the one in progress, drawn up to the kill
     html = Path(written["path"]).read_text()
-    assert "keeps no stage times" not in html
+    assert "keeps no stage times" not in html and "lane 0" not in html and "lane 1" in html
+    assert "not yet: the run is recorded running" in html
     # settling folds the spans into the record: every finished stage with its end, review up to the kill
     shown = harn(wf.work, "workflow", "show", "--json").json()
     assert harn(wf.work, "workflow", "settle", shown["workflowId"]).code == 0
@@ -56,7 +57,9 @@ def test_a_sigkilled_runs_page_draws_its_finished_stages_and_the_one_in_progress
     review = spans[-1]
     assert review["outcome"] == "interrupted" and review["finishedAt"] is not None
     assert parse_iso(review["finishedAt"]) >= hung_at - 1  # drawn up to the kill, not cut at its start
+    assert settled["baseOidAfter"] == git(wf.work, "rev-parse", "origin/main")  # the base settling read
     after = harn(wf.work, "workflow", "report", "--json")
     assert after.code == 0, after.err
+    assert "not in this record" not in Path(after.json()["path"]).read_text()
     assert _agents([b["data-stage"] for b in _stage_bars(Path(after.json()["path"]), "1.1")]) == [*FINISHED, "review"]
     assert_valid(settled, "workflow-result")

@@ -514,6 +514,8 @@ def _close(repo: Repo, stored: record.Stored, settled: SettleResult, base: Oid |
     result.halted = (f"interrupted (runner gone): runner pid {runner.get('pid', '?')} on {runner.get('host', '?')} "
                      f"died without ending the run; closed by {closer}")
     result.remediation = result.remediation or remediation.interrupted_end(repo, base, result.workflowId)
+    if result.baseOidAfter is None and base is not None:
+        result.baseOidAfter = str(base)  # the base as settling read it: the tip after the dead run
     result.summary = result.make_summary()
     try:
         record.Writer(repo, result.workflowId, stored.tip).write(

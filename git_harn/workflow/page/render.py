@@ -26,6 +26,7 @@ from git_harn.errors import EXIT_FOR_OUTCOME
 from git_harn.workflow.page import svg
 from git_harn.workflow.page.chart import Chart, Row, dicts, member, number, task_key, text
 from git_harn.workflow.page.escape import esc, fragment, relative_link
+from git_harn.workflow.result import IN_PROGRESS
 
 Files = dict[str, list[tuple[str, str]]]  # task id -> (file name, link relative to the page)
 
@@ -122,8 +123,8 @@ def _header(doc: dict[str, Any], chart: Chart) -> str:
     ending = f"{code(outcome)} (exit {code_of}: {esc(MEANING.get(outcome, ''))})" if code_of is not None \
         else code(outcome)
     after = text(doc.get("baseOidAfter"))
-    tips = f"{short(doc.get('baseOid'))} → " + (short(after) if after else
-                                               '<span class="none">not in this record</span>')
+    missing = "not yet: the run is recorded running" if outcome == IN_PROGRESS else "not in this record"
+    tips = f"{short(doc.get('baseOid'))} → " + (short(after) if after else f'<span class="none">{missing}</span>')
     pairs = [("base", code(f"{text(doc.get('remote'))}/{text(doc.get('base'))}")), ("tip before → after", tips),
              ("started", when(doc.get("startedAt"))), ("finished", when(doc.get("finishedAt"))),
              ("wall time", esc(duration(chart.t1 - chart.t0))), ("summary", esc(doc.get("summary"))),

@@ -107,7 +107,7 @@ def _task_row(row: Row, scale: Scale, y: int) -> str:
     title = text(row.task.get("title"))
     state = text(row.task.get("state") or row.task.get("status"))
     label = (f'<a href="#task-{fragment(row.key)}"><text class="row-key" x="8" y="{y + 14}">{esc(row.key)}'
-             f'<tspan class="row-lane"> lane {row.lane}</tspan></text>'
+             + (f'<tspan class="row-lane"> lane {row.lane}</tspan>' if row.lane else "") + '</text>'
              f'<text class="row-title" x="8" y="{y + 26}">{esc(_fit(title, 30))}</text></a>')
     bars = "".join(_bar(row.key, bar, scale, y) for bar in row.bars)
     reviewers = "".join(_reviewer(row.key, bar, scale, y) for bar in row.reviewers)
