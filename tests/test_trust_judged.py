@@ -101,6 +101,25 @@ if forge:  # approvals, over and over, where the victim's reviewers' reports are
             except OSError:
                 pass
         time.sleep(0.002)
+if plan.get("unbreak_gates_of"):  # delete the victim's broken file in the gates' checkout, once
+    broken = None
+    deadline = time.time() + 60
+    while time.time() < deadline and broken is None:
+        for line in git("worktree", "list", "--porcelain").splitlines():
+            path = line[len("worktree "):]
+            if line.startswith("worktree ") and os.path.basename(path) == "tree" and \
+                    os.path.exists(os.path.join(path, "broken")):
+                broken = os.path.join(path, "broken")
+        time.sleep(0.01)
+    if broken is not None:
+        os.unlink(broken)
+        open(os.path.join(here, "unbroken"), "w").write(broken)
+if plan.get("commit_broken"):  # the honest implementation, then a broken file on top
+    done = subprocess.run([sys.executable, os.path.join(here, "agent.py"), *sys.argv[1:]], stdin=sys.stdin)
+    open("broken", "w").write("broken\n")
+    git("add", "broken")
+    git("commit", "-q", "-m", "broken")
+    sys.exit(done.returncode)
 if plan.get("linger"):  # a CLI that takes a moment to exit after writing its report
     done = subprocess.run([sys.executable, os.path.join(here, "agent.py"), *sys.argv[1:]], stdin=sys.stdin)
     time.sleep(plan["linger"])
@@ -109,9 +128,11 @@ os.execv(sys.executable, [sys.executable, os.path.join(here, "agent.py"), *sys.a
 '''
 
 
-def hostile_setup(tmp: Path, attacks: dict[str, Any], workflow: str = "") -> WF:
+def hostile_setup(tmp: Path, attacks: dict[str, Any], workflow: str = "", gates: str | None = None) -> WF:
     agents = tmp / "agents"
     config = config_text(agents, workflow="stageTimeout = 120\n" + workflow).replace("agent.py", "hostile.py")
+    if gates is not None:
+        config = config.replace('[["sh", "-c", "test ! -e broken"]]', gates)
     wf = setup(tmp, roadmap=ROADMAP, config=config)
     (agents / "hostile.py").write_text(HOSTILE)
     (agents / "attacks.json").write_text(json.dumps(attacks))
@@ -245,6 +266,27 @@ def test_a_sibling_writing_where_reviewers_report_is_never_read(tmp_path: Path) 
     for report in map(Path, told):
         assert oct(report.parent.stat().st_mode & 0o777) == "0o700"
         assert json.loads(report.read_text())["verdict"] == "changes-requested"
+
+
+def test_a_sibling_editing_the_gates_checkout_between_gates_is_undone(tmp_path: Path) -> None:
+    """Finding 5, the gates' part: 1.1's tip is broken; while its first gate
+    runs, 1.3's plan agent finds the gates' checkout (a registered worktree)
+    and deletes the broken file there. The checkout is private to the run
+    and reset before each gate: the second gate sees the tip as committed,
+    fails, and nothing of 1.1 lands."""
+    attacks = {"1.1:implement": {"commit_broken": True}, "1.3:plan": {"unbreak_gates_of": "1.1"}}
+    wf = hostile_setup(tmp_path, attacks, gates='[["sleep", "2"], ["sh", "-c", "test ! -e broken"]]')
+
+    done = wf.run("--json", "--parallel", "2", "--sandbox", "off", timeout=300)  # the sandbox hides the checkout
+
+    doc = done.json()
+    where = Path((wf.agents / "unbroken").read_text())  # the attack took place
+    run = wf.work / ".git" / "harnery" / "workflow" / doc["workflowId"]
+    assert where.is_relative_to(run)  # not in the shared temp folder
+    victim = task(doc, "1.1")
+    assert (victim["status"], victim["stage"]) == ("failed", "gates"), victim["detail"]
+    assert "test ! -e broken" in victim["detail"]
+    assert "- [ ] 1.1" in wf.remote_file("docs/roadmap.md")
 
 
 def _plant_base(wf: WF, base: str) -> str:

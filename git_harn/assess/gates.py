@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 
 from git_harn.clock import now_iso
 from git_harn.errors import BadInput, GitFailure
-from git_harn.files import loads_json
+from git_harn.files import loads_json, private_dir
 from git_harn.git import Oid, Repo
 from git_harn.git.checkout import reset_scratch
 from git_harn.git.env import child_env
@@ -159,7 +159,11 @@ def _run_in(repo: Repo, branch: Branch, base: Base, timeout: float, on_start: Ca
         env = child_env({"HARN_GATE_COMMIT": str(branch.tip), "HARN_GATE_BRANCH": branch.name},
                         gate_secrets(repo, base))
         room = _gate_room(repo, path, policy)
-        outcomes = [_run_one(argv, path, timeout, env, on_start, policy, room) for argv in commands]
+        outcomes = []
+        for n, argv in enumerate(commands):
+            if n:  # each gate judges the tip as committed, not what the last one (or anyone) left [T4]
+                reset_scratch(path, branch.tip)
+            outcomes.append(_run_one(argv, path, timeout, env, on_start, policy, room))
     result = GatesResult(
         branch=branch.name, commit=str(branch.tip), base={"rev": base.rev, "oid": str(base.oid)},
         source=source, where=where, passed=all(o.exitCode == 0 for o in outcomes),
@@ -225,11 +229,13 @@ def sweep_abandoned_checkouts(repo: Repo) -> list[str]:
     return gone
 
 
-def _new_checkout(repo: Repo, tip: Oid) -> tuple[Path, Path]:
+def _new_checkout(repo: Repo, tip: Oid, under: Path | None = None) -> tuple[Path, Path]:
     """(its holder folder, the checkout): a detached checkout of ``tip`` in a
-    folder of its own, with an owner file that names this process, so that a
-    sweep removes it once this process is gone [P6]."""
-    holder = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX))
+    folder of its own (0700, a random name; under ``under``, a run's private
+    folder, when given, so it is no name in the shared temp folder), with an
+    owner file that names this process, so that a sweep removes it once this
+    process is gone [P6]."""
+    holder = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX, dir=private_dir(under) if under is not None else None))
     checkout = holder / "tree"
     try:
         (holder / OWNER_FILE).write_text(json.dumps(process_owner()))
@@ -254,8 +260,9 @@ class GateCheckouts:
     checkout cost a ``git worktree add`` and a ``git worktree remove`` a task.
     ``close`` removes them; a killed run's are swept by their owner file."""
 
-    def __init__(self, repo: Repo) -> None:
+    def __init__(self, repo: Repo, under: Path | None = None) -> None:
         self._repo = repo
+        self._under = under  # a run's private folder to hold them (None: the temp folder)
         self._lock = threading.Lock()
         self._free: list[tuple[Path, Path]] = []
         self._made: list[tuple[Path, Path]] = []
@@ -282,7 +289,7 @@ class GateCheckouts:
                 # stops git: that checkout goes, and a new one takes its place
                 info(f"the gates' checkout {held[1]} could not be reused ({exc}); making a new one")
                 self._forget(held)
-        made = _new_checkout(self._repo, tip)
+        made = _new_checkout(self._repo, tip, self._under)
         with self._lock:
             self._made.append(made)
         return made

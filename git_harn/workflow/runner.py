@@ -238,7 +238,7 @@ class Scheduler:
         self.writer = record.Writer(repo, result.workflowId)
         self.scratch = record.run_folder(repo, result.workflowId)
         self.stage_times = record.StageTimes(self.scratch)
-        self.gate_checkouts = GateCheckouts(repo)
+        self.gate_checkouts = GateCheckouts(repo, self.scratch / "gates")  # private to the run [T4]
         self.taken: set[str] = set()
         self.queue: deque[Task] = deque()
         self.running: dict[Future[TaskResult], TaskResult] = {}
