@@ -6,12 +6,13 @@ a value that does not descend from the old one."""
 
 from __future__ import annotations
 
+import subprocess
 import time
 from pathlib import Path
 
 import pytest
 from helpers import git
-from synctools import World, add_record, change_record, harnery_refs, make_world, sync
+from synctools import World, add_note, add_record, change_record, harnery_refs, make_world, sync
 
 from git_harn.sync import summary
 from git_harn.sync.summary import SUMMARY_REF
@@ -117,3 +118,27 @@ def test_an_old_blob_summary_is_read_once_then_a_chain_starts(world: World) -> N
     assert sync(world.a)["outcome"] == "synced"
     assert_names_the_remote(world)
     assert len(summary_moves(log)) == 3
+
+
+def test_no_sync_moves_any_ref_on_a_strict_remote_but_forward(world: World) -> None:
+    """Records changed in two clones at once (merged), notes written in
+    both (united): the remote still only sees creations and fast-forwards."""
+    log = strict(world.remote)
+    head = git(world.a, "rev-parse", "HEAD")
+    add_record(world.a, "shared")
+    sync(world.a)
+    sync(world.b)
+    change_record(world.a, "shared", "touch", seenByA=True)
+    change_record(world.b, "shared", "touch", seenByB=True)
+    add_note(world.a, head, "alpha", True)
+    add_note(world.b, head, "beta", True)
+    for clone in (world.a, world.b, world.a):
+        assert sync(clone)["outcome"] == "synced"
+    moved = [line.split() for line in log.read_text().splitlines()]
+    updates = [(ref, old, new) for ref, old, new, _ in moved if ZERO not in (old, new)]
+    assert {ref for ref, _, _ in updates} >= {"refs/harnery/runs/shared", "refs/harnery/notes", SUMMARY_REF}
+    for ref, old, new in updates:  # the hook let each through: each a fast-forward
+        done = subprocess.run(["git", "merge-base", "--is-ancestor", old, new], cwd=world.remote, check=False)
+        assert done.returncode == 0, (ref, old, new)
+    assert len(summary_moves(log)) >= 3
+    assert harnery_refs(world.a) == harnery_refs(world.b) == harnery_refs(world.remote)
