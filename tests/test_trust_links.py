@@ -18,6 +18,10 @@ from wfrepo import config_text, setup
 
 from git_harn.tasks.config import AgentSettings
 
+# the host's own defences against links its agents plant: under the sandbox the run folder is a
+# mount of its own, so a hard link to a file outside cannot even be made (conftest.unsandboxed)
+pytestmark = pytest.mark.usefixtures("unsandboxed")
+
 # --- a whole workflow: the plan agent plants links for the stages after it ----------------
 
 PLANTER = r'''
@@ -117,6 +121,7 @@ def test_a_codex_answer_linked_to_a_file_outside_is_no_answer(tmp_path: Path,
 
 LINKER = r'''
 import json, os, sys
+
 report = os.environ["HARN_REPORT"]
 outside = sys.argv[1]
 with open(outside, "w") as f:
