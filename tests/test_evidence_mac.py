@@ -233,3 +233,45 @@ def test_a_key_others_can_read_is_refused_in_one_line(tmp_path: Path) -> None:
     done = harn(wf.work, "gates", "run", "roadmap-5.1", env=elsewhere)
     assert done.code != 0 and done.err.startswith("git harn: error: the evidence key"), done.err
     assert len(done.err.strip().splitlines()) == 1
+
+
+PEEKER = r'''
+import json, os, subprocess, sys
+here = os.path.dirname(os.path.abspath(__file__))
+key = json.load(open(os.path.join(here, "key-path.json")))["key"]
+try:
+    seen = "read %d bytes" % len(open(key, "rb").read())
+except OSError as exc:
+    seen = type(exc).__name__
+open(os.path.join(here, "peek.json"), "w").write(json.dumps({"seen": seen}))
+raw = sys.stdin.read()
+sys.exit(subprocess.run([sys.executable, os.path.join(here, "agent.py"), "plan"], input=raw, text=True).returncode)
+'''
+
+
+def test_no_stage_in_the_sandbox_can_read_the_evidence_key(tmp_path: Path) -> None:
+    from git_harn.workspace.sandbox import probe
+
+    found, why = probe()
+    if not found:
+        import pytest
+
+        pytest.skip(f"bubblewrap cannot run: {why}")
+    agents = tmp_path / "agents"
+    py = json.dumps(sys.executable)
+    config = config_text(agents, workflow="stageTimeout = 30\nreviewRounds = 1\n").replace(
+        f'[agents.plan]\ncommand = [{py}, {json.dumps(str(agents / "agent.py"))}, "plan"]',
+        f'[agents.plan]\ncommand = [{py}, {json.dumps(str(agents / "peeker.py"))}]')
+    wf = setup(tmp_path, roadmap=ONE, config=config)
+    (agents / "peeker.py").write_text(PEEKER)
+    data = tmp_path / "data"  # under the folders the test session lets every stage write
+    key = data / "git-harn" / "keys" / "evidence.key"
+    (agents / "key-path.json").write_text(json.dumps({"key": str(key)}))
+    git(wf.work, "config", "harn.gate", "true")
+    assert harn(wf.work, "gates", "run", "main", env={"XDG_DATA_HOME": str(data)}).code == 0  # the key is made
+    git(wf.work, "config", "--unset", "harn.gate")
+    assert key.exists()
+    done = wf.run("--json", env={"XDG_DATA_HOME": str(data)})
+    assert done.code == 0, done.err
+    assert done.json()["settings"]["sandbox"]["active"] is True
+    assert json.loads((agents / "peek.json").read_text())["seen"] == "FileNotFoundError"

@@ -98,6 +98,15 @@ def _make_key(path: Path) -> bytes:
     return key
 
 
+def hidden_folder() -> Path:
+    """The key's folder, the key made if missing, for the sandbox to hide
+    from every stage (a folder made after a stage started would show in it)."""
+    path = key_path()
+    if _read_key(path) is None:
+        _make_key(path)
+    return path.parent
+
+
 def _key_id(key: bytes) -> str:
     return hashlib.sha256(b"git-harn evidence key\n" + key).hexdigest()[:16]
 

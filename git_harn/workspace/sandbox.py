@@ -29,6 +29,7 @@ from pathlib import Path
 from git_harn.errors import BadInput
 from git_harn.git import Repo
 from git_harn.git.config import as_bool
+from git_harn.store import mac
 
 AUTO, BWRAP, OFF = "auto", "bwrap", "off"
 MODES = (AUTO, BWRAP, OFF)
@@ -267,6 +268,8 @@ def wrap(bwrap: str, room: Room, argv: Sequence[str], env: Mapping[str, str]) ->
         out += ["--bind", str(path), str(path)]
     for path in sorted({_real(p) for p in room.sealed if os.path.lexists(p)}):
         out += ["--ro-bind", str(path), str(path)]
+    # the evidence key: a stage that could read it could sign its own gates note [P5]
+    out += ["--tmpfs", str(_real(mac.hidden_folder()))]
     if not room.network:
         out.append("--unshare-net")
     out += ["--unshare-pid", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
