@@ -36,6 +36,8 @@ def _run_as_printed(repo: Path, command: str) -> None:
 def test_program_settings_in_the_repository_config_are_found_and_removed_as_printed(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo")
     assert harn(repo, "hooks", "install").code == 0
+    linked = tmp_path / "linked"
+    git(repo, "worktree", "add", "-q", "--detach", str(linked))  # before worktreeConfig: git copies the file
     git(repo, "config", "core.fsmonitor", "/tmp/evil")
     git(repo, "config", "filter.x.clean", "/tmp/evil clean")
     git(repo, "config", "merge.x.driver", "/tmp/evil %A")
@@ -45,6 +47,7 @@ def test_program_settings_in_the_repository_config_are_found_and_removed_as_prin
     git(repo, "config", "extensions.worktreeConfig", "true")
     git(repo, "config", "--worktree", "core.sshCommand", "/tmp/evil")
     git(repo, "config", "core.pager", "less")  # also a program: reported, the operator decides
+    git(linked, "config", "--worktree", "diff.external", "/tmp/evil")  # the linked worktree's own file
     git(repo, "config", "user.name", "Someone")  # runs nothing: no finding
 
     document = _doctor(repo)
@@ -52,8 +55,9 @@ def test_program_settings_in_the_repository_config_are_found_and_removed_as_prin
     found = {f["subject"]["key"]: f for f in _found(document, "config-runs-program")}
     assert set(found) == {"core.fsmonitor", "filter.x.clean", "merge.x.driver", "credential.helper",
                           "url./tmp/attacker.git.insteadof", "remote.origin.receivepack", "core.sshcommand",
-                          "core.pager"}, found
+                          "core.pager", "diff.external"}, found
     assert found["core.sshcommand"]["subject"]["scope"] == "worktree"
+    assert found["diff.external"]["subject"]["file"] == str(repo / ".git" / "worktrees" / "linked" / "config.worktree")
     assert all(f["kind"] == "setup" and not f["fixable"] for f in found.values())
     for finding in found.values():
         _run_as_printed(repo, finding["fix"])

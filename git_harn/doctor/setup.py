@@ -17,7 +17,7 @@ from pathlib import Path
 from git_harn.doctor.findings import SETUP, Finding, command
 from git_harn.errors import HarnError
 from git_harn.git import Repo
-from git_harn.git.config import origin_file
+from git_harn.git.config import file_entries, origin_file
 from git_harn.git.pins import without_credentials
 from git_harn.git.run import git_version
 from git_harn.hooks.files import CHAINED, CHAINED_DIR, OURS, UNDER_PRE_COMMIT, hooks_dir, is_ours, manager_of
@@ -78,21 +78,31 @@ def _matches(key: str, pattern: str) -> bool:
 
 
 def _program_settings(repo: Repo) -> list[Finding]:
-    """Keys of the repository's own config (and ``config.worktree``) that run a
-    program or redirect a remote: an agent in any worktree can write there."""
+    """Keys of the repository's own config, and of each linked worktree's
+    ``config.worktree``, that run a program or redirect a remote: an agent in
+    any worktree can write there."""
+    entries: list[tuple[str, str, str | None, Path | None]] = [
+        (key, scope, value, None) for key, scope, value in repo.repository_config_entries()]
+    for own in sorted((repo.common_dir / "worktrees").glob("*/config.worktree")):
+        entries += [(key, "worktree", value, own) for key, value in file_entries(repo.cli_cwd, own)]
     found = []
-    for key, scope, value in repo.repository_config_entries():
+    for key, scope, value, path in entries:
         if not any(_matches(key, pattern) for pattern in _PROGRAM_KEYS):
             continue
         if (value or "").strip().lower() in _NOT_A_PROGRAM.get(key, ()):
             continue
-        unset = ("git config --worktree --unset-all" if scope == "worktree" else "git config --unset-all")
+        if path is not None:
+            unset = ["git", "config", "--file", str(path), "--unset-all"]
+        else:
+            unset = ["git", "config", *(["--worktree"] if scope == "worktree" else []), "--unset-all"]
+        where = f"{scope}, {path}" if path is not None else scope
         found.append(Finding(SETUP, "config-runs-program", f"{key} = {value if value is not None else 'true'}",
-                             f"the repository's own config ({scope}) sets {key}, which runs a program or "
+                             f"the repository's own config ({where}) sets {key}, which runs a program or "
                              "redirects a remote for every git in every worktree, the operator's too; an agent "
                              "can write there: if you did not set it, remove it (git-harn's own gits in a "
                              "run pin it as it stood at the run's start)",
-                             command(*unset.split(), key), subject={"key": key, "scope": scope}))
+                             command(*unset, key), subject={"key": key, "scope": scope,
+                                                            "file": str(path) if path is not None else None}))
     return found
 
 

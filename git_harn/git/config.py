@@ -123,3 +123,17 @@ def origin_file(cwd: Path, key: str) -> Path | None:
         return None
     path = Path(origins[-1].removeprefix("file:"))
     return path if path.is_absolute() else cwd / path
+
+
+def file_entries(cwd: Path, path: Path) -> list[tuple[str, str | None]]:
+    """(key, value) of every entry of the config file ``path`` (includes
+    followed), in its order; none when it is not there or git cannot read it."""
+    done = run_git(["config", "--file", str(path), "--includes", "--list", "-z"], cwd, check=False)
+    if done.returncode != 0:
+        return []
+    out: list[tuple[str, str | None]] = []
+    for item in done.stdout.decode("utf-8", "surrogateescape").split("\0"):
+        if item:
+            key, newline, value = item.partition("\n")
+            out.append((key, value if newline else None))
+    return out
