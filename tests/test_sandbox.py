@@ -356,3 +356,30 @@ def test_the_agents_die_with_a_runner_that_is_killed(tmp_path: Path) -> None:
 def _tagged(tag: str) -> set[int]:
     done = subprocess.run(["pgrep", "-f", tag], capture_output=True, text=True)
     return {int(pid) for pid in done.stdout.split()}
+
+
+@needs_bwrap
+def test_an_external_assessor_reads_its_evidence_and_writes_nothing(tmp_path: Path) -> None:
+    from taskrepo import task_branch, task_repo
+
+    repo = task_repo(tmp_path / "t")
+    task_branch(repo)
+    script = tmp_path / "assessor.py"
+    script.write_text(
+        "import json, os, sys\n"
+        "json.load(sys.stdin)\n"
+        "tried = {}\n"
+        f"for name, path in (('checkout', {str(repo / 'probe')!r}), ('tmp', '/tmp/assessor-probe')):\n"
+        "    try:\n"
+        "        open(path, 'a').close(); tried[name] = 'ok'\n"
+        "    except OSError:\n"
+        "        tried[name] = 'refused'\n"
+        "print(json.dumps({'classification': 'adopt-partial', 'reasons': [json.dumps(tried)],"
+        " 'missingEvidence': [], 'residualRisk': []}))\n")
+    env = _operator_env(tmp_path)
+
+    done = harn(repo, "assess", "roadmap-1.2", "--assessor", f"{sys.executable} {script}", "--json", env=env)
+
+    assert done.code == 0, done.err
+    assert json.loads(done.json()["reasons"][0]) == {"checkout": "refused", "tmp": "ok"}
+    assert not (repo / "probe").exists()

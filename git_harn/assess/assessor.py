@@ -20,6 +20,7 @@ Blocking gaps go to ``missingEvidence``; advisory ones to ``residualRisk``.
 from __future__ import annotations
 
 import json
+import os
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +37,7 @@ from git_harn.schemas import schema_errors
 from git_harn.store.seal import active
 from git_harn.tasks.config import configured_env_names
 from git_harn.text import jsonable, one_line
+from git_harn.workspace import sandbox as sandboxing
 
 ADOPT_COMPLETE = "adopt-complete"
 ADOPT_PARTIAL = "adopt-partial"
@@ -245,6 +247,7 @@ class ExternalAssessor:
     timeout: float
     cwd: Path
     secrets: tuple[str, ...] = ()  # secret-looking variables it may have (git/env.py)
+    sandbox: sandboxing.Policy | None = None  # it reads evidence on stdin: it writes nothing but its /tmp
 
 
 def external_assessor(repo: Repo, spec: str | None) -> ExternalAssessor | None:
@@ -265,9 +268,16 @@ def _run_checked(assessor: ExternalAssessor, payload: bytes) -> Finished:
     """The assessor runs in the repository: in a workflow run, the run's
     seal checks what it leaves, as around a stage [T2]."""
     seal = active()
+    env = child_env(secrets=assessor.secrets)
+    policy = assessor.sandbox
+    room = sandboxing.Room(cwd=assessor.cwd, writable=[Path(os.path.expanduser(p)) for p in policy.writable],
+                           shown=[assessor.cwd]) if policy is not None and policy.active else None
+    argv = sandboxing.confine(policy, room, assessor.argv, env, assessor.cwd)
     with seal.around("assess") if seal is not None else nullcontext():
-        return run_bounded(assessor.argv, assessor.cwd, timeout=assessor.timeout, stdin=payload,
-                           env=child_env(secrets=assessor.secrets))
+        done = run_bounded(argv, assessor.cwd, timeout=assessor.timeout, stdin=payload, env=env)
+    if sandboxing.bwrapped(policy, argv, assessor.argv):
+        done.exit_code = sandboxing.as_unconfined(done.exit_code)
+    return done
 
 
 def run_external(assessor: ExternalAssessor, evidence: Evidence) -> dict[str, Any]:
@@ -354,6 +364,8 @@ def assess_branch(repo: Repo, branch: str, base: str | None, task_id: str | None
     from git_harn.store import notes
 
     external = external_assessor(repo, assessor_spec)
+    if external is not None:  # in the sandbox your git config asks for (default: bubblewrap where it runs)
+        external.sandbox = sandboxing.policy_of(repo, sandboxing.Asked())
     evidence = collect(repo, branch, base, task_id)
     assessment = assess(evidence, external)
     if record:

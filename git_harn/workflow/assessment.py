@@ -71,7 +71,8 @@ def external(repo: Repo, eff: Effective) -> ExternalAssessor | None:
     retries = repo.config_int("harn.assessorRetries", DEFAULT_RETRIES)
     retries = min(max(retries, 0), MAX_RETRIES)
     timeout = agent.timeout or float(repo.config_int("harn.assessorTimeout", DEFAULT_TIMEOUT))
-    return ExternalAssessor(list(agent.command), retries, timeout, repo.workdir or repo.common_dir, agent.secrets)
+    return ExternalAssessor(list(agent.command), retries, timeout, repo.workdir or repo.common_dir, agent.secrets,
+                            eff.sandbox)
 
 
 def _salvage(repo: Repo, tr: TaskResult, classification: str | None,

@@ -210,10 +210,14 @@ def _assessor(repo: Repo, eff: Effective) -> assessor.ExternalAssessor | None:
     """``[agents.assess]`` when configured, else ``harn.assessor``, else the built-in [A3]."""
     agent = eff.agents.get("assess")
     if agent is None or agent.command is None:
-        return assessor.external_assessor(repo, None)
+        configured = assessor.external_assessor(repo, None)
+        if configured is not None:
+            configured.sandbox = eff.sandbox
+        return configured
     retries = repo.config_int("harn.assessorRetries", assessor.DEFAULT_RETRIES)
     return assessor.ExternalAssessor(list(agent.command), max(0, min(retries, assessor.MAX_RETRIES)),
-                                     eff.timeout_of("assess"), repo.workdir or repo.common_dir, agent.secrets)
+                                     eff.timeout_of("assess"), repo.workdir or repo.common_dir, agent.secrets,
+                                     eff.sandbox)
 
 
 def _entry(cand: Candidate, assessment: dict[str, Any] | None, action: str, **extra: Any) -> dict[str, Any]:
