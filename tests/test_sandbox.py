@@ -383,3 +383,20 @@ def test_an_external_assessor_reads_its_evidence_and_writes_nothing(tmp_path: Pa
     assert done.code == 0, done.err
     assert json.loads(done.json()["reasons"][0]) == {"checkout": "refused", "tmp": "ok"}
     assert not (repo / "probe").exists()
+
+
+@needs_bwrap
+def test_git_harn_gates_run_confines_its_gates(tmp_path: Path) -> None:
+    from taskrepo import task_branch, task_repo
+
+    repo = task_repo(tmp_path / "t")
+    task_branch(repo)
+    gate = tmp_path / "gate.py"
+    gate.write_text("import sys\ntry:\n    open(sys.argv[1], 'a').close()\nexcept OSError:\n    sys.exit(3)\n")
+    env = {**_operator_env(tmp_path), "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "harn.gate",
+           "GIT_CONFIG_VALUE_0": f"{sys.executable} {gate} {repo / 'probe'}"}
+
+    done = harn(repo, "gates", "run", "roadmap-1.2", "--json", env=env)
+
+    assert done.json()["commands"][0]["exitCode"] == 3, done.out  # the main checkout was read-only to it
+    assert not (repo / "probe").exists()
