@@ -114,6 +114,18 @@ if plan.get("unbreak_gates_of"):  # delete the victim's broken file in the gates
     if broken is not None:
         os.unlink(broken)
         open(os.path.join(here, "unbroken"), "w").write(broken)
+if plan.get("move_during_gates_of"):  # move the victim's branch while its gates run on the tip
+    branch = "refs/heads/roadmap-" + plan["move_during_gates_of"]
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        if any(line.startswith("worktree ") and os.path.basename(line) == "tree"
+               for line in git("worktree", "list", "--porcelain").splitlines()):
+            judged = git("rev-parse", branch)
+            moved = git("commit-tree", "-p", judged, "-m", "planted during the gates", judged + "^{tree}")
+            git("update-ref", branch, moved, judged)
+            json.dump({"judged": judged, "moved": moved}, open(os.path.join(here, "moved.json"), "w"))
+            break
+        time.sleep(0.01)
 if plan.get("commit_broken"):  # the honest implementation, then a broken file on top
     done = subprocess.run([sys.executable, os.path.join(here, "agent.py"), *sys.argv[1:]], stdin=sys.stdin)
     open("broken", "w").write("broken\n")
@@ -286,6 +298,28 @@ def test_a_sibling_editing_the_gates_checkout_between_gates_is_undone(tmp_path: 
     victim = task(doc, "1.1")
     assert (victim["status"], victim["stage"]) == ("failed", "gates"), victim["detail"]
     assert "test ! -e broken" in victim["detail"]
+    assert "- [ ] 1.1" in wf.remote_file("docs/roadmap.md")
+
+
+def test_a_branch_moved_while_its_gates_run_is_not_reviewed(tmp_path: Path) -> None:
+    """Finding 1, before review: 1.3's plan agent moves roadmap-1.1 while
+    1.1's gates run on the tip the host fixed. The reviewers would judge a
+    commit the gates never passed: the task ends as a tamper fault at
+    review, naming the branch and both commits, and no reviewer runs."""
+    attacks = {"1.3:plan": {"move_during_gates_of": "1.1"}}
+    wf = hostile_setup(tmp_path, attacks, gates='[["sleep", "2"], ["sh", "-c", "test ! -e broken"]]')
+
+    done = wf.run("--json", "--parallel", "2", timeout=300)
+
+    doc = done.json()
+    victim = task(doc, "1.1")
+    assert (victim["status"], victim["fault"], victim["stage"]) == ("tamper-fault", "tamper", "review"), \
+        victim["detail"]
+    moved = json.loads((wf.agents / "moved.json").read_text())
+    for named in ("refs/heads/roadmap-1.1", moved["judged"][:12], moved["moved"][:12], "the gates passed"):
+        assert named in victim["detail"]
+    assert victim["gates"]["commit"] == moved["judged"] and victim["judged"] is None
+    assert not list((wf.agents / "inputs").glob("1.1-review-*"))  # no reviewer ran
     assert "- [ ] 1.1" in wf.remote_file("docs/roadmap.md")
 
 

@@ -509,6 +509,8 @@ class TaskPath:
     def review(self, round_no: int) -> str | None:
         """One dual review of the exact tip, the same for every path: AGAIN
         when changes are requested and a round is left."""
+        if self.tip is not None:  # the reviewers judge what the gates passed, or nothing [T4]
+            self._still_judged(self.tip, "review", "the gates passed")
         tip = self.tip or check_worktree(self.repo, self.ctx, "review")
         assert self.tr.review is not None
         verdict = review.dual_review(self.ctx, self.eff.agents["review"], round_no, self.eff.timeout_of("review"),
@@ -563,7 +565,7 @@ class TaskPath:
         later), and what is kept is it, with its notes."""
         judged = self.judged
         assert judged is not None  # integrate follows an approving review
-        self._still_judged(judged)
+        self._still_judged(judged, "integrate", "the gates and reviewers judged")
         agent = self.eff.agents["integrate"]
         if agent.builtin:
             rebased = self._integrate_builtin(judged)
@@ -575,13 +577,13 @@ class TaskPath:
         self.tr.integratedRef = keep_integrated(self.repo, key, judged, rebased,
                                                 f"git-harn: workflow {self.job.workflow_id}: task {key} landed")
 
-    def _still_judged(self, judged: Oid) -> None:
-        """The task branch still holds the judged commit, or the task ends here."""
+    def _still_judged(self, judged: Oid, stage: str, who: str) -> None:
+        """The task branch still holds the commit ``who`` judged, or the task ends here."""
         now = self.repo.ref_oid(f"refs/heads/{self.ctx.branch}")
         if now != judged:
-            raise self._moved(judged, now)
+            raise self._moved(judged, now, stage, who)
 
-    def _moved(self, judged: Oid, now: Oid | None) -> StageEnd:
+    def _moved(self, judged: Oid, now: Oid | None, stage: str, who: str) -> StageEnd:
         """The task branch holds ``now``, not the judged commit: a tamper.
         What it held is kept under ``refs/harnery/tamper/``, the branch is put
         back (compare-and-swap), and nothing lands [T4] [P1]."""
@@ -593,11 +595,11 @@ class TaskPath:
             with suppress(HarnError):
                 self.repo.move_ref(ref, judged, now, f"git-harn: put back the judged commit of {ref} [T4]")
         put = self.repo.ref_oid(ref) == judged
-        detail = (f"changed {ref} ({str(judged)[:12]} → {str(now)[:12] if now else 'deleted'}) after the gates "
-                  f"and reviewers judged {str(judged)[:12]}; nothing landed"
+        detail = (f"changed {ref} ({str(judged)[:12]} → {str(now)[:12] if now else 'deleted'}) after {who} "
+                  f"{str(judged)[:12]}; nothing landed"
                   + (f"; what it held is kept as {kept}" if kept else "")
                   + ("" if put else f"; {ref} could not be put back"))
-        return StageEnd(Outcome.TAMPER, "integrate", _tamper_text("integrate", detail), state.TAMPER, "tamper")
+        return StageEnd(Outcome.TAMPER, stage, _tamper_text(stage, detail), state.TAMPER, "tamper")
 
     def _integrate_builtin(self, judged: Oid) -> Oid | None:
         """The builtin integrate of the judged commit; its rebased copy, if it made one."""
@@ -606,7 +608,7 @@ class TaskPath:
         try:
             report = integrate_builtin(self.repo, ctx.branch, eff.base, eff.remote, ctx.task_id, judged)
         except Moved as moved:
-            raise self._moved(judged, moved.found) from None
+            raise self._moved(judged, moved.found, "integrate", "the gates and reviewers judged") from None
         finally:
             if self.repo.ref_oid(f"refs/heads/{ctx.branch}") is not None:
                 attach(ctx.worktree, ctx.branch)
