@@ -162,7 +162,8 @@ def test_a_branch_moved_by_a_sibling_after_its_review_does_not_land(tmp_path: Pa
     record names the commit that was judged."""
     wf = hostile_setup(tmp_path, {"1.3:plan": {"move_after_review": "1.1"}})
 
-    done = wf.run("--json", "--parallel", "2", timeout=300)
+    # unsandboxed: the lock the sibling holds names its pid, which a pid namespace would hide from the host
+    done = wf.run("--json", "--parallel", "2", "--sandbox", "off", timeout=300)
 
     doc = done.json()
     assert_valid(doc, "workflow-result")
