@@ -66,7 +66,8 @@ def test_status_all_shows_a_kept_branch_and_what_to_do(repo: Path) -> None:
     assert record(repo, "r1")["state"] == "already_gone"
     assert git(repo, "rev-parse", "refs/heads/harnery/ws/r1")
     assert re.search(r"kept.*1 (unmerged )?commit", out), out
-    assert re.search(r"git \S+.*harnery/ws/r1", out), f"no next step in: {out}"
+    # the way out the branch guard allows (issue 45): reclaim, never 'git branch -m'
+    assert "resolve: git harn reclaim r1" in out and "branch -m" not in out, f"no next step in: {out}"
 
 
 def test_unmerged_advice_never_offers_discard(repo: Path) -> None:
