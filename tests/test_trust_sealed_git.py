@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from canary import host_runs, plant_canary
-from helpers import git, harn
+from helpers import assert_valid, git, harn
 from wfrepo import WF, config_text, setup
 
 ROADMAP = "# Roadmap\n\n- [ ] 1.1 First thing\n- [ ] 1.3 Third thing\n"
@@ -278,3 +278,7 @@ def test_harn_settings_in_the_repository_config_are_not_a_runs_commands(tmp_path
     said = checked.out + checked.err
     for key in ("harn.gate", "harn.gateEnv", "harn.assessor"):
         assert key in said, said
+    document = harn(wf.work, "workflow", "check", "--json").json()
+    assert_valid(document, "workflow-check")
+    assert document["ignored"] == [{"key": "harn.gate", "scope": "local"}, {"key": "harn.gateEnv", "scope": "local"},
+                                   {"key": "harn.assessor", "scope": "local"}]
