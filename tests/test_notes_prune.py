@@ -116,3 +116,27 @@ def test_a_prune_stays_in_its_clone_and_the_others_keep_every_note(world: World)
     for clone in (a, world.b):
         for oid in on_main:
             assert "review" in json.loads(git(clone, "show", f"{NOTES}:{oid}"))
+
+
+def test_a_member_pruned_in_one_clone_stays_in_the_others(world: World) -> None:
+    """``gc`` drops the salvage member of a note whose salvage branch is gone
+    here; another clone that still has that branch keeps the member."""
+    from git_harn.git import open_repo
+    from git_harn.store.notes import prune_salvage_notes
+
+    on_main, _ = _alpha_annotates(world, 1)
+    commit = on_main[0]
+    salvage = {"ref": "refs/heads/harnery/salvage/x", "runId": "x"}
+    add_note(world.a, commit, "salvage", salvage)
+    for clone in (world.a, world.b):
+        sync(clone)
+    git(world.b, "fetch", "-q", "origin")
+    git(world.b, "branch", "harnery/salvage/x", commit)  # beta still has the branch; alpha never had it
+    assert prune_salvage_notes(open_repo(world.a)) == 1
+    assert "salvage" not in json.loads(git(world.a, "show", f"{NOTES}:{commit}"))
+    for clone in (world.a, world.b, world.a, world.b):
+        sync(clone)
+    for where in (world.b, world.remote):
+        assert json.loads(git(where, "show", f"{NOTES}:{commit}"))["salvage"] == salvage
+    assert "salvage" not in json.loads(git(world.a, "show", f"{NOTES}:{commit}"))  # the prune holds here
+    assert json.loads(git(world.a, "show", f"{NOTES}:{commit}"))["gates"]["passed"] is True

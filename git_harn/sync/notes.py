@@ -8,7 +8,7 @@ value stays in the notes history, a parent of the merge. A note on a commit
 this clone does not have is kept like any other.
 
 Notes are united, never deleted by a sync: a note one side lacks is the
-other's [P3]. A prune (``doctor --fix``) is its clone's own: what sync pushes
+other's, and so is a member [P3]. A prune (``doctor --fix``) is its clone's own: what sync pushes
 holds every note the remote holds, and this clone's ref gets the pushed
 commit with its own prune made again on top (a child the remote never sees),
 so the prune holds here and no other clone loses a note [P6].
@@ -73,24 +73,54 @@ def plan(repo: Repo, local: str | None, remote: str | None, dry_run: bool) -> St
 
 def _push_without_prunes(repo: Repo, step: Step, mine: Oid, theirs: Oid, dry_run: bool) -> None:
     """This clone's head descends from the remote's: push it, but never a
-    note it pruned. Pushed instead: a commit on this head putting back
-    what the remote holds and this head lacks (nothing at all when that is
-    the only difference); this clone keeps its head's notes on top."""
+    note or a member it pruned. Pushed instead: a commit on this head
+    putting back what the remote holds and this head lacks (nothing at all
+    when that is the only difference); this clone keeps its head's notes on
+    top."""
     ours, remote_notes = _flat_tree(repo, mine), _flat_tree(repo, theirs)
-    pruned = {name: blob for name, blob in remote_notes.items() if name not in ours}
-    if not pruned:
+    back = _put_back(repo, ours, remote_notes)
+    if not back:
         return
-    if all(remote_notes.get(name) == blob for name, blob in ours.items()):
+    if _adds_nothing(repo, ours, remote_notes):
         step.action, step.push = SAME, None  # only this clone's prune differs: nothing to share
         return
     if dry_run:
         return
     who = machine_signature(repo)
-    kept = repo.make_commit(repo.tree_with(mine, {name: (blob, BLOB_MODE) for name, blob in pruned.items()}),
-                           [mine], f"git-harn: {len(pruned)} note(s) pruned in one clone, kept for the others\n",
-                           who)
+    paths = {path.replace("/", ""): path for path in repo.flatten(mine)}
+    files = {paths.get(name, name): (blob, BLOB_MODE) for name, blob in back.items()}
+    kept = repo.make_commit(repo.tree_with(mine, files), [mine],
+                            f"git-harn: {len(back)} note(s) pruned in one clone, kept for the others\n", who)
     step.push = str(kept)
-    step.local = str(repo.make_commit(repo.tree_id(mine), [kept], _prune_message(len(pruned)), who))
+    step.local = str(repo.make_commit(repo.tree_id(mine), [kept], _prune_message(len(back)), who))
+
+
+def _put_back(repo: Repo, ours: dict[str, Oid], theirs: dict[str, Oid]) -> dict[str, Oid]:
+    """name -> the note to push where this clone's notes lack what the
+    remote's hold: a whole note, or members (the note united with them)."""
+    back: dict[str, Oid] = {}
+    for name, blob in theirs.items():
+        mine = ours.get(name)
+        if mine is None:
+            back[name] = blob
+        elif mine != blob:
+            o, t = _parse(_read_note(repo, mine)), _parse(_read_note(repo, blob))
+            if o is not None and t is not None and set(t) - set(o):
+                back[name] = repo.write_blob(canonical({**t, **o}, ascii_only=False))
+    return back
+
+
+def _adds_nothing(repo: Repo, ours: dict[str, Oid], theirs: dict[str, Oid]) -> bool:
+    """Every note here is the remote's, or the remote's less some members."""
+    for name, blob in ours.items():
+        other = theirs.get(name)
+        if other is None:
+            return False
+        if other != blob:
+            o, t = _parse(_read_note(repo, blob)), _parse(_read_note(repo, other))
+            if o is None or t is None or any(key not in t or t[key] != value for key, value in o.items()):
+                return False
+    return True
 
 
 def _prune_again(repo: Repo, step: Step, mine: Oid, base: Oid | None) -> None:
@@ -119,8 +149,7 @@ def in_step(repo: Repo, local: str | None, remote: str | None) -> bool:
         mine, theirs = to_oid(local), to_oid(remote)
         if not repo.contains(mine, theirs):
             return False
-        remote_notes = _flat_tree(repo, theirs)
-        return all(remote_notes.get(name) == blob for name, blob in _flat_tree(repo, mine).items())
+        return _adds_nothing(repo, _flat_tree(repo, mine), _flat_tree(repo, theirs))
     except (GitFailure, ValueError, BadRemoteData):
         return False
 
@@ -191,6 +220,9 @@ def _merge_note(repo: Repo, base: Oid | None, ours: Oid | None, theirs: Oid | No
     b, o, t = (_parse(_read_note(repo, oid)) for oid in (base, ours, theirs))
     if b is None or o is None or t is None:
         return ours if ours_win else theirs  # not JSON objects: one note wins whole
+    # United by member too: a member one side lacks is the other's (a member
+    # only ever goes in a prune, which is its clone's own).
+    b = {key: value for key, value in b.items() if key in o and key in t}
     note, _ = three_way(b, o, t, ours_win)
     if not note:
         return None
