@@ -1,4 +1,4 @@
-"""Issue 43, items 3 and 4, in real ``git harn workflow run``s [T2]: a
+"""Issue 43, items 3 and 4, in real ``git harn workflow run``s [T3]: a
 hostile stage agent tries every write the sandbox allows or refuses and
 logs each result; a gate does the same from its checkout; a daemon an agent
 starts with ``setsid`` does not outlive its stage; a worktree grown past

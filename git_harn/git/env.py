@@ -38,7 +38,7 @@ CONFIG_INJECTION = ("GIT_CONFIG", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "
                     "GIT_CONFIG_VALUE_*")
 # git-harn's own switches, which must not leak into what a workspace runs.
 _HARN_PRIVATE = (INTERNAL_ENV, "HARN_FAILPOINT", "HARN_FAILPOINT_MODE")
-# Names that hold, or open the way to, a credential (matched upper-cased).
+# Names that hold, or open the way to, a credential (matched upper-cased) [T5].
 SECRET_PATTERNS = ("*_KEY", "*_KEY_ID", "*_KEYS", "*APIKEY*", "*API_KEY*", "*TOKEN*", "*SECRET*",
                    "*PASSWORD*", "*PASSWD*", "*PASSPHRASE*", "*CREDENTIAL*", "*_AUTH", "GH_*", "AWS_*",
                    "AZURE_*", "VAULT_*", "SSH_AUTH_SOCK", "SSH_AGENT_PID", "GPG_AGENT_INFO", "GIT_ASKPASS",

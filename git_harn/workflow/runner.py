@@ -103,7 +103,7 @@ def _run_workflow(repo: Repo, options: config.Options) -> WorkflowResult:
         return _dry_run(repo, result, eff, tasks, held_ids)  # lists the candidates, never resumes
     unconfined = eff.sandbox.warning()
     if unconfined is not None:
-        warn(unconfined)  # every run that starts agents says so, once [T2]
+        warn(unconfined)  # every run that starts agents says so, once [T3]
     lease = leases.take(repo, eff.remote, eff.base, workflow_id, this_process())  # [L2]: Refused while live
     try:
         schemas.preload()  # the first stage report is validated soon; load meanwhile

@@ -135,7 +135,7 @@ class TaskContext:
     on_retry: Callable[[str, int | None, str | None], int | None] | None = None
     seal: Seal | None = None  # the run's seal: a check before and after every agent [T2]
     key: str = ""  # the task's key (<id>, or <id>-addendum-<n>), as the seal blames it
-    sandbox: sandboxing.Policy | None = None  # what the agents run in, and their bounds [T2]
+    sandbox: sandboxing.Policy | None = None  # what the agents run in, and their bounds [T3]
 
 
 @dataclass

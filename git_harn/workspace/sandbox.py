@@ -1,4 +1,4 @@
-"""The sandbox agents and gates run in, and the bounds of one stage [T2].
+"""The sandbox agents and gates run in, and the bounds of one stage [T3].
 
 ``harn.sandbox`` is ``auto`` (the default: bubblewrap when ``bwrap`` runs on
 this machine, else none), ``bwrap`` (bubblewrap or the run does not start)
