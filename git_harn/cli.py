@@ -1,6 +1,6 @@
 """The command line: parse, call a plain function, render. No logic here.
 
-Errors map to exit codes in one place (SPEC §8): 1 error, 2 bad input,
+Errors map to exit codes in one place [C1] [C2]: 1 error, 2 bad input,
 3 refused or needs an operator; one line on stderr, a traceback only with
 HARN_DEBUG=1.
 """

@@ -1,4 +1,4 @@
-"""One exception hierarchy, mapped to exit codes in one place (SPEC §8)."""
+"""One exception hierarchy, mapped to exit codes in one place [C1]."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ EXIT_ERROR = 1
 EXIT_USAGE = 2
 EXIT_NEEDS_OPERATOR = 3
 
-# Outcome -> exit code, for every command (SPEC §8): the one place that decides.
+# Outcome -> exit code, for every command [C1]: the one place that decides.
 EXIT_FOR_OUTCOME: dict[str, int] = {
     # generic
     "ok": EXIT_OK,
@@ -45,7 +45,7 @@ EXIT_FOR_OUTCOME: dict[str, int] = {
     "quarantined": EXIT_ERROR,
     "push-refused": EXIT_NEEDS_OPERATOR,
     "salvage-diverged": EXIT_NEEDS_OPERATOR,
-    # the workflow (SPEC §7): 0 only when every selected task landed, or none was selectable
+    # the workflow [R1]: 0 only when every selected task landed, or none was selectable
     "workflow-done": EXIT_OK,
     "workflow-dry-run": EXIT_OK,
     "workflow-incomplete": EXIT_NEEDS_OPERATOR,

@@ -1,4 +1,4 @@
-"""What git-harn tells the operator while it works: warnings, notices, progress.
+"""What git-harn tells the operator while it works: warnings, notices, progress [C5].
 
 Domain code reports through these functions and never prints: the entry point
 (``cli``) decides where the words go. Warnings and notices go to stderr as

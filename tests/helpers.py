@@ -147,7 +147,7 @@ def assert_valid(document: Any, schema: str) -> None:
 
 
 def assert_error_document(stdout: str, code: int) -> None:
-    """Under --json an error is one document on stdout [SPEC 8]."""
+    """Under --json an error is one document on stdout [C3]."""
     document = json.loads(stdout)
     assert_valid(document, "error")
     assert document["error"]["exitCode"] == code and "\n" not in document["error"]["message"]

@@ -1,4 +1,4 @@
-"""Bad input [P7], locks, repository layouts, help and the man page (SPEC §8)."""
+"""Bad input [P7], locks, repository layouts, help and the man page [N4] [C1] [C4]."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A record belongs to the clone that made its workspace (SPEC §2) [P1]:
+"""A record belongs to the clone that made its workspace [N3] [P1]:
 records name their clone, another clone's are shown as foreign and never
 acted on, and records written before records named their clone act as
 before on their own clone."""

@@ -354,7 +354,7 @@ def test_the_remote_check_sees_a_planted_push(tmp_path: Path) -> None:
 
 
 # One spelling for enumerated values (docs/code-layout.md, "How values are spelled"):
-# kebab-case, but for the workspace states as SPEC §3 names them.
+# kebab-case, but for the workspace states as the rules name them [W3].
 KEBAB = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 SCHEMAS = PACKAGE.parent / "schemas"
 # Words of a document git-harn reads but does not write: an ExecPlan's Status line.

@@ -229,7 +229,7 @@ def test_reclaiming_a_released_workspace_is_already_gone(tmp_path: Path) -> None
 
 
 def test_work_is_reachable_after_worktree_and_branch_are_gone(tmp_path: Path) -> None:
-    """The seed's test: remove the worktree and delete the workspace branch the
+    """[W5]: remove the worktree and delete the workspace branch the
     way cleanup does, prune every unreachable object, and the work is there."""
     repo, wt = started(tmp_path)
     make_dirty(wt)

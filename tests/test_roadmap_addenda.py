@@ -1,5 +1,5 @@
 """Addendum items in the roadmap: parsed under their task, ticked one at a time
-(seed 002, issue 13 item 7) [P5]."""
+(issue 13 item 7) [R5] [P5]."""
 
 from __future__ import annotations
 

@@ -4,6 +4,8 @@ rule defined there is cited somewhere.
 An id is a capital letter and a number from 1, in square brackets. A
 definition is a list item of docs/rules.md that opens with the id in bold.
 A rule marked *not built yet* may be defined before any code cites it.
+Nothing cites a document the repository does not hold (the product's
+specification or its source notes): their rules are stated in docs/rules.md.
 The checker is tried on a planted tree first, so a check that could not
 fail would be caught.
 """
@@ -25,6 +27,8 @@ ID = r"\[([A-Z][1-9][0-9]?)\]"
 CITED = re.compile(ID)
 DEFINED = re.compile(r"^- \*\*" + ID, re.MULTILINE)
 NOT_BUILT = "*(not built yet)*"
+# A reference to a document the repository does not hold: say the rule id instead.
+OUTSIDE = re.compile(r"\bSPEC\b|\bseeds? 0\d\d\b|\bthe seed\b|\bseed's\b")
 
 
 def definitions(text: str) -> dict[str, str]:
@@ -84,6 +88,22 @@ def problems(root: Path, rules: Path) -> list[str]:
 
 def test_every_cited_rule_is_defined_and_every_defined_rule_is_cited() -> None:
     assert problems(ROOT, RULES) == []
+
+
+def outside_references(root: Path) -> list[str]:
+    """Each line that cites a document outside the repository, as path:line."""
+    return [f"{path.relative_to(root)}:{number}: {line.strip()}"
+            for path in _files(root) if path != THIS
+            for number, line in enumerate(_text(path).splitlines(), 1) if OUTSIDE.search(line)]
+
+
+def test_nothing_cites_a_document_outside_the_repository() -> None:
+    assert outside_references(ROOT) == []
+
+
+def test_a_planted_outside_reference_is_found(tmp_path: Path) -> None:
+    _planted(tmp_path, "- **[Q1] one.**\n", "x = 1  # exit codes (" + "SPEC 8) [Q1]\n")
+    assert outside_references(tmp_path) == ["git_harn/mod.py:1: x = 1  # exit codes (" + "SPEC 8) [Q1]"]
 
 
 def test_the_rules_page_defines_rules_of_every_area() -> None:

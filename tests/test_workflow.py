@@ -1,4 +1,4 @@
-"""git harn workflow run: the ordinary path end to end (SPEC §7, seed 002)."""
+"""git harn workflow run: the ordinary path end to end [R1]."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Addenda in a workflow run: follow-up work on landed tasks, on
 roadmap-<id>-addendum-<n>, through gates, dual review and integration, and
-the manual-merge-ready end (seed 002, issue 13 item 7)."""
+the manual-merge-ready end (issue 13 item 7) [R5]."""
 
 from __future__ import annotations
 

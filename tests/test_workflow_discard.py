@@ -1,5 +1,5 @@
 """git harn workflow discard: a surviving task branch retired on purpose, its
-work salvaged first, never a bare delete (seed 002, issue 14) [P1] [P2]."""
+work salvaged first, never a bare delete (issue 14) [R8] [P1] [P2]."""
 
 from __future__ import annotations
 

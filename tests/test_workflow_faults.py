@@ -1,4 +1,4 @@
-"""Fault classes of stage agents, in-place retries, faultMetrics (issue 13, seed 002)."""
+"""Fault classes of stage agents, in-place retries, faultMetrics (issue 13) [R2]."""
 
 from __future__ import annotations
 

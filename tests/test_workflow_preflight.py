@@ -1,5 +1,5 @@
 """Auth preflight: [agents.preflight] runs before anything is created; a
-failure blocks the run with nothing created (issue 13, seed 002)."""
+failure blocks the run with nothing created (issue 13) [R3]."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Resuming partial branches: discovery, the assess / review / continue modes
-and the recovery object (seed 002, issue 14)."""
+and the recovery object (issue 14) [R7] [R8]."""
 
 from __future__ import annotations
 

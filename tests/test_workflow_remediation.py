@@ -1,5 +1,5 @@
 """Remediation: review findings triaged into roadmap addenda, and the one
-final flush that writes them on <remote>/<base> (seed 002, issue 13 item 8)."""
+final flush that writes them on <remote>/<base> (issue 13 item 8) [R6]."""
 
 from __future__ import annotations
 

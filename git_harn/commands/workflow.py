@@ -1,5 +1,5 @@
 """``git harn workflow run|show|report|list|init|check|claims|discard``: drive roadmap tasks through
-stage agents, gates, dual review and integration (SPEC §7), and show what a run did."""
+stage agents, gates, dual review and integration [R1], and show what a run did."""
 
 from __future__ import annotations
 

@@ -81,7 +81,7 @@ def check_integration(document: Any) -> CheckResult:
 def halt_detail(document: dict[str, Any]) -> str:
     """The report's conflicts text if set, else its summary, else the generic line.
 
-    "Set" is the seed's word: any non-empty string, even one of blanks, is
+    "Set" is the word of [I3]: any non-empty string, even one of blanks, is
     what the integrator wrote and is shown as written."""
     for name in ("conflicts", "summary"):
         value = document.get(name)

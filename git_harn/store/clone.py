@@ -1,4 +1,4 @@
-"""Which clone of a repository made a workspace (SPEC §2) [P1].
+"""Which clone of a repository made a workspace [N3] [P1].
 
 A record names the clone that made its workspace: an id kept in that
 clone's own config (``harn.cloneId``, made on first use) and, to tell the

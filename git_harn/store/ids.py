@@ -1,4 +1,4 @@
-"""Run ids, workspace ids and clone ids (SPEC §2)."""
+"""Run ids, workspace ids and clone ids [N2]."""
 
 from __future__ import annotations
 

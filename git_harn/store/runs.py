@@ -1,4 +1,4 @@
-"""The record store: one commit chain per run under refs/harnery/runs/<run-id>.
+"""The record store: one commit chain per run under refs/harnery/runs/<run-id> [N1].
 
 A run record is one kind of record chain (``store/chain``): each event is a
 commit whose tree holds ``run.json`` (the whole record) and whose message is

@@ -1,6 +1,6 @@
 """``git harn sync``: run records, workflow records, notes (and, when asked,
 salvage branches) shared among clones through any git remote, never forced and
-never deleting a remote ref.
+never deleting a remote ref [S1].
 
 Layer 5 (beside the workflow): may import the domain packages below it
 (integrate, assess, hooks, tasks, workspace), the store, the git layer and the

@@ -96,7 +96,7 @@ DEFAULT_REVIEW_ROUNDS = 2
 MAX_PARALLEL = 64
 DEFAULT_CLAIM_HEARTBEAT = 60.0
 DEFAULT_CLAIM_STALE_AFTER = 900.0
-RESUME_MODES = ("assess", "review", "continue")  # how far recovery may go [seed 002]
+RESUME_MODES = ("assess", "review", "continue")  # how far recovery may go [R7]
 DEFAULT_RESUME_MODE = "assess"
 DEFAULT_MAX_RECOVERY_CANDIDATES = 20
 DEFAULT_STAGE_ATTEMPTS = 3
@@ -430,7 +430,7 @@ def _sandbox_settings(table: dict[str, Any], where: str) -> dict[str, Any]:
 
 
 def _recovery_settings(table: dict[str, Any], where: str) -> dict[str, Any]:
-    """resumePartialBranches, resumeMode, maxRecoveryCandidates [seed 002]."""
+    """resumePartialBranches, resumeMode, maxRecoveryCandidates [R7]."""
     values: dict[str, Any] = {}
     if "resumePartialBranches" in table:
         if not isinstance(table["resumePartialBranches"], bool):

@@ -1,5 +1,5 @@
 """The workflow runner: roadmap tasks driven through stage agents, gates,
-dual review and integration, each step checked by the host (SPEC §7).
+dual review and integration, each step checked by the host [R1].
 
 Layer 5: may import integrate/, assess/, tasks/, workspace/, store/, git/ and
 the shared helpers. There is no adapter module in between: each module

@@ -1,4 +1,4 @@
-"""Addenda (seed 002): follow-up work on a task that already landed.
+"""Addenda [R5]: follow-up work on a task that already landed.
 
 An addendum is an indented roadmap item ``- [ ] addendum <n>: <title>`` under
 its task, selectable when the task is checked and the addendum's own box is

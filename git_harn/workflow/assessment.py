@@ -1,5 +1,5 @@
-"""Assessment and artefact salvage of failed tasks, inside the run (seed 002;
-rules [A1]-[A4]).
+"""Assessment and artefact salvage of failed tasks, inside the run [R4]
+([A1]-[A4]).
 
 When a task fails or halts after its worktree exists, and
 ``assessPartialBranches`` is true (the default), the host judges the

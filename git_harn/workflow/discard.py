@@ -1,5 +1,5 @@
 """``git harn workflow discard <task-id>``: retire a surviving task branch on
-purpose, so normal selection can rebuild the task (seed 002) [P1] [P2].
+purpose, so normal selection can rebuild the task [R8] [P1] [P2].
 
 Never a bare delete. First every git-harn workspace on ``roadmap-<id>`` is
 reclaimed (its uncommitted work and its commits go to

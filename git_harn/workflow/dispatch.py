@@ -1,4 +1,4 @@
-"""Whether, and where, a surviving branch may re-enter the pipeline (seed 002).
+"""Whether, and where, a surviving branch may re-enter the pipeline [R7].
 
 The host decides from its own evidence [A1], never from an agent's word:
 ``review_gap`` holds review mode's conditions (clean, committed,

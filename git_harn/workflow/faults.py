@@ -1,4 +1,4 @@
-"""Fault classes and what each does to a task (seed 002).
+"""Fault classes and what each does to a task [R2].
 
 The host decides the class from what it sees (``stages.judge``): *infra*
 when the agent's process timed out, died, or never wrote a valid report;

@@ -1,4 +1,4 @@
-"""Auth preflight: before a run creates anything (seed 002).
+"""Auth preflight: before a run creates anything [R3].
 
 Two kinds of check, in this order: the ``[agents.preflight]`` commands,
 and the adapters' own login checks (``claude auth status --text``, ``codex

@@ -1,4 +1,4 @@
-"""Recovery of the task branches an earlier run left behind (seed 002).
+"""Recovery of the task branches an earlier run left behind [R7] [R8].
 
 With ``resumePartialBranches`` a fresh launch maps every surviving
 ``roadmap-<id>`` and ``roadmap-<id>-addendum-<n>`` branch back to a roadmap
@@ -286,7 +286,7 @@ def _resume(repo: Repo, rec: Recovery, eff: Effective, workflow_id: str, cand: C
 
 
 def settle(repo: Repo, rec: Recovery, result: WorkflowResult, where: state.Where | None = None) -> None:
-    """What is still unresolved, the next step of each, and the halt that says so [seed 002]."""
+    """What is still unresolved, the next step of each, and the halt that says so [R8]."""
     where = where or state.Where(result.remote, result.base)
     landed = set()
     for entry in rec.results:

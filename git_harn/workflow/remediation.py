@@ -1,4 +1,4 @@
-"""Remediation (seed 002): review findings become roadmap addenda.
+"""Remediation [R6]: review findings become roadmap addenda.
 
 Triage: the advisory findings of the final review round of a task that
 landed, and the blocking findings of the final round of a task that failed

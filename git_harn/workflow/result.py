@@ -29,7 +29,7 @@ PROVIDER_FAULT = "provider-fault"
 AUTH_FAULT = "auth-fault"
 CONFIG_FAULT = "config-fault"  # the agent refused its own command line or setup: fix it, then relaunch
 TAMPER_FAULT = "tamper-fault"  # a stage changed what the host obeys [T2]
-MANUAL_MERGE_READY = "manual-merge-ready"  # an addendum whose agent did all but say ok (seed 002)
+MANUAL_MERGE_READY = "manual-merge-ready"  # an addendum whose agent did all but say ok [R5]
 
 # skip reasons
 SURVIVING_BRANCH = "surviving-branch"
@@ -127,7 +127,7 @@ class WorkflowResult(Result):
     settings: dict[str, Any] = field(default_factory=dict)
     faultMetrics: dict[str, int] = field(default_factory=zero_fault_metrics)
     claims: dict[str, Any] | None = None  # claims made, lost, released, refreshed (workflow.claims)
-    recovery: dict[str, Any] | None = None  # resumePartialBranches: the recovery pass (seed 002)
+    recovery: dict[str, Any] | None = None  # resumePartialBranches: the recovery pass [R8]
     assessments: list[dict[str, Any]] = field(default_factory=list)  # one per assessed task
     salvages: list[dict[str, Any]] = field(default_factory=list)  # one per task where salvage ran or skipped
     remediation: dict[str, Any] | None = None  # triage and the final flush (workflow/remediation.py)

@@ -1,4 +1,4 @@
-"""In-place retries of a stage agent (seed 002).
+"""In-place retries of a stage agent [R2].
 
 Two loops, one inside the other, both in the same worktree:
 

@@ -111,7 +111,7 @@ class State(enum.Enum):
     AUTH_FAULT = "auth-fault"
     CONFIG_FAULT = "config-fault"  # never retried: fix the agent's command line, then relaunch
     TAMPER_FAULT = "tamper-fault"  # a stage changed what the host obeys: undone, kept as evidence [T2]
-    MANUAL_MERGE_READY = "manual-merge-ready"  # an addendum an operator merges (seed 002)
+    MANUAL_MERGE_READY = "manual-merge-ready"  # an addendum an operator merges [R5]
 
     @property
     def reported(self) -> str:

@@ -64,7 +64,7 @@ def reclaim_locked(repo: Repo, run_id: str, mode: str) -> ReclaimResult:
     stored = read_known(repo, run_id)
     record = stored.record
     if record.terminal:
-        # The seed: reclaiming a released workspace is already_gone, not an error.
+        # [W5]: reclaiming a released workspace is already_gone, not an error.
         kept = settle_kept_branch(repo, stored)
         if kept is not None:
             _clear_mark(repo, store.read(repo, run_id))
