@@ -400,3 +400,27 @@ def test_git_harn_gates_run_confines_its_gates(tmp_path: Path) -> None:
 
     assert done.json()["commands"][0]["exitCode"] == 3, done.out  # the main checkout was read-only to it
     assert not (repo / "probe").exists()
+
+
+def _no_bwrap_env(tmp: Path) -> dict[str, str]:
+    """A machine whose bwrap cannot run (as in a container that forbids namespaces)."""
+    fake = tmp / "fake-bin"
+    fake.mkdir()
+    (fake / "bwrap").write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
+    (fake / "bwrap").chmod(0o755)
+    return {**_operator_env(tmp), "PATH": f"{fake}{os.pathsep}{os.environ['PATH']}"}
+
+
+def test_auto_without_a_bwrap_that_runs_goes_on_unconfined_and_says_why_once(tmp_path: Path) -> None:
+    wf = _setup(tmp_path)
+    env = _no_bwrap_env(tmp_path)
+
+    done = wf.run("--json", env={**env, "PROBE_COMMON": str(wf.work / ".git")}, timeout=300)
+    insisted = wf.run("--json", "--sandbox", "bwrap", env=env)
+
+    warnings = [line for line in done.err.splitlines() if "without a sandbox" in line]
+    assert len(warnings) == 1 and "cannot run here: bwrap: No permissions" in warnings[0], done.err
+    assert done.json()["settings"]["sandbox"]["active"] is False
+    assert insisted.code == 2
+    assert insisted.err.startswith("git harn: error: --sandbox = bwrap, but "), insisted.err
+    (wf.work / "probe").unlink(missing_ok=True)
