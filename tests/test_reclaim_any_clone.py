@@ -52,6 +52,9 @@ def test_reclaim_from_another_clone_on_the_host_acts_through_the_owner(tmp_path:
     row = _row(clones.b, "x")
     assert row["location"] == "foreign" and row["next"] == ["git harn reclaim x", "git harn reclaim x --discard --yes"]
     before_b = _branches(clones.b)
+    notes = harn(clones.b, "doctor", "--json").json()["notes"]
+    assert "1 live workspace(s) of another clone on this host: reclaim and cleanup act on them through it " \
+        "from here" in notes, notes
 
     done = subprocess.run(shlex.split(row["next"][0]), cwd=clones.b, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr  # today: "workspace of another clone … act on it there"

@@ -25,7 +25,7 @@ from git_harn.store.locks import read_owner, run_lock_path
 from git_harn.store.procs import dead_ran_out
 from git_harn.store.record import ACTIVE, PRESERVED, RunRecord
 from git_harn.workspace.paths import FOREIGN, GONE, HERE, MISSING, REMOTE, UNAVAILABLE, repo_key, worktree_root
-from git_harn.workspace.reconcile import presence, whereabouts
+from git_harn.workspace.reconcile import owning_clone, presence, whereabouts
 from git_harn.workspace.status import kept_advice, kept_branches, next_steps
 
 
@@ -47,7 +47,9 @@ def check_workspaces(repo: Repo, live: list[RunRecord], skip_runs: set[str]) -> 
     for record in live:
         where = presence(repo, record)
         if where in (REMOTE, FOREIGN):
-            key = f"host {record.host}" if where == REMOTE else "another clone of this repository"
+            key = f"host {record.host}: act on them there" if where == REMOTE else (
+                "another clone on this host: reclaim and cleanup act on them through it from here"
+                if owning_clone(repo, record) is not None else "another clone of this repository: act on them there")
             others[key] = others.get(key, 0) + 1
         elif record.runId not in skip_runs:
             found = _of_record(repo, record, where)
@@ -56,7 +58,7 @@ def check_workspaces(repo: Repo, live: list[RunRecord], skip_runs: set[str]) -> 
             elif where == HERE and _killed_run(repo, record):
                 killed.append(record)
     seen.findings += _killed_runs(killed)
-    seen.notes += [f"{n} live workspace(s) of {who}: act on them there" for who, n in sorted(others.items())]
+    seen.notes += [f"{n} live workspace(s) of {who}" for who, n in sorted(others.items())]
     seen.findings += _unrecorded(repo, {os.path.realpath(r.path) for r in live})
     seen.findings += _kept(repo, frozenset(r.runId for r in live))
     return seen
