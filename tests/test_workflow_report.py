@@ -86,9 +86,13 @@ def test_the_page_links_every_stage_file_of_its_tasks(ran: tuple[WF, dict[str, A
     _, page = page_of(folder / "report.html")
     links = {e.attrs["href"] for e in page.find("a") if not e.attrs["href"].startswith("#")}
     assert links and all(link.startswith("./") and (folder / link).is_file() for link in links), links
+    # the stage files are the run folder's own regular files; its folders are the host's working
+    # space (each stage attempt's private folder under stages/, the gates' checkouts under gates/)
+    # and not for the operator to open
     stage_files = {f"./{p.name}" for p in folder.iterdir()
-                   if p.name not in ("report.html", "stages") and not p.name.startswith(".")}
+                   if p.is_file() and not p.is_symlink() and p.name != "report.html" and not p.name.startswith(".")}
     assert links == stage_files
+    assert {p.name for p in folder.iterdir() if p.is_dir()} <= {"stages", "gates"}
     assert {"./1.3-plan-1.prompt.md", "./1.3-plan-2.report.json", "./1.4-review-round2-reviewer2.report.json"} <= links
     anchors = {e.attrs["href"] for e in page.find("a") if e.attrs["href"].startswith("#")}
     assert anchors == {f"#task-{t['taskId']}" for t in doc["tasks"]}
