@@ -98,3 +98,12 @@ def test_another_hosts_workspace_is_refused_naming_the_host_and_the_command(tmp_
     assert refused.code == 3, refused.err
     assert "git harn reclaim x --discard --yes" in refused.err and "on host" in refused.err, refused.err
     assert ref(clones.a, SALVAGE) is None and wt.exists()
+
+
+def test_an_owner_that_no_longer_has_the_record_is_not_acted_through(tmp_path: Path) -> None:
+    clones, wt = _preserved_in_a(tmp_path)
+    git(clones.a, "update-ref", "-d", "refs/harnery/runs/x")
+    work, refs = worktree_files(wt), all_refs(clones.b)
+    refused = harn(clones.b, "reclaim", "x")
+    assert refused.code == 3 and str(clones.a) in refused.err, refused.err  # not "unknown run id"
+    assert worktree_files(wt) == work and all_refs(clones.b) == refs

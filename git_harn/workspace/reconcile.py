@@ -110,8 +110,8 @@ def reach(repo: Repo, run_id: str, command: str) -> Repo:
         raise Refused(f"run {run_id} has its workspace on host {record.host}: run '{command}' there"
                       + (f", in the repository at {printable_path(home)}" if home else "") + "; nothing was changed")
     owner = owning_clone(repo, record) if where == FOREIGN else None
-    if owner is None:
-        return repo
+    if owner is None or store.read(owner, run_id) is None:
+        return repo  # refused where it is judged, naming the clone
     info(f"run {run_id}: the workspace is the clone at {printable_path(str(owner.common_dir))}'s; acting through "
          "that clone (its locks, refs and worktree registration); 'git harn sync' in both clones shows the result")
     return owner
