@@ -424,3 +424,15 @@ def test_auto_without_a_bwrap_that_runs_goes_on_unconfined_and_says_why_once(tmp
     assert insisted.code == 2
     assert insisted.err.startswith("git harn: error: --sandbox = bwrap, but "), insisted.err
     (wf.work / "probe").unlink(missing_ok=True)
+
+
+def test_a_shared_bytecode_cache_is_not_handed_to_a_confined_stage(tmp_path: Path) -> None:
+    """PYTHONPYCACHEPREFIX names a cache git-harn's own Python reads: read-only in the sandbox,
+    so the stage goes without it (else every Python agent compiles all it imports at each start)."""
+    from git_harn.workspace.sandbox import Room, wrap
+
+    argv = wrap("/usr/bin/bwrap", Room(cwd=tmp_path), ["true"], {"PYTHONPYCACHEPREFIX": str(tmp_path)})
+    plain = wrap("/usr/bin/bwrap", Room(cwd=tmp_path), ["true"], {})
+
+    assert argv[argv.index("--unsetenv") + 1] == "PYTHONPYCACHEPREFIX" and argv[-2:] == ["--", "true"]
+    assert "--unsetenv" not in plain

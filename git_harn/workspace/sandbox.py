@@ -273,7 +273,13 @@ def wrap(bwrap: str, room: Room, argv: Sequence[str], env: Mapping[str, str]) ->
     if not room.network:
         out.append("--unshare-net")
     out += ["--unshare-pid", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-            "--setenv", "TMPDIR", "/tmp", "--chdir", str(_real(room.cwd)), "--", *argv]
+            "--setenv", "TMPDIR", "/tmp", "--chdir", str(_real(room.cwd))]
+    if "PYTHONPYCACHEPREFIX" in env:
+        # A bytecode cache shared with git-harn must stay read-only (a .pyc planted there would run
+        # in the host); read-only, every Python agent would compile its imports at each start.
+        # Without it, Python reads the caches beside the sources, as it does by default.
+        out += ["--unsetenv", "PYTHONPYCACHEPREFIX"]
+    out += ["--", *argv]
     return out
 
 
