@@ -91,17 +91,17 @@ def _program_settings(repo: Repo) -> list[Finding]:
             continue
         if (value or "").strip().lower() in _NOT_A_PROGRAM.get(key, ()):
             continue
-        if path is not None:
-            unset = ["git", "config", "--file", str(path), "--unset-all"]
+        if path is not None:  # advised, shown to the operator, never run here
+            fix = command("git config --file", str(path), "--unset-all", key)
         else:
-            unset = ["git", "config", *(["--worktree"] if scope == "worktree" else []), "--unset-all"]
+            fix = command(f"git config{' --worktree' if scope == 'worktree' else ''} --unset-all", key)
         where = f"{scope}, {path}" if path is not None else scope
         found.append(Finding(SETUP, "config-runs-program", f"{key} = {value if value is not None else 'true'}",
                              f"the repository's own config ({where}) sets {key}, which runs a program or "
                              "redirects a remote for every git in every worktree, the operator's too; an agent "
                              "can write there: if you did not set it, remove it (git-harn's own gits in a "
                              "run pin it as it stood at the run's start)",
-                             command(*unset, key), subject={"key": key, "scope": scope,
+                             fix, subject={"key": key, "scope": scope,
                                                             "file": str(path) if path is not None else None}))
     return found
 

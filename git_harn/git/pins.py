@@ -22,9 +22,11 @@ explicitly with ``-c``, where a later value in a file cannot win:
   of the run get its programs empty, so a file that names it again before
   the next check runs nothing either (a first write that lands while a git
   is already reading the file is the one case left);
-- a remote: fetch and push go to the URL of then, under a remote name
-  chosen afresh for each git (``remote_args``), so no ``remote.<r>.url``,
-  ``pushurl``, ``uploadpack`` or ``receivepack`` written since reaches them.
+- a remote: every setting of each remote as it stood then (``PinnedRemote``);
+  the remote door (``git.remote``) hands the ones that say where a fetch or
+  push goes to each git under a remote name chosen afresh, so no
+  ``remote.<r>.url``, ``pushurl``, ``uploadpack`` or ``receivepack`` written
+  since reaches it.
 
 ``SEALED`` (fsmonitor off, the ``ext::`` transport refused) and
 ``GIT_NO_REPLACE_OBJECTS`` hold for every git, run or not (``git.run``).
@@ -34,14 +36,13 @@ from __future__ import annotations
 
 import os
 import re
-import secrets
 import shlex
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from git_harn.git.config import GitConfig, normal_key
+from git_harn.git.config import GitConfig
 from git_harn.git.run import install_pins
 
 # Single-valued settings that name a program git may run, and git's own
@@ -63,12 +64,12 @@ PROGRAMS: dict[str, str | None] = {
 DRIVER_PROGRAMS = {"filter": ("clean", "smudge", "process"), "merge": ("driver",),
                    "diff": ("command", "textconv")}
 _HELPER = re.compile(r"^credential\.(?:.+\.)?helper$")
-_REMOTE_KEYS = ("url", "pushurl", "uploadpack", "receivepack", "fetch")
 
 
 @dataclass(frozen=True)
 class PinnedRemote:
-    """A remote as configured when the run started."""
+    """A remote as configured when the run started: each of its settings
+    (``url``, ``pushurl`` …, as git lowercases them) -> its values then."""
 
     name: str
     settings: dict[str, list[str]] = field(default_factory=dict)
@@ -138,12 +139,17 @@ def _drivers(keys: list[str]) -> set[str]:
 
 
 def _remotes(config: GitConfig, keys: list[str]) -> dict[str, PinnedRemote]:
-    names = {key[len("remote."):key.rfind(".")] for key in keys
-             if key.startswith("remote.") and key.count(".") >= 2}
+    """Every ``remote.<name>.<setting>`` of then, by remote. Which of them a
+    fetch or push is given is the remote door's to say."""
+    parts: dict[str, set[str]] = {}
+    for key in keys:
+        if key.startswith("remote.") and key.count(".") >= 2:
+            name, _, part = key[len("remote."):].rpartition(".")
+            parts.setdefault(name, set()).add(part)
     remotes = {}
-    for name in sorted(names):
+    for name in sorted(parts):
         settings = {part: [("true" if v is None else v) for v in config.values(f"remote.{name}.{part}")]
-                    for part in _REMOTE_KEYS}
+                    for part in sorted(parts[name])}
         remotes[name] = PinnedRemote(name, {k: v for k, v in settings.items() if v})
     return remotes
 
@@ -221,19 +227,3 @@ def remote_url(remote: str) -> str | None:
     found = pins.remotes.get(remote) if pins is not None else None
     url = found.url() if found is not None else None
     return without_credentials(url) if url is not None else None
-
-
-def remote_args(remote: str) -> tuple[list[str], str]:
-    """(``-c`` options, the name to give git) for a fetch, push or ls-remote of
-    ``remote``: with a run's pins, the remote as it was at the run's start,
-    under a name no config file can hold (a new one each time); else as given."""
-    pins = active_pins()
-    found = pins.remotes.get(remote) if pins is not None else None
-    if found is None or found.url() is None:
-        return [], remote
-    alias = f"harn-pinned-{secrets.token_hex(8)}"
-    options: list[str] = []
-    for part, values in found.settings.items():
-        for value in values:
-            options += ["-c", f"{normal_key(f'remote.{alias}.{part}')}={value}"]
-    return options, alias

@@ -28,8 +28,9 @@ from pathlib import Path
 
 from git_harn.errors import BadInput, GitFailure
 from git_harn.failpoints import failpoint
+from git_harn.git.config import normal_key
 from git_harn.git.objects import Oid, to_oid
-from git_harn.git.pins import remote_args
+from git_harn.git.pins import active_pins
 from git_harn.git.refwatch import host_writes
 from git_harn.git.repo import Repo
 from git_harn.git.run import error_line, run_git
@@ -122,6 +123,29 @@ def remote_lines(stderr: bytes) -> list[str]:
 
 def _clean(text: str) -> str:
     return "".join(ch for ch in text if ch.isprintable()).strip()[:LINE_LIMIT]
+
+
+# --- the remote as a run pinned it [T1] --------------------------------------------
+
+# The settings of a remote that say where a fetch or push goes and what runs
+# there: a run passes each as it stood at its start.
+PINNED_PARTS = ("url", "pushurl", "uploadpack", "receivepack", "fetch")
+
+
+def remote_args(remote: str) -> tuple[list[str], str]:
+    """(``-c`` options, the name to give git) for a fetch, push or ls-remote of
+    ``remote``: with a run's pins, the remote as it was at the run's start,
+    under a name no config file can hold (a new one each time); else as given."""
+    pins = active_pins()
+    found = pins.remotes.get(remote) if pins is not None else None
+    if found is None or found.url() is None:
+        return [], remote
+    alias = f"harn-pinned-{secrets.token_hex(8)}"
+    options: list[str] = []
+    for part in PINNED_PARTS:
+        for value in found.settings.get(part, []):
+            options += ["-c", f"{normal_key(f'remote.{alias}.{part}')}={value}"]
+    return options, alias
 
 
 # --- reading what a remote holds --------------------------------------------------

@@ -1,6 +1,6 @@
 """The workflow's integrations: one at a time within this run, the builtin
-integrate called as ``git harn integrate`` would be [I1]-[I4], and the tip
-that landed kept under ``refs/harnery/integrated/``."""
+integrate called as ``git harn integrate`` would be [I1]-[I4]. The tip that
+landed is kept by ``integrate.land.keep_landed``, called where it lands."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 
 from git_harn.clock import waiting
 from git_harn.git import Oid, Repo
-from git_harn.integrate.land import integrate, keep_landed
+from git_harn.integrate.land import integrate
 from git_harn.integrate.target import Request
 from git_harn.text import jsonable
 
@@ -41,8 +41,3 @@ def integrate_builtin(repo: Repo, branch: str, base: str, remote: str, task_id: 
     document: dict[str, Any] = jsonable(report)
     return document
 
-
-def keep_integrated(repo: Repo, key: str, judged: Oid, beside: Oid | None, message: str) -> str:
-    """Keep ``judged`` under ``refs/harnery/integrated/<key>`` (never moved:
-    a new name instead), and ``beside`` (its rebased copy) next to it."""
-    return keep_landed(repo, key, judged, beside, message)

@@ -36,7 +36,7 @@ from git_harn.git import Oid, Repo, to_oid
 from git_harn.git.branches import attach, detach, fetch_branch, keep_ref, worktree_branch
 from git_harn.git.workdir import dirty_names
 from git_harn.integrate.crash import marker_for
-from git_harn.integrate.land import merge_lock
+from git_harn.integrate.land import keep_landed, merge_lock
 from git_harn.integrate.report import check_integration
 from git_harn.integrate.target import Moved
 from git_harn.proc import end_adopted, exit_words
@@ -52,7 +52,7 @@ from git_harn.tasks.roadmap import Task, ticked_at
 from git_harn.text import jsonable, last_lines, last_lines_on_one_line, one_line
 from git_harn.workflow import addenda, assessment, faults, retries, review, state, usage
 from git_harn.workflow.config import Effective
-from git_harn.workflow.integration import integrate_builtin, integration_turn, keep_integrated
+from git_harn.workflow.integration import integrate_builtin, integration_turn
 from git_harn.workflow.result import TaskResult
 from git_harn.workflow.review import Verdict
 from git_harn.workflow.stages import Agents, StageOutcome, TaskContext, run_stage
@@ -574,8 +574,8 @@ class TaskPath:
             rebased = self.repo.ref_oid(f"refs/heads/{self.ctx.branch}")
         self.tr.tip = str(judged)
         key = self.job.task.key  # <id>, or <id>-addendum-<n>
-        self.tr.integratedRef = keep_integrated(self.repo, key, judged, rebased,
-                                                f"git-harn: workflow {self.job.workflow_id}: task {key} landed")
+        self.tr.integratedRef = keep_landed(self.repo, key, judged, rebased,
+                                            f"git-harn: workflow {self.job.workflow_id}: task {key} landed")
 
     def _still_judged(self, judged: Oid, stage: str, who: str) -> None:
         """The task branch still holds the commit ``who`` judged, or the task ends here."""
