@@ -45,8 +45,36 @@ def traced_sync(clone: Path, tmp_path: Path, *args: str) -> tuple[dict[str, Any]
     return document, argvs, packets.read_text() if packets.exists() else ""
 
 
+# git's own options that take the next word as their value: ``-c k=v``,
+# ``-C dir``, ``--git-dir dir`` … come before the subcommand, any number of them.
+GIT_OPTIONS_WITH_VALUE = frozenset({"-c", "-C", "--git-dir", "--work-tree", "--namespace", "--exec-path",
+                                    "--config-env"})
+
+
+def subcommand(argv: list[str]) -> str | None:
+    """The subcommand of a git argv, past every option of git's own
+    (each git of the host carries several ``-c`` pairs first); None for
+    another program or a git with no subcommand."""
+    if not argv or Path(argv[0]).name != "git":
+        return None
+    words = argv[1:]
+    while words and words[0].startswith("-"):
+        option = words.pop(0)
+        if option in GIT_OPTIONS_WITH_VALUE and words:
+            words.pop(0)
+    return words[0] if words else None
+
+
 def ran(argvs: list[list[str]], command: str) -> bool:
-    return any(command in argv[1:4] for argv in argvs)
+    return any(subcommand(argv) == command for argv in argvs)
+
+
+def test_the_subcommand_is_found_past_any_number_of_git_options() -> None:
+    sealed = ["git", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "x.y=fetch",
+              "--git-dir", "/p", "--no-replace-objects", "ls-remote", "--refs", "origin"]
+    assert subcommand(sealed) == "ls-remote"
+    assert ran([sealed], "ls-remote") and not ran([sealed], "fetch")
+    assert subcommand(["git-upload-pack", "/r.git"]) is None and subcommand(["git", "-c", "a=b"]) is None
 
 
 def in_step(world: World, *clones: Path) -> None:
