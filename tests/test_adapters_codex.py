@@ -211,7 +211,7 @@ def test_waiting_for_network_ends_the_run_at_once(tmp_path: Path, monkeypatch: p
     assert time.monotonic() - started < 10  # not the idle clock: codex said it would wait for ever
     assert (outcome.fault, outcome.faultKind, outcome.exitCode) == ("infra", "codex-network-unreachable", 70)
     assert CODEX_WAITING in outcome.detail
-    answer = kit.ctx.scratch / "8.1-plan-1.answer.json"
+    [answer] = (kit.ctx.scratch / "stages").glob("*/8.1-plan-1.answer.json")  # the attempt's own folder
     assert answer.exists() and answer.read_text() == ""  # created empty at once, as the real one does
     assert kit.report(outcome)["fault"]["class"] == "infra"
 
@@ -220,7 +220,8 @@ def test_an_empty_o_file_after_turn_completed_is_no_report(tmp_path: Path, monke
     kit = install(tmp_path, monkeypatch)
     kit.scenario([[codex_started(), codex_item("done"), codex_completed()]])
     outcome = kit.run(agent("codex"))
-    assert (kit.ctx.scratch / "8.1-plan-1.answer.json").read_text() == ""
+    [answer] = (kit.ctx.scratch / "stages").glob("*/8.1-plan-1.answer.json")  # the attempt's own folder
+    assert answer.read_text() == ""
     assert (outcome.fault, outcome.faultKind) == ("infra", "invalid-report") and kit.report(outcome) is None
 
 
