@@ -11,9 +11,10 @@ session id); {"raw": "text"} prints a line as is; {"stderr": "text"};
 {"work": "plan"|"implement"} commits like a real agent; {"kill": signal number};
 {"exit": code}; {"write": {"path", "text", "mode"}} writes a file in the
 worktree (committed by the next "work"); {"link": {"at", "to", "hard"}}
-plants a symlink (or a hard link) at "at", where "$HARN_REPORT" and "$RUN"
-(the run folder) are replaced, as a hostile agent would for the host to
-write through ("fresh": only where nothing is yet).
+plants a symlink (or a hard link) at "at", where "$HARN_REPORT", "$OWN" (the
+stage attempt's own folder, $HARN_REPORT's) and "$RUN" (the run folder, two
+above it) are replaced, as a hostile agent would for the host to write
+through ("fresh": only where nothing is yet).
 
 ``claude auth status --text`` and ``codex login status`` answer as the real
 ones do (Claude Code 2.1.197, codex-cli 0.171.0): logged in, exit 0, unless
@@ -92,7 +93,9 @@ def fill(value: object) -> object:
 
 def plant(spec: dict[str, object]) -> None:
     report = os.environ.get("HARN_REPORT", "")
-    at = Path(str(spec["at"]).replace("$HARN_REPORT", report).replace("$RUN", os.path.dirname(report)))
+    own = os.path.dirname(report)
+    run = os.path.dirname(os.path.dirname(own))  # <run>/stages/<the attempt's own>/
+    at = Path(str(spec["at"]).replace("$HARN_REPORT", report).replace("$OWN", own).replace("$RUN", run))
     if at.is_symlink() or at.exists():
         if spec.get("fresh"):
             return  # only paths the host has not written yet

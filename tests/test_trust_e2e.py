@@ -44,9 +44,11 @@ def host_paths(tasks: tuple[str, ...]) -> list[str]:
 
 
 def plant_everything(soft: Path, hard: Path, tasks: tuple[str, ...]) -> list[dict[str, Any]]:
-    """Links at every host path: symlinks to one victim, hard links to the other."""
-    return [{"link": {"at": f"$RUN/{name}", "to": str(hard if n % 2 else soft), "hard": bool(n % 2), "fresh": True}}
-            for n, name in enumerate(host_paths(tasks))]
+    """Links at every host path, in the run folder and in the stage attempt's own folder: symlinks
+    to one victim, hard links to the other."""
+    return [{"link": {"at": f"{folder}/{name}", "to": str(hard if n % 2 else soft), "hard": bool(n % 2),
+                      "fresh": True}}
+            for folder in ("$RUN", "$OWN") for n, name in enumerate(host_paths(tasks))]
 
 
 def own_config(repo: Path) -> list[str]:
@@ -119,6 +121,10 @@ def test_a_hostile_run_changes_nothing_outside_and_ends_in_faults(tmp_path: Path
     run = wf.work / ".git" / "harnery" / "workflow" / doc["workflowId"]
     log = (run / "9.1-plan-1.events.jsonl").read_text().splitlines()
     assert DEEP in log and len(log) >= 3
-    for name in ("9.1-plan-1.prompt.md", "9.1-implement-1.report.json", "9.1-review-round1-reviewer1.schema.json"):
-        seen = os.lstat(run / name)
-        assert seen.st_nlink == 1 and not os.path.islink(run / name) and seen.st_mode & 0o077 == 0, name
+    # (the CLI's schema is in the reviewer's own folder under stages/; the event logs in the run folder)
+    schemas = list((run / "stages").glob("9.1-review-round1-reviewer1.*/9.1-review-round1-reviewer1.schema.json"))
+    assert schemas
+    for path in (run / "9.1-plan-1.prompt.md", run / "9.1-implement-1.report.json",
+                 run / "9.1-review-round1-reviewer1.events.jsonl", *schemas):
+        seen = os.lstat(path)
+        assert seen.st_nlink == 1 and not os.path.islink(path) and seen.st_mode & 0o077 == 0, path.name

@@ -102,6 +102,9 @@ def test_codex_schema_and_log_paths_planted_by_an_earlier_agent_are_replaced(tmp
     # the host writes the schema into the attempt's own fresh folder, never through what was planted
     [schema] = (kit.ctx.scratch / "stages").glob("*/8.1-plan-1.schema.json")
     assert stat.S_ISREG(os.lstat(schema).st_mode) and json.loads(schema.read_text())["type"] == "object"
+    # the event log stays in the run folder, where the operator finds it: the planted link replaced
+    log = kit.ctx.scratch / "8.1-plan-1.events.jsonl"
+    assert stat.S_ISREG(os.lstat(log).st_mode) and log.read_text().strip()
 
 
 def test_a_codex_answer_linked_to_a_file_outside_is_no_answer(tmp_path: Path,
@@ -111,7 +114,7 @@ def test_a_codex_answer_linked_to_a_file_outside_is_no_answer(tmp_path: Path,
     outside.parent.mkdir()
     outside.write_text(json.dumps({"ok": True, "summary": "read from a file outside the run folder"}))
     steps = codex_ok(None)[:-1]  # the turn completes; the -o file is a link to a file outside
-    kit.scenario([[*steps, {"link": {"at": "$RUN/8.1-plan-1.answer.json", "to": str(outside)}}]])
+    kit.scenario([[*steps, {"link": {"at": "$OWN/8.1-plan-1.answer.json", "to": str(outside)}}]])
     outcome = kit.run(agent("codex"))
     assert not outcome.ok and outcome.fault == "infra", outcome
     assert kit.report(outcome) is None or "read from a file outside" not in json.dumps(kit.report(outcome))
@@ -166,12 +169,16 @@ def test_the_run_folder_is_0700_and_what_the_host_writes_there_0600(tmp_path: Pa
     assert stat.S_IMODE(os.stat(run).st_mode) == 0o700
     assert stat.S_IMODE(os.stat(run / "stages").st_mode) == 0o700  # a folder of its own per stage attempt
     assert all(stat.S_IMODE(os.stat(p).st_mode) == 0o700 for p in (run / "stages").iterdir())
-    written = [p for p in run.iterdir() if not p.name.endswith(".answer.json") and p.name != "stages"]
+    folders = {p.name for p in run.iterdir() if p.is_dir()}
+    assert folders <= {"stages", "gates"} and all(stat.S_IMODE(os.stat(run / f).st_mode) == 0o700 for f in folders)
+    written = [p for p in run.iterdir() if not p.name.endswith(".answer.json") and p.name not in folders]
     kinds = {".".join(p.name.split(".")[-2:]) for p in written}
-    assert kinds == {"prompt.md", "input.json", "report.json"}, sorted(p.name for p in written)
+    # what the operator reads, the event logs among them, in the run folder; what the CLI reads in its own
+    assert kinds == {"prompt.md", "input.json", "report.json", "events.jsonl", "stage-times.jsonl"}, \
+        sorted(p.name for p in written)
     own = [p for folder in (run / "stages").iterdir() for p in folder.iterdir() if not p.name.endswith(".answer.json")]
-    assert {".".join(p.name.split(".")[-2:]) for p in own} == {"prompt.md", "input.json", "events.jsonl",
-                                                                "schema.json", "report.json"}
+    assert {".".join(p.name.split(".")[-2:]) for p in own} == {"prompt.md", "input.json", "schema.json",
+                                                                "report.json"}
     written += own
     for path in written:
         assert stat.S_IMODE(os.stat(path).st_mode) == 0o600, path.name

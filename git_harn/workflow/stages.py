@@ -443,10 +443,13 @@ def _run_adapter(ctx: TaskContext, agent: AgentSettings, key: str, attempt: int,
     earlier = ctx.sessions.get(key)
     resume = earlier.id if (earlier is not None and earlier.faulted and attempt > 1
                             and earlier.adapter == agent.adapter) else None
-    prefix = report.with_name(report.name.removesuffix(".report.json"))  # the attempt's own folder
+    stem = report.name.removesuffix(".report.json")
+    prefix = report.with_name(stem)  # the attempt's own folder: the CLI's schema and answer
+    # the event log is the host's own writing: in the run folder, beside what the operator reads
+    log = ctx.scratch / f"{stem}.events.jsonl"
     idle = agent.idleTimeout or ctx.idle_timeout
     return adapters.run(adapters.Call(agent, agent.stage, ctx.worktree, prompt, env, report, prefix, timeout,
-                                      idle, resume, on_start, confine, _unconfined(ctx)))
+                                      idle, resume, on_start, confine, _unconfined(ctx), log))
 
 
 def _after_adapter(ctx: TaskContext, key: str, run: adapters.AgentRun, outcome: StageOutcome) -> None:

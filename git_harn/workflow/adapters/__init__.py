@@ -68,7 +68,7 @@ class Call:
     prompt: str
     env: dict[str, str]
     report: Path
-    prefix: Path  # the stage run's files: <prefix>.events.jsonl, .schema.json, .answer.json
+    prefix: Path  # the CLI's own files: <prefix>.schema.json, .answer.json (and by default the event log)
     timeout: float
     idle: float
     resume: str | None = None
@@ -76,6 +76,8 @@ class Call:
     # the sandbox (workspace/sandbox.confine): the CLI's argv and environment -> the argv to run
     confine: Callable[[list[str], Mapping[str, str]], list[str]] | None = None
     unconfined: Callable[[int | None], int | None] | None = None  # the exit code as it is without the sandbox
+    # the event stream, which the host writes and the CLI never needs: None is <prefix>.events.jsonl
+    log: Path | None = None
 
 
 @dataclass
@@ -152,7 +154,7 @@ def _ending(call: Call, signals: Signals, streamed: Streamed, verdict: Verdict) 
 def run(call: Call) -> AgentRun:
     """Run the CLI once and translate how it ended."""
     adapter = call.agent.adapter
-    log = Path(f"{call.prefix}.events.jsonl")
+    log = call.log if call.log is not None else Path(f"{call.prefix}.events.jsonl")
     answer = Path(f"{call.prefix}.answer.json")
     unlink_entry(log)
     unlink_entry(answer)
