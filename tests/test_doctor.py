@@ -401,6 +401,9 @@ def test_a_surviving_task_branch_is_reported_and_discard_retires_it_keeping_its_
     assert _codes(_doctor(repo)[1]) == []
 
 
+# the agent prints its own pids: outside the sandbox, as inside it they are its PID namespace's
+# (pid 2 would be a host kernel thread); the sandboxed case reads the host's record, below
+@pytest.mark.usefixtures("unsandboxed")
 def test_a_dead_runners_live_orphan_agent_is_named_and_settle_ends_it(tmp_path: Path) -> None:
     import json
 
@@ -422,6 +425,43 @@ def test_a_dead_runners_live_orphan_agent_is_named_and_settle_ends_it(tmp_path: 
     while (alive(family["agent"]) or alive(family["child"])) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not alive(family["agent"]) and not alive(family["child"])
+    assert "workflow-runner-gone" not in _codes(_doctor(wf.work)[1])
+
+
+def _bwrap_problem() -> str | None:
+    from git_harn.workspace.sandbox import probe
+
+    found, why = probe()
+    return None if found else why
+
+
+@pytest.mark.skipif(_bwrap_problem() is not None, reason="bubblewrap cannot run here")
+def test_a_dead_runners_sandboxed_agent_ends_with_it_and_the_host_recorded_its_real_pid(tmp_path: Path) -> None:
+    """Under the sandbox the agent's own pids are its PID namespace's; what the host records
+    (the lease's groups, which doctor lists and settle ends) is the host pid of the bubblewrap
+    it started, which dies with its runner (--die-with-parent) and takes the agent with it."""
+    import json
+
+    from runtools import wait_for_log
+    from trust_helpers import group_members
+
+    wf = setup(tmp_path, roadmap="# R\n\n- [ ] 1.1 First\n")
+    assert harn(wf.work, "hooks", "install").code == 0
+    wf.script({"1.1:implement": "family-hang"})
+    with start(wf.work, "workflow", "run", env={"HARN_WATCHDOG": "off"}) as runner:
+        wait_for_log(wf.log, lambda log: any(e["event"] == "hanging" for e in log))
+        [lease] = (wf.work / ".git" / "harnery" / "locks").glob("runner-*.lock")
+        [group] = json.loads(lease.read_text())["groups"]
+        pgid = group["pgid"]
+        assert (pgid, "bwrap") in group_members(pgid)  # the host's pid of what it started, leading its group
+        runner.kill_group()
+    deadline = time.monotonic() + 10
+    while group_members(pgid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert group_members(pgid) == []  # the sandbox and everything in it ended with the runner
+    found = _one(_doctor(wf.work)[1], "workflow-runner-gone")
+    assert found["subject"]["groupsAlive"] == [] and "still run" not in found["why"]
+    _run_as_printed(wf.work, found["fix"])
     assert "workflow-runner-gone" not in _codes(_doctor(wf.work)[1])
 
 
