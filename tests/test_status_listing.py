@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from gitlike_helpers import start
-from helpers import assert_valid, git, harn, make_repo
+from helpers import assert_valid, git, harn, make_repo, record
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -105,3 +105,57 @@ def test_wide_and_combining_characters_are_counted_as_terminals_show_them() -> N
     assert clip("abcdefgh", 5) == "abcd…"
     assert clip("/a/long/path", 6, keep_end=True) == "…/path"
     assert clip("日本語のパス", 7) == "日本語…"
+
+
+def ended_records(repo_path: Path, count: int, prefix: str) -> None:
+    """``count`` released runs written by the store, as a year of them would be."""
+    from git_harn.git import open_repo
+    from git_harn.store import runs as store
+    from git_harn.store.ids import new_workspace_id
+    from git_harn.store.record import RELEASED, RunRecord
+
+    repo = open_repo(repo_path)
+    base = {"ref": "refs/heads/main", "oid": str(repo.resolve_commit("HEAD"))}
+    for i in range(count):
+        run_id = f"{prefix}{i:03d}"
+        record = RunRecord(
+            runId=run_id, workspaceId=new_workspace_id(), state=RELEASED, path=f"/gone/{run_id}",
+            branch=f"harnery/ws/{run_id}", base=base, host="here", createdAt="2026-01-01T00:00:00Z",
+            updatedAt="", attempts=1, lastOutcome=RELEASED, reason="worktree removed; branch deleted")
+        store.write(repo, record, RELEASED, "ended long ago", None)
+
+
+def test_last_reads_only_the_newest_records(repo: Path, tmp_path: Path) -> None:
+    """--last N reads the record refs whose commits are newest (one sorted
+    for-each-ref), not every record (issue 45 item 15): an unreadable record
+    written long ago is never read, where --all reports it."""
+    empty = git(repo, "hash-object", "-t", "tree", "/dev/null")
+    old = git(repo, "commit-tree", empty, "-m", "not a record",
+              env={"GIT_COMMITTER_DATE": "2001-01-01T00:00:00Z", "GIT_AUTHOR_DATE": "2001-01-01T00:00:00Z"})
+    ended_records(repo, 80, "old-")
+    for run_id in ("n-mid", "m-new", "live"):
+        start(repo, run_id)
+    time.sleep(1.1)  # newer, to the second, than every record above
+    end_in_order(repo, "n-mid", "m-new")
+    git(repo, "update-ref", "refs/harnery/runs/z-broken", old)  # the live index was built before
+    trace = tmp_path / "trace"
+    result = harn(repo, "status", "--last", "2", "--json", env={"GIT_TRACE": str(trace)})
+    assert result.code == 0, result.err
+    assert [ws["runId"] for ws in result.json()["workspaces"]] == ["live", "m-new", "n-mid"]
+    assert "errors" not in result.json()
+    listings = [line for line in trace.read_text().splitlines()
+                if "built-in: git for-each-ref" in line and "refs/harnery/runs/" in line]
+    assert len(listings) == 1 and "--sort=-committerdate" in listings[0] and "--count=67" in listings[0], listings
+    everything = harn(repo, "status", "--all", "--json")
+    assert everything.code != 0 and "refs/harnery/runs/z-broken" in everything.out
+    assert len(everything.json()["workspaces"]) == 83
+
+
+def test_last_with_many_ended_in_one_second_lists_them_all_by_time(repo: Path) -> None:
+    """Where the newest refs read do not settle which ended last (more than
+    the margin ended in the same second), every ref is listed by time, and
+    the answer is the same as reading every record."""
+    ended_records(repo, 70, "a-")
+    stamps = [(record(repo, run_id)["updatedAt"], run_id) for run_id in listed(repo, "--all")]
+    newest = sorted(stamps, reverse=True)
+    assert listed(repo, "--last", "3") == sorted(run_id for _, run_id in newest[:3])

@@ -18,7 +18,7 @@ from git_harn.git.config import (
     as_bool,
     normal_key,
 )
-from git_harn.git.objects import ObjectsMixin, Oid, from_pygit2, to_pygit2
+from git_harn.git.objects import ObjectsMixin, Oid, from_pygit2, to_oid, to_pygit2
 from git_harn.git.pins import active_pins
 from git_harn.git.refwatch import UNCHECKED, RefEdit, host_writes
 from git_harn.git.run import error_line, run_git
@@ -375,6 +375,26 @@ class Repo(ObjectsMixin):
             oid, _, name = line.partition(" ")
             if len(oid) == 40 and name.startswith(exact):
                 found[name] = oid
+        return found
+
+    def newest_refs(self, namespace: str, count: int | None) -> list[tuple[str, Oid, int]]:
+        """(name, object, committer time) of the ``count`` refs under
+        ``namespace`` whose commits were made last (None: all of them),
+        newest first, from one ``git for-each-ref --sort=-committerdate``:
+        git reads only the commit headers, and no ref's object is read here.
+        A ref to no commit has no date, and is left out."""
+        args = ["for-each-ref", "--sort=-committerdate", "--format=%(objectname) %(committerdate:unix) %(refname)"]
+        if count is not None:
+            args.append(f"--count={count}")
+        done = run_git([*args, namespace], self.cli_cwd, check=False)
+        if done.returncode != 0:
+            raise GitFailure(f"git for-each-ref failed: {error_line(done.stderr)}")
+        found = []
+        for line in done.stdout.decode("utf-8", "surrogateescape").splitlines():
+            oid, _, rest = line.partition(" ")
+            when, _, name = rest.partition(" ")
+            if len(oid) == 40 and when.isdigit() and name.startswith(namespace):
+                found.append((name, to_oid(oid), int(when)))
         return found
 
     def ref_tips(self, namespaces: Sequence[str]) -> dict[str, Oid]:
