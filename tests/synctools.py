@@ -15,7 +15,7 @@ from git_harn.store import notes as note_store
 from git_harn.store import runs as store
 from git_harn.store.ids import new_workspace_id
 from git_harn.store.record import ACTIVE, RunRecord
-from git_harn.sync.summary import SUMMARY_REF
+from git_harn.sync.summary import OLD_SUMMARY_REF, SUMMARY_REF
 
 HOSTS = ("alpha", "beta", "gamma")
 
@@ -70,7 +70,7 @@ def actions(document: dict[str, Any]) -> dict[str, str]:
 
 # The live index is each clone's own (sync never pushes it): not what clones share;
 # nor is the remote's sync summary, which only a remote holds.
-LOCAL_ONLY = ("refs/harnery/live/", "refs/harnery/live-index/", SUMMARY_REF)
+LOCAL_ONLY = ("refs/harnery/live/", "refs/harnery/live-index/", SUMMARY_REF, OLD_SUMMARY_REF)
 
 
 def harnery_refs(repo: Path) -> dict[str, str]:

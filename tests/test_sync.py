@@ -23,6 +23,7 @@ from synctools import (
 )
 
 from git_harn.git import open_repo
+from git_harn.sync.summary import SUMMARY_REF
 from git_harn.workflow import record as workflow_record
 
 
@@ -47,7 +48,7 @@ def test_new_records_in_each_clone_converge_in_one_round_each(world: World) -> N
         assert harnery_refs(clone) == expected
         # The runs, and the summary read or pushed (the next one is its child).
         assert all(ref.startswith("refs/harnery-remotes/origin/runs/")
-                   or ref == "refs/harnery-remotes/origin/sync-summary"
+                   or ref == "refs/harnery-remotes/origin/" + SUMMARY_REF.removeprefix("refs/harnery/")
                    for ref in git(clone, "for-each-ref", "--format=%(refname)",
                                   "refs/harnery-remotes/").split())
 

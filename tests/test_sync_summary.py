@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import git
+from helpers import git, harn
 from synctools import World, add_note, add_record, change_record, harnery_refs, make_world, remote_summary, sync
 
 from git_harn.git import open_repo
@@ -187,10 +187,19 @@ def test_a_bad_or_missing_summary_falls_back_to_the_full_sync(world: World, dama
     if damage == "garbage":
         junk = git(world.remote, "hash-object", "-w", "--stdin", "-t", "blob")
         git(world.remote, "update-ref", SUMMARY_REF, junk)
-    elif damage == "missing":  # as a remote synced only by an older git-harn
+    elif damage == "missing":  # as a remote with no chain yet
         git(world.remote, "update-ref", "-d", SUMMARY_REF)
     else:
         (world.a / ".git" / "harnery" / "sync" / "origin.json").write_text("{not json")
+    if damage == "garbage":  # no chain grows from a blob, and none is forced or deleted [S1]
+        done = harn(world.a, "sync", "--json")
+        assert done.code == 0 and not done.json()["unchanged"], done.err
+        assert harnery_refs(world.a)["refs/harnery/runs/two"] == fresh
+        assert git(world.remote, "rev-parse", SUMMARY_REF) == junk  # left as it is
+        assert f"git push origin :{SUMMARY_REF}" in done.err  # the operator is told how to clear it
+        time.sleep(summary.RACY_SECONDS + 0.1)
+        assert not sync(world.a)["unchanged"]  # nothing kept: each sync lists, none goes wrong
+        return
     document = sync(world.a)
     assert not document["unchanged"]
     assert harnery_refs(world.a)["refs/harnery/runs/two"] == fresh

@@ -200,14 +200,13 @@ class _Round:
     remote_after: dict[str, str]  # the summarized refs as the remote holds them once the pushes went
     summary_oid: str | None = None  # the summary of remote_after (None in a dry run)
     summary_push: door.Update | None = None  # when the remote's summary is not that one
-    restart: bool = False  # the push deletes an old blob summary: one more round starts the chain
 
 
-def _summarize(repo: Repo, this: _Round, theirs: dict[str, str], advertised: str | None,
+def _summarize(repo: Repo, remote: str, this: _Round, theirs: dict[str, str], advertised: str | None,
                dry_run: bool) -> None:
     """What the remote will hold of the summarized refs after this round's
     pushes, and the summary update it needs (leased on what was read): a
-    child of the summary read, so the ref only moves forward [P2]."""
+    child of the summary read, so the ref only moves forward [S1]."""
     this.remote_after = {ref: oid for ref, oid in theirs.items() if summary.covers(ref)}
     this.remote_after.update((ref, oid) for oid, ref in this.pushes if summary.covers(ref))
     for ref, _ in this.drops:
@@ -220,14 +219,14 @@ def _summarize(repo: Repo, this: _Round, theirs: dict[str, str], advertised: str
         return
     found = summary.read(repo, advertised)
     if found is None:
-        return  # it could not be fetched: nothing is kept, the next sync lists again
-    if not found.chained:
-        # An older git-harn's blob: no commit can descend from it. Deleted
-        # (leased), and the next round starts the chain.
-        this.summary_push = door.Update(summary.SUMMARY_REF, None, advertised, leased=True)
-        this.restart = True
+        # Not fetched, or not a commit (none can descend from it): left as it
+        # is, never forced or deleted [S1]; nothing is kept, the next sync lists.
+        if repo.has(to_oid(advertised)):
+            warn(f"{remote}'s {summary.SUMMARY_REF} is not a summary git-harn wrote, and a sync never forces "
+                 f"or deletes a remote ref: every sync lists every ref until it is gone "
+                 f"(git push {remote} :{summary.SUMMARY_REF})")
         return
-    if found.text == summary.content(this.remote_after):
+    if found == summary.content(this.remote_after):
         this.summary_oid = advertised
         return
     this.summary_oid = summary.write(repo, this.remote_after, advertised)
@@ -302,7 +301,7 @@ def _one_round(repo: Repo, remote: str, salvage: bool, dry_run: bool) -> _Round:
         if step.drop_remote and remote_oid is not None:
             drops.append((ref, remote_oid))
     this = _Round(steps, updates, pushes, drops, {})
-    _summarize(repo, this, theirs, advertised.get(summary.SUMMARY_REF), dry_run)
+    _summarize(repo, remote, this, theirs, advertised.get(summary.SUMMARY_REF), dry_run)
     return this
 
 
@@ -434,8 +433,6 @@ def _sync_locked(repo: Repo, remote: str, salvage: bool, dry_run: bool,
                 warn(f"{remote} said: {line}")
             finished = True
             break
-        if this.restart and not pushed.moved:
-            continue  # the old summary is gone: the next round starts the chain
         if not pushed.moved:
             finished = True
             break

@@ -5,12 +5,16 @@ hash over the (name, object id) pairs the remote holds under ``SUMMARIZED``.
 Every sync that changes the remote pushes a new one in the same push, with
 a lease on the value it read, so two syncs cannot both leave their own
 summary; a sync that finds it missing or wrong pushes the right one. Each
-summary's parent is the one it replaces: the ref only ever moves forward,
-so a server that refuses non-fast-forward updates takes every sync
-("never forced", [P2]). A summary written by an older git-harn is a blob:
-it is read once (an unchanged sync still compares it), then the next sync
-that lists deletes it, leased, and starts the chain from nothing (a
-deletion and a creation, never a forced move).
+summary's parent is the one it replaces: the ref is only ever created or
+moved forward, never forced and never deleted [S1], so a server that
+refuses non-fast-forward updates and deletions takes every sync.
+
+An older git-harn kept the summary at ``OLD_SUMMARY_REF`` (a blob, or a
+commit whose next one need not descend from it). No sync writes there: the
+chain starts afresh under its own name, a creation, and the old ref stays
+as it is. Until the chain exists, the unchanged check compares the old ref
+instead, so a clone that last synced with an older git-harn still skips its
+listing once.
 
 **In this clone** (never pushed): after a sync that left the summarized refs
 equal on both sides, a file beside the locks keeps, per remote, the
@@ -43,7 +47,10 @@ from git_harn.sync import notes, records
 # What the summary covers: one line per namespace (salvage branches are not in
 # it: a sync with --salvage always lists). Folders end in "/".
 SUMMARIZED: tuple[str, ...] = (*records.PREFIXES, NOTES_REF, ARCHIVE_REF)
-SUMMARY_REF = "refs/harnery/sync-summary"
+SUMMARY_REF = "refs/harnery/sync-summary-chain"
+# Where an older git-harn kept it: read by the unchanged check while the
+# chain is absent, never written, never deleted [S1].
+OLD_SUMMARY_REF = "refs/harnery/sync-summary"
 FORMAT = b"git-harn sync summary 1\n"
 STATE_VERSION = 1
 # A ref written to the remote past git-harn (a plain push, a hand-made
@@ -76,23 +83,14 @@ def write(repo: Repo, refs: Mapping[str, str], parent: str | None) -> str:
     return str(made)
 
 
-@dataclass(frozen=True)
-class Found:
-    text: bytes  # the summary it names
-    chained: bool  # a commit (True), or a blob an older git-harn wrote (False)
-
-
-def read(repo: Repo, oid: str) -> Found | None:
-    """The summary ``oid`` names, if its object is here (None: not here, or neither kind)."""
+def read(repo: Repo, oid: str) -> bytes | None:
+    """The summary the commit ``oid`` names, if it is here (None: not here,
+    or not a commit, which no chain can grow from)."""
     found = to_oid(oid)
     if not repo.has(found):
         return None
     try:
-        return Found(repo.commit_info(found).message.encode("utf-8", "surrogateescape"), True)
-    except GitFailure:
-        pass
-    try:
-        return Found(repo.read_blob(found), False)
+        return repo.commit_info(found).message.encode("utf-8", "surrogateescape")
     except GitFailure:
         return None
 
@@ -158,11 +156,15 @@ def unchanged(repo: Repo, remote: str) -> Kept | None:
     now = local_fingerprint(repo)
     if now is None or now.value != last.local:
         return None
+    probe = _folder(repo) / "probe"
     try:
-        found = door.advertised(repo, remote, SUMMARY_REF, _folder(repo) / "probe")
+        found = door.advertised(repo, remote, SUMMARY_REF, probe)
+        if found is None:  # no chain yet: the summary an older git-harn kept, if it is what was kept
+            found = door.advertised(repo, remote, OLD_SUMMARY_REF, probe)
     except GitFailure:
         return None
     return last if found == last.summary else None
+
 
 def _full_after(repo: Repo) -> float:
     return float(max(0, repo.config_int("harn.syncFullAfter", FULL_AFTER_SECONDS)))
