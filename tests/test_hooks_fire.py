@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -400,3 +401,50 @@ def test_a_big_transaction_reaches_the_chained_hook_and_the_guard_whole(repo: Pa
     assert [line.split()[2] for line in seen] == [f"refs/heads/side/b{i:03d}" for i in range(others)] + [
         "refs/heads/harnery/ws/r1"]
     assert all(len(line.split()) == 3 for line in seen)
+
+
+def test_deleting_a_kept_branch_of_an_ended_run_starts_no_git_harn(repo: Path, tmp_path: Path) -> None:
+    """A `harnery/ws/<id>` branch whose run ended (no live index entry) and
+    whose commits another work ref reaches goes with no Python started in
+    any of the hook's four calls (issue 45 item 15: 190 ms each); one with a
+    commit of its own still reaches the guard, which refuses it [H1] [P1]."""
+    for run_id in ("r1", "r2", "r3"):
+        assert harn(repo, "start", run_id).code == 0
+        assert harn(repo, "cleanup", run_id, "--yes").code == 0
+    called = tmp_path / "called"
+    spy = fake_git_harn(tmp_path / "bin", f'echo "$@" >> "{called}"; exec "{shutil.which("git-harn")}" "$@"')
+    git(repo, "branch", "harnery/ws/r1", "main")
+    git(repo, "branch", "harnery/ws/r2", "main")
+    git(repo, "pack-refs", "--all")  # a packed branch is deleted in two transactions
+    trace = tmp_path / "trace"
+    done = git_run(repo, "branch", "-D", "harnery/ws/r1", env=dict(spy, GIT_TRACE=str(trace)))
+    assert done.returncode == 0, done.stderr
+    assert ref(repo, "refs/heads/harnery/ws/r1") is None
+    assert not called.exists()
+    assert trace.read_text().count("run_command: ") >= 4  # the hook ran, in both transactions, both phases
+    assert git_run(repo, "update-ref", "-d", "refs/heads/harnery/ws/r2", env=spy).returncode == 0
+    assert not called.exists()
+
+    unique = git(repo, "commit-tree", "HEAD^{tree}", "-p", "HEAD", "-m", "only here")
+    git(repo, "branch", "harnery/ws/r3", unique)
+    refused = git_run(repo, "branch", "-D", "harnery/ws/r3", env=spy)
+    assert refused.returncode != 0 and "git harn reclaim r3" in refused.stderr
+    assert ref(repo, "refs/heads/harnery/ws/r3") == unique
+    assert called.read_text().splitlines() == ["hooks run reference-transaction prepared"]
+    git(repo, "tag", "keep", unique)  # now a tag holds the commit: the branch may go, still without Python
+    called.unlink()
+    assert git_run(repo, "branch", "-D", "harnery/ws/r3", env=spy).returncode == 0
+    assert not called.exists()
+
+
+def test_a_live_runs_branch_still_reaches_git_harn(repo: Path, tmp_path: Path) -> None:
+    """A live run's branch (its live index entry) goes to Python in both
+    phases: the guard and the reconcile need its record."""
+    assert harn(repo, "start", "r1").code == 0
+    git(repo, "worktree", "remove", str(ws_path(repo, "r1")))
+    called = tmp_path / "called"
+    spy = fake_git_harn(tmp_path / "bin", f'echo "$@" >> "{called}"; exec "{shutil.which("git-harn")}" "$@"')
+    done = git_run(repo, "branch", "-D", "harnery/ws/r1", env=spy)
+    assert done.returncode == 0, done.stderr
+    assert state(repo, "r1") == "already_gone"
+    assert "hooks run reference-transaction committed" in called.read_text()
