@@ -184,11 +184,43 @@ def test_cleanup_archives_past_the_threshold(repo: Path) -> None:
     assert record_refs(repo) == {"r1", "r2"}  # at the threshold: nothing archived
     before = views(repo, ["r1", "r2"])
     ended(repo, "r3")
-    assert record_refs(repo) == set()
+    assert record_refs(repo) == {"r3"}  # one batch (harn.archiveBatch 2), the oldest
     after = views(repo, ["r1", "r2"])
     for args in (("status", "r1"), ("log", "r2", "--json"), ("status", "r2", "--json")):
         assert after[args] == before[args], args
     assert "r3" in harn(repo, "status", "--all").out
+
+
+def test_a_cleanups_archive_pass_folds_one_bounded_batch_of_the_oldest(repo: Path, tmp_path: Path) -> None:
+    """An automatic pass folds one batch, reading only the oldest record refs
+    (one for-each-ref sorted by commit time), never every record; a full
+    batch lets the next cleanup go on, and gc folds the rest (issue 45
+    item 15: 100,000 records folded at once took one cleanup 255 s)."""
+    git(repo, "config", "harn.archiveThreshold", "0")  # off while the records are made
+    git(repo, "config", "harn.archiveAfter", "0")
+    ended(repo, "c1", "c2", "c3", "c4", "c5", "c6")
+    git(repo, "config", "harn.archiveThreshold", "3")
+    # a record far newer than any other, unreadable: never read by the pass
+    empty = git(repo, "hash-object", "-t", "tree", "/dev/null")
+    broken = git(repo, "commit-tree", empty, "-m", "not a record",
+                 env={"GIT_COMMITTER_DATE": "2099-01-01T00:00:00Z"})
+    git(repo, "update-ref", f"{RUNS}z-broken", broken)
+    start(repo, "c7")
+    trace = tmp_path / "trace"
+    done = harn(repo, "cleanup", "c7", "--yes", env={"GIT_TRACE": str(trace)})
+    assert done.code == 0, done.err
+    lines = trace.read_text().splitlines()
+    listings = [line for line in lines if "built-in: git for-each-ref" in line and RUNS in line]
+    assert any("--sort=committerdate" in line and "--count=" in line for line in listings), listings
+    assert not any("--sort" not in line and line.rstrip().endswith(RUNS) for line in listings), listings
+    assert "z-broken" not in done.err
+    # harn.archiveBatch 2: the two oldest, c1 and c2
+    assert record_refs(repo) == {"c3", "c4", "c5", "c6", "c7", "z-broken"}
+    start(repo, "c8")
+    assert harn(repo, "cleanup", "c8", "--yes").code == 0  # a full batch before: this one goes on
+    assert record_refs(repo) == {"c5", "c6", "c7", "c8", "z-broken"}
+    gc(repo)
+    assert record_refs(repo) == {"z-broken"}
 
 
 def test_doctor_says_an_archive_is_due_and_its_advice_archives(repo: Path) -> None:

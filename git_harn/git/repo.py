@@ -377,13 +377,15 @@ class Repo(ObjectsMixin):
                 found[name] = oid
         return found
 
-    def newest_refs(self, namespace: str, count: int | None) -> list[tuple[str, Oid, int]]:
+    def refs_by_time(self, namespace: str, count: int | None, oldest_first: bool = False) -> list[tuple[str, Oid, int]]:
         """(name, object, committer time) of the ``count`` refs under
         ``namespace`` whose commits were made last (None: all of them),
-        newest first, from one ``git for-each-ref --sort=-committerdate``:
-        git reads only the commit headers, and no ref's object is read here.
-        A ref to no commit has no date, and is left out."""
-        args = ["for-each-ref", "--sort=-committerdate", "--format=%(objectname) %(committerdate:unix) %(refname)"]
+        newest first (``oldest_first``: the first made, oldest first), from
+        one ``git for-each-ref --sort=[-]committerdate``: git reads only the
+        commit headers, and no ref's object is read here. A ref to no
+        commit has no date, and is left out."""
+        order = "--sort=committerdate" if oldest_first else "--sort=-committerdate"
+        args = ["for-each-ref", order, "--format=%(objectname) %(committerdate:unix) %(refname)"]
         if count is not None:
             args.append(f"--count={count}")
         done = run_git([*args, namespace], self.cli_cwd, check=False)

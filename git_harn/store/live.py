@@ -200,7 +200,7 @@ def _newest_listed(repo: Repo, count: int) -> list[Stored | Unreadable]:
     chosen: dict[str, Stored] = {}
     others: list[Stored | Unreadable] = []  # unreadable, or live without an index entry: listed as before
     for size in (count + len(live) + MARGIN, None):
-        listed = repo.newest_refs(RUNS.namespace, size)
+        listed = repo.refs_by_time(RUNS.namespace, size)
         for name, tip, _when in listed:
             run_id = name[len(RUNS_PREFIX):]
             if run_id in seen:

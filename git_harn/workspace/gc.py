@@ -40,9 +40,18 @@ THRESHOLD_SETTING = "harn.archiveThreshold"  # ended record refs past which clea
 DEFAULT_THRESHOLD = 1000
 BATCH_SETTING = "harn.archiveBatch"  # runs per archive commit
 DEFAULT_BATCH = 1000
-# How often at most a cleanup past the threshold tries: records younger than
-# harn.archiveAfter cannot go, and must not be read again by every cleanup.
+# How often at most a cleanup past the threshold tries when its last pass
+# found less than a batch: records younger than harn.archiveAfter cannot
+# go, and must not be read again by every cleanup.
 AUTO_EVERY = 3600.0
+# Runs one automatic pass folds at most (fewer if harn.archiveBatch says
+# so): one archive commit, well under a second, so that a cleanup never
+# waits on a backlog (issue 45: 100,000 ended records folded at once took
+# 255 s); the next cleanup folds the next batch, 'git harn gc' all of them.
+AUTO_BATCH = 200
+# Record refs read past a pass's batch, for those it must leave (live,
+# unreadable, a workspace folder still there).
+AUTO_MARGIN = 64
 
 ARCHIVED = "archived"
 NOTHING = "ok"
@@ -104,6 +113,32 @@ def candidates(repo: Repo, age: float, now: float | None = None) -> tuple[list[C
         found.append(Candidate(run_id, tip, record.updatedAt))
     found.sort(key=lambda c: (c.updated, c.run_id))
     return found, skipped
+
+
+def oldest_candidates(repo: Repo, age: float, count: int) -> list[Candidate]:
+    """Up to ``count`` ended records written ``age`` seconds ago or more,
+    oldest first, read from the record refs whose commits are oldest (one
+    ``for-each-ref`` sorted by commit time), never every record: a record's
+    commit is made after its ``updatedAt`` is stamped, so a commit older
+    than the cutoff holds a record old enough, and the listing stops at the
+    first newer one (an older record behind a newer commit waits for gc)."""
+    cutoff = time.time() - age
+    live = set(repo.ref_ids([LIVE.namespace]))
+    found: list[Candidate] = []
+    for name, tip, when in repo.refs_by_time(RUNS.namespace, count + len(live) + AUTO_MARGIN, oldest_first=True):
+        if when > cutoff or len(found) >= count:
+            break
+        run_id = name[len(RUNS.namespace):]
+        if LIVE.entry(run_id) in live:
+            continue
+        try:
+            record = chain.record_at(repo, RUNS, run_id, tip)
+        except HarnError:
+            continue  # unreadable: status reports it; never archived
+        if record.terminal and _left_because(record.updatedAt, record.path, cutoff, age) is None:
+            found.append(Candidate(run_id, tip, record.updatedAt))
+    found.sort(key=lambda c: (c.updated, c.run_id))
+    return found
 
 
 def _left_because(updated: str, path: str, cutoff: float, age: float) -> str | None:
@@ -168,10 +203,11 @@ def _delete_one(repo: Repo, candidate: Candidate) -> bool:
 def archive_if_due(repo: Repo) -> GcResult | None:
     """From a command that just ended a run: when more ended record refs
     than harn.archiveThreshold are left (one ``for-each-ref`` of two
-    namespaces: cheap below it), archive those older than
-    harn.archiveAfter. Tried at most once an hour past the threshold, as
-    records too young to go would be read again by every cleanup. Never
-    fails the command that called it: a failure is a warning."""
+    namespaces: cheap below it), archive the oldest batch of those older
+    than harn.archiveAfter (AUTO_BATCH). A pass that folded a full batch
+    lets the next cleanup go on; one that found less is not tried again
+    for an hour, as records too young to go would be read again by every
+    cleanup. Never fails the command that called it: a failure is a warning."""
     threshold = repo.config_int(THRESHOLD_SETTING, DEFAULT_THRESHOLD)
     if threshold <= 0:
         return None  # 0 turns it off
@@ -180,10 +216,31 @@ def archive_if_due(repo: Repo) -> GcResult | None:
     if len(listed) - 2 * live <= threshold or not _due(repo):
         return None
     try:
-        return gc(repo)
+        result = _one_batch(repo)
     except HarnError as exc:
         warn(f"could not archive ended run records ({exc.message}); 'git harn gc' tries again")
         return None
+    if result.archived and len(result.archived) + len(result.kept) >= _auto_size(repo):
+        with suppress(OSError):  # a full batch: more may be due, and the next cleanup goes on
+            _stamp(repo).unlink()
+    return result
+
+
+def _auto_size(repo: Repo) -> int:
+    return min(AUTO_BATCH, max(1, repo.config_int(BATCH_SETTING, DEFAULT_BATCH)))
+
+
+def _one_batch(repo: Repo) -> GcResult:
+    """An automatic pass: the oldest batch of what gc would archive, then
+    the salvage notes pruned, as gc does."""
+    shown = archive_after(repo)
+    found = oldest_candidates(repo, parse_age(shown), _auto_size(repo))
+    result = GcResult(False, shown)
+    if found:
+        result.archived, result.kept = _archive_batch(repo, found)
+        result.batches = 1
+    result.notesPruned = prune_salvage_notes(repo)
+    return result
 
 
 def _stamp(repo: Repo) -> Path:
