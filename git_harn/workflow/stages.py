@@ -69,7 +69,8 @@ EXIT_75 = "exit-75"
 EXIT_77 = "exit-77"
 EXIT_78 = "exit-78"
 CANNOT_START = "cannot-start"
-STDERR_TAIL = 2000  # characters of a faulted attempt's stderr the record keeps
+STDERR_TAIL = 1000  # characters of a faulted attempt's stderr the record keeps (the file keeps more)
+EARLIER_STDERR_TAIL = 300  # of each faulted run a retry followed: a stage's entry stays small in the record
 STDERR_FILE_TAIL = 64 * 1024  # and its stage file
 DISK_LIMIT = "disk-limit"  # the worktree outgrew harn.stageDiskLimit: a config fault that keeps the work
 FAULT_REPORT = "fault-report"
@@ -190,7 +191,8 @@ class StageOutcome:
     def fault_entry(self) -> dict[str, Any]:
         """What a retry keeps of this faulted run: why, and its last words."""
         return {"attempt": self.attempt, "tries": self.tries, "fault": self.fault, "faultKind": self.faultKind,
-                "exitCode": self.exitCode, "detail": self.detail, "stderrTail": self.stderrTail}
+                "exitCode": self.exitCode, "detail": self.detail,
+                "stderrTail": self.stderrTail[-EARLIER_STDERR_TAIL:] if self.stderrTail else self.stderrTail}
 
     @property
     def resetAt(self) -> str | None:
