@@ -82,7 +82,7 @@ def test_the_basic_demo_fits_80_columns(tmp_path: Path) -> None:
     code, out = on_terminal(tmp_path, "demo")
     assert code == 0, out
     assert _wider(out) == []
-    assert re.search(r"^RUN +STATE +TRIES +BRANCH +DIRTY +PATH$", out, re.MULTILINE), out  # status fits itself
+    assert re.search(r"^RUN +STATE +KEPT +BRANCH +DIRTY +PATH$", out, re.MULTILINE), out  # status fits itself
     commands = _commands(out)
     assert any(c.startswith("git harn run demo-agent -- ") and c.endswith("/agent.py") for c in commands), commands
     assert "git log harnery/salvage/demo-agent" in commands

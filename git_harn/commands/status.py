@@ -102,7 +102,8 @@ def _status_lines(report: StatusReport) -> Iterator[str]:
             where = f"{ws.location}: {where}"
         state = f"{ws.state} (busy: {ws.busy})" if ws.busy else ws.state
         rows.append([ws.runId, ws.workspaceId, state, str(ws.attempts), ws.branch, dirty, where])
-    lines = _fit(["RUN", "WORKSPACE", "STATE", "TRIES", "BRANCH", "DIRTY", "PATH"], rows, width)
+    # KEPT: the cleanups that kept the workspace (attempts); a workflow stage's tries are the run's, not these
+    lines = _fit(["RUN", "WORKSPACE", "STATE", "KEPT", "BRANCH", "DIRTY", "PATH"], rows, width)
     yield lines[0]
     for ws, line in zip(report.workspaces, lines[1:], strict=False):
         yield line
