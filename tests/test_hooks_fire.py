@@ -435,6 +435,15 @@ def test_deleting_a_kept_branch_of_an_ended_run_starts_no_git_harn(repo: Path, t
     called.unlink()
     assert git_run(repo, "branch", "-D", "harnery/ws/r3", env=spy).returncode == 0
     assert not called.exists()
+    # git-harn's own refs that hold work count; its bookkeeping refs do not [P1]
+    for holder, kept in (("refs/harnery/integrated/task-1", False), ("refs/harnery/workflows/w1", True)):
+        other = git(repo, "commit-tree", "HEAD^{tree}", "-p", "HEAD", "-m", holder)
+        git(repo, "update-ref", holder, other)
+        git(repo, "branch", "harnery/ws/r3", other)
+        done = git_run(repo, "branch", "-D", "harnery/ws/r3", env=spy)
+        assert (done.returncode != 0) == kept, done.stderr
+        assert called.exists() == kept
+        git(repo, "update-ref", "-d", "refs/heads/harnery/ws/r3", env={"HARN_INTERNAL": "1"})
 
 
 def test_a_live_runs_branch_still_reaches_git_harn(repo: Path, tmp_path: Path) -> None:
