@@ -117,8 +117,11 @@ def fixture(tmp: Path, name: str, sleepy: tuple[Path, Path] | None = None) -> Pa
 
 def harn_run(work: Path, *flags: str, tasks: int = TASKS) -> float:
     begin = time.perf_counter()
+    # the sleepy agents log beside the fixture: under the sandbox only the paths an operator names are writable
+    env = dict(os.environ, GIT_CONFIG_COUNT="1", GIT_CONFIG_KEY_0="harn.sandboxWritable",
+               GIT_CONFIG_VALUE_0=str(work.parent))
     done = subprocess.run([*HARN, "workflow", "run", "--json", *flags], cwd=work, capture_output=True, text=True,
-                          check=False)
+                          check=False, env=env)
     seconds = time.perf_counter() - begin
     summary = json.loads(done.stdout)["summary"] if done.stdout.strip() else done.stderr
     if done.returncode != 0 or summary != f"{tasks} task{'s' if tasks > 1 else ''}: {tasks} done":
