@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import time
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from helpers import git, make_repo
 
 from git_harn.git import open_repo, to_oid
 from git_harn.git.run import run_git
-from git_harn.store.seal import Seal, TamperFound, include_paths
+from git_harn.store.seal import RACY_NS, Seal, TamperFound, include_paths
 
 
 def sealed(repo_path: Path, tmp: Path) -> Seal:
@@ -174,3 +175,24 @@ def test_the_guard_puts_files_back_before_the_hosts_git_and_stops_the_blamed_tas
         run_git(["status"], repo)  # another thread's git: put back, runs
         assert seal.close_stage(window) is None  # told once, already
     assert not canary.exists()
+
+
+def test_a_settled_file_rewritten_with_its_size_and_mtime_kept_is_still_found(tmp_path: Path) -> None:
+    """A file last changed long before the seal looked is not read again while its stat holds
+    (the guard runs before every host git); a rewrite that keeps its size and sets its mtime back
+    still moves its ctime, which no process can set back, so it is found and put back."""
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    info = repo / ".git" / "info" / "exclude"
+    info.write_text("# keep out\n")
+    settled = time.time() + RACY_NS / 1e9 + 0.2
+    while time.time() < settled:  # its last change must be older than a coarse clock tick could blur
+        time.sleep(0.1)
+    seal = sealed(repo, tmp_path)
+    with seal.installed():
+        assert seal.check_files() is None  # unchanged: found so by its stat alone
+        before = os.stat(info)
+        info.write_text("*.pyc text\n")  # the same size
+        os.utime(info, ns=(before.st_atime_ns, before.st_mtime_ns))
+        found = seal.check_files()
+    assert found is not None and [c.what for c in found.changes] == [str(info)]
+    assert info.read_text() == "# keep out\n"

@@ -19,9 +19,11 @@ git-harn's own and the operator's. The seal is that control surface:
   run writes, read by one ``git for-each-ref``.
 
 Files are compared by ``lstat`` first (inode, size, mode, mtime and ctime:
-ctime cannot be set back by a process), and only a file whose stat changed
-is read again, so a check costs a few dozen ``lstat`` calls and one
-``for-each-ref`` (``bench/workflow.py`` gives the figure). The bytes of
+ctime cannot be set back by a process), and only a file whose stat changed,
+or whose last change was too recent when it was looked at for its ctime to
+tell a next one apart (git's racy-entry rule, ``RACY_NS``), is read again,
+so a check costs a few dozen ``lstat`` calls and one ``for-each-ref``
+(``bench/workflow.py`` gives the figure). The bytes of
 every file are kept from the moment it was sealed, so a change is undone.
 
 The rules (the invariants a reader can check the code against):
@@ -66,6 +68,12 @@ The rules (the invariants a reader can check the code against):
    no window does (something an ended stage left changed it between
    stages), the stage(s) that ended last. A change found while two stages
    were in flight is blamed on both (see docs/workflow.md).
+9. A start check lists the refs unless nothing but the host ran since a
+   clean check after the end of this task's own last stage (no stage in
+   flight, and the one that ended last was this task's): the host's writes
+   are told to the seal (rule 2), and a ref moved meanwhile by a process
+   the host could not end is found by this stage's end check, blamed on
+   this task as the start check would have blamed it (rule 8).
 """
 
 from __future__ import annotations
@@ -76,6 +84,7 @@ import os
 import shutil
 import stat
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
@@ -91,6 +100,7 @@ from git_harn.git.run import install_guard, subcommand
 from git_harn.store.bookkeeping import TAMPER_ROOT
 from git_harn.text import one_line
 
+RACY_NS = 2_000_000_000  # a change this recent may share its ctime with the next one (coarse clock ticks)
 MAX_FILE = 1 << 20  # bytes of one file kept to put it back; a larger one is compared by its hash
 MAX_ENTRIES = 2000  # entries of one sealed folder (hooks/, info/): past it, the rest are not sealed
 MAX_DEPTH = 4
@@ -128,6 +138,9 @@ class Entry:
     digest: str = ""
     mode: int = 0
     key: tuple[int, ...] = ()
+    # changed well before it was looked at: an equal stat later means equal bytes (git's racy-entry
+    # rule: any write moves ctime, which no one can set back, past a ctime this much older than the look)
+    settled: bool = False
 
     def same(self, other: Entry) -> bool:
         return self.kind == other.kind and self.digest == other.digest and (
@@ -147,6 +160,22 @@ def stat_key(seen: os.stat_result) -> tuple[int, ...]:
     return (seen.st_mode, seen.st_ino, seen.st_size, seen.st_mtime_ns, seen.st_ctime_ns)
 
 
+def _settled(seen: os.stat_result) -> bool:
+    """Whether its last change is older than file time stamps' coarse ticks could blur."""
+    return time.time_ns() - seen.st_ctime_ns > RACY_NS
+
+
+def unchanged_since(path: Path, want: Entry) -> bool:
+    """A settled file or link that still has the stat it was looked at with: its bytes are
+    the same, and need not be read again (the guard runs before every git the host runs)."""
+    if not want.settled:
+        return False
+    try:
+        return stat_key(os.lstat(path)) == want.key
+    except OSError:
+        return False
+
+
 def look(path: Path) -> Entry:
     """``path`` as it is now, never followed if it is a link."""
     try:
@@ -157,7 +186,7 @@ def look(path: Path) -> Entry:
     if stat.S_ISLNK(seen.st_mode):
         with suppress(OSError):
             target = os.fsencode(os.readlink(path))
-            return Entry(LINK, target, hashlib.sha256(target).hexdigest(), seen.st_mode, key)
+            return Entry(LINK, target, hashlib.sha256(target).hexdigest(), seen.st_mode, key, _settled(seen))
         return Entry(OTHER, key=key)
     if stat.S_ISDIR(seen.st_mode):
         return Entry(DIR, None, "dir", seen.st_mode, key)
@@ -178,8 +207,8 @@ def _read_file(path: Path, seen: os.stat_result) -> Entry:
         if len(data) > MAX_FILE:
             while chunk := handle.read(1 << 20):
                 digest.update(chunk)
-            return Entry(FILE, None, digest.hexdigest(), seen.st_mode, key)
-    return Entry(FILE, data, digest.hexdigest(), seen.st_mode, key)
+            return Entry(FILE, None, digest.hexdigest(), seen.st_mode, key, _settled(seen))
+    return Entry(FILE, data, digest.hexdigest(), seen.st_mode, key, _settled(seen))
 
 
 # --- where git looks ---------------------------------------------------------------------
@@ -409,15 +438,15 @@ class Surface:
             skipped |= set(self.configs)
         out = []
         for path, want in list(self.entries.items()):
-            if path in skipped:
+            if path in skipped or unchanged_since(path, want):
                 continue
             found = look(path)
-            if found.key == want.key and found.kind == want.kind:
+            if found.key == want.key and found.kind == want.kind and found.settled == want.settled:
                 continue
             if not found.same(want):
                 out.append((path, want, found))
             elif found.kind != DIR:
-                self.entries[path] = found  # touched, not changed: its new stat is the one to compare
+                self.entries[path] = found  # touched, or settled since: its new stat is the one to compare
         for folder in sorted(self.folders):
             if self.entries.get(folder, Entry(ABSENT)).kind != DIR or look(folder).kind != DIR:
                 continue
@@ -786,12 +815,24 @@ class Seal:
     def open_stage(self, key: str, stage: str) -> Window:
         """Before an agent or gate starts: a check, then its window. TamperFound
         when this task is blamed for a change (it must not start)."""
-        self.check()
+        if self._refs_unchanged_since_its_last_stage(key):
+            self.check_files()
+        else:
+            self.check()
         self.raise_for(key)
         window = Window(key, stage, self._tick())
         with self._mutex:
             self.windows.append(window)
         return window
+
+    def _refs_unchanged_since_its_last_stage(self, key: str) -> bool:
+        """Rule 9: the refs part of this start check would list what the last check listed."""
+        with self._mutex:
+            if not self.windows or any(w.closed is None for w in self.windows):
+                return False
+            last = self.windows[-1] if self.windows[-1].closed is not None else None
+            latest = max(self.windows, key=lambda w: w.closed or 0)
+            return last is latest and latest.key == key and self._clean.get(REFS, 0) > (latest.closed or 0)
 
     def close_stage(self, window: Window) -> Tamper | None:
         """After it ended: a check with its window still open, then closed;
