@@ -35,6 +35,8 @@ from git_harn.git.refwatch import host_writes
 from git_harn.git.repo import Repo
 from git_harn.git.run import error_line, run_git
 
+DEFAULT_REMOTE = "origin"  # the remote git-harn talks to when none is named, as git clone names it
+
 # What one fetch or push did (to one ref, or as a whole).
 PUSHED = "pushed"
 FETCHED = "fetched"

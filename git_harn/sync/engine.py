@@ -17,6 +17,7 @@ from git_harn.errors import BadInput, CorruptRecord, GitFailure, RaceLost
 from git_harn.failpoints import failpoint
 from git_harn.git import Repo, to_oid
 from git_harn.git import remote as door
+from git_harn.git.remote import DEFAULT_REMOTE
 from git_harn.git.worktrees import registered_worktrees
 from git_harn.notices import info, progress, warn
 from git_harn.results import Result
@@ -39,7 +40,6 @@ from git_harn.sync.steps import (
 )
 from git_harn.text import one_line
 
-DEFAULT_REMOTE = "origin"
 DEFAULT_ROUNDS = 5
 SALVAGE_PREFIX = "refs/heads/harnery/salvage/"
 TRACKING_ROOT = bookkeeping.TRACKING_ROOT

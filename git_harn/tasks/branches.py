@@ -9,11 +9,11 @@ from pathlib import Path
 from git_harn.errors import BadInput
 from git_harn.git import Oid, Repo
 from git_harn.git.refnames import branch_name
+from git_harn.git.remote import DEFAULT_REMOTE
 from git_harn.git.worktrees import worktree_with_branch
 from git_harn.notices import warn
 
-DEFAULT_BASE = "main"
-DEFAULT_REMOTE = "origin"
+DEFAULT_BASE = "main"  # the branch work starts from and lands on when none is named
 
 
 @dataclass(frozen=True)

@@ -90,7 +90,6 @@ STAGES = ("plan", "implement", "review", "integrate")
 OPTIONAL_AGENTS = ("addendum", "assess", "preflight")
 BUILTIN = "builtin"
 STDIN_MODES = ("json", "prompt")
-DEFAULT_REMOTE = "origin"
 DEFAULT_STAGE_TIMEOUT = 1800.0
 DEFAULT_REVIEW_ROUNDS = 2
 MAX_PARALLEL = 64

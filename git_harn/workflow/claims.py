@@ -45,11 +45,11 @@ from git_harn.errors import BadInput, CorruptRecord, GitFailure, HarnError, Refu
 from git_harn.git import Oid, Repo, open_repo
 from git_harn.git.branches import check_branch_name, check_remote, fetch_branch
 from git_harn.git.identity import clone_id, host_name
-from git_harn.git.remote import MOVED_ON, UNREACHABLE, Outcome
+from git_harn.git.remote import DEFAULT_REMOTE, MOVED_ON, UNREACHABLE, Outcome
 from git_harn.results import Result
 from git_harn.store import claims as refs
 from git_harn.store.clone import this_clone
-from git_harn.tasks.config import DEFAULT_CLAIM_STALE_AFTER, DEFAULT_REMOTE, settings_at
+from git_harn.tasks.config import DEFAULT_CLAIM_STALE_AFTER, settings_at
 from git_harn.tasks.roadmap import task_branch, tasks_at, ticked_at
 from git_harn.text import one_line
 from git_harn.workflow import state

@@ -15,13 +15,13 @@ from git_harn.assess.gates import gate_commands, gate_timeout
 from git_harn.errors import BadInput
 from git_harn.git import Oid, Repo
 from git_harn.git.branches import check_branch_name, check_remote, fetch_branch
-from git_harn.tasks.branches import Base
+from git_harn.git.remote import DEFAULT_REMOTE
+from git_harn.tasks.branches import DEFAULT_BASE, Base
 from git_harn.tasks.config import (
     DEFAULT_CLAIM_HEARTBEAT,
     DEFAULT_CLAIM_STALE_AFTER,
     DEFAULT_IDLE_TIMEOUT,
     DEFAULT_MAX_RECOVERY_CANDIDATES,
-    DEFAULT_REMOTE,
     DEFAULT_RESUME_MODE,
     DEFAULT_REVIEW_ROUNDS,
     DEFAULT_SCHEMA_RETRIES,
@@ -40,7 +40,6 @@ from git_harn.tasks.execplan import plans_dir
 from git_harn.tasks.roadmap import roadmap_file, tasks_at
 from git_harn.workspace.sandbox import Asked, Policy, policy_of
 
-DEFAULT_BASE = "main"
 T = TypeVar("T")
 
 
