@@ -17,6 +17,7 @@ from git_harn.doctor.workspaces import check_workspaces
 from git_harn.git import Repo
 from git_harn.store import runs
 from git_harn.store.live import live_records_by_tip
+from git_harn.store.locks import run_lock_name
 from git_harn.store.record import RunRecord
 
 DEFAULT_OLDER_THAN = "30d"
@@ -35,8 +36,8 @@ def diagnose(repo: Repo, older_than: str = DEFAULT_OLDER_THAN, remote: str | Non
     live, counts = live_records(repo)
     dead = check_workflows(repo, live)
     seen = check_workspaces(repo, live, dead.dead_runs)
-    killed = {f"run-{f.subject['runId']}.lock" for f in seen.findings if f.code == "workspace-run-killed"}
-    killed |= {f"run-{run_id}.lock" for run_id in dead.dead_runs}
+    killed = {run_lock_name(f.subject["runId"]) for f in seen.findings if f.code == "workspace-run-killed"}
+    killed |= {run_lock_name(run_id) for run_id in dead.dead_runs}
     findings: list[Finding] = [*seen.findings, *check_locks(repo, killed), *dead.findings,
                                *check_task_branches(repo, live, dead.dead_runs), *check_leftovers(repo, age),
                                *archive_due(repo, counts["ended"])]

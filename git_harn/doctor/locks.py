@@ -21,7 +21,7 @@ from git_harn.git import Repo
 from git_harn.git.worktrees import ADMIN_LOCKS, admin_dir, admin_locks, registered_worktrees
 from git_harn.integrate.worktree import integration_worktree
 from git_harn.store import lease, runs
-from git_harn.store.locks import git_processes_in, locks_dir, read_owner
+from git_harn.store.locks import git_processes_in, locks_dir, read_owner, run_of_lock
 from git_harn.store.procs import dead_ran_out
 
 GIT_LOCK_AGE = 60.0  # seconds: no git holds a lock this long without being at work in the repository
@@ -46,9 +46,10 @@ def dead_run_git_locks(repo: Repo, lock: Path) -> list[Path]:
     works in that workspace or its admin folder. The gits the dead run ran
     died with it, or finished: the locks are provably left (issue 45), with
     no wait for their age."""
-    if not lock.name.startswith("run-") or not lock.name.endswith(".lock"):
+    run_id = run_of_lock(lock.name)
+    if run_id is None:
         return []
-    stored = runs.read(repo, lock.name.removeprefix("run-").removesuffix(".lock"))
+    stored = runs.read(repo, run_id)
     if stored is None or stored.record.terminal:
         return []
     workspace = Path(stored.record.path)

@@ -29,8 +29,23 @@ def locks_dir(repo: Repo) -> Path:
     return repo.common_dir / "harnery" / "locks"
 
 
+RUN_LOCK_PREFIX, LOCK_SUFFIX = "run-", ".lock"
+
+
+def run_lock_name(run_id: str) -> str:
+    """The one spelling of a run's lock file name."""
+    return f"{RUN_LOCK_PREFIX}{run_id}{LOCK_SUFFIX}"
+
+
+def run_of_lock(name: str) -> str | None:
+    """The run id a lock file name names, None when it is no run's lock."""
+    if not name.startswith(RUN_LOCK_PREFIX) or not name.endswith(LOCK_SUFFIX):
+        return None
+    return name[len(RUN_LOCK_PREFIX):-len(LOCK_SUFFIX)]
+
+
 def run_lock_path(repo: Repo, run_id: str) -> Path:
-    return locks_dir(repo) / f"run-{run_id}.lock"
+    return locks_dir(repo) / run_lock_name(run_id)
 
 
 def _process_start(pid: int) -> str | None:
@@ -225,10 +240,10 @@ def live_run_locks(repo: Repo) -> dict[str, dict[str, object]]:
     are read, never the records."""
     found: dict[str, dict[str, object]] = {}
     with suppress(FileNotFoundError):
-        for path in locks_dir(repo).glob("run-*.lock"):
-            owner = _read_owner(path)
-            if owner and owner_alive(owner):
-                found[path.name[len("run-"):-len(".lock")]] = owner
+        for path in locks_dir(repo).glob(run_lock_name("*")):
+            owner, run_id = _read_owner(path), run_of_lock(path.name)
+            if owner and owner_alive(owner) and run_id is not None:
+                found[run_id] = owner
     return found
 
 
