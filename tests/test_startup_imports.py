@@ -79,3 +79,30 @@ def test_the_watchdog_process_loads_neither_pygit2_nor_click() -> None:
     assert "git_harn.store.procs" in loaded
     assert not {m for m in loaded if m.split(".")[0] in ("pygit2", "click")}, sorted(loaded)
     assert "git_harn.git.repo" not in loaded and "git_harn.workflow.stages" not in loaded
+
+
+def _gits_started(repo: Path, tmp_path: Path, *args: str) -> list[list[str]]:
+    """The argv of every git ``git harn <args>`` started (trace2 events)."""
+    events = tmp_path / "trace2.json"
+    events.unlink(missing_ok=True)
+    done = harn(repo, *args, env={"GIT_TRACE2_EVENT": str(events)})
+    assert done.code == 0, done.err
+    return [event["argv"] for event in map(json.loads, events.read_text().splitlines())
+            if event.get("event") == "start" and event["argv"][:1] == ["git"]
+            and "harn" not in event["argv"][1:2]]
+
+
+def test_status_of_live_workspaces_reads_the_refs_in_one_git(tmp_path: Path) -> None:
+    """``git harn status`` starts one ``for-each-ref`` for the live index and
+    the workspace branches together, one ``config --list`` and one ``status``
+    per live workspace: a git process costs a few milliseconds of the
+    start-up budget (issue 45)."""
+    repo = make_repo(tmp_path / "repo")
+    assert harn(repo, "start", "one").code == 0
+    argvs = _gits_started(repo, tmp_path, "status")
+    words = [next(word for word in argv[1:] if not word.startswith("-") and "=" not in word) for argv in argvs]
+    assert sorted(words) == ["config", "for-each-ref", "status"], argvs
+    listing = next(argv for argv in argvs if "for-each-ref" in argv)
+    assert "refs/harnery/live/" in listing and "refs/heads/harnery/ws/" in listing, listing
+    # The guards hold: every git of the listing but config's own read runs with hooks off.
+    assert all("core.hooksPath=/dev/null" in argv for argv in argvs if "config" not in argv), argvs

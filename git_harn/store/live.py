@@ -65,20 +65,23 @@ from git_harn.store.locks import live_run_locks
 from git_harn.store.runs import LIVE, RUNS, RUNS_PREFIX, Stored, Unreadable, list_records, read, read_at, run_ref
 
 
-def live_records(repo: Repo) -> Iterator[Stored | Unreadable]:
+def live_records(repo: Repo, listed: dict[str, str] | None = None) -> Iterator[Stored | Unreadable]:
     """The records of runs that have not ended, with the records that
     cannot be read (whether those ended is unknown), in run-id order. No
-    ended record is read (but once, to build the index: see above)."""
-    for run_id, entry in sorted(live_entries(repo).items()):
+    ended record is read (but once, to build the index: see above).
+    ``listed``: ``repo.ref_ids`` of (at least) ``LIVE_LISTING``, read by the
+    caller in the same ``for-each-ref`` as other refs it needs."""
+    for run_id, entry in sorted(live_entries(repo, listed).items()):
         found = _record(repo, run_id, entry)
         if found is not None:
             yield found
 
 
-def live_entries(repo: Repo) -> dict[str, Oid]:
+def live_entries(repo: Repo, listed: dict[str, str] | None = None) -> dict[str, Oid]:
     """run id -> what its index entry points at, the index built first if
     this repository has none yet."""
-    listed = _listed(repo)
+    if listed is None:
+        listed = _listed(repo)
     found = {name[len(LIVE.namespace):]: to_oid(oid) for name, oid in listed.items()
              if name.startswith(LIVE.namespace)}
     if LIVE.marker not in listed:
@@ -86,8 +89,12 @@ def live_entries(repo: Repo) -> dict[str, Oid]:
     return found
 
 
+# The refs that list the live runs: the entries and the marker.
+LIVE_LISTING = (LIVE.namespace, LIVE.marker)
+
+
 def _listed(repo: Repo) -> dict[str, str]:
-    return repo.ref_ids([LIVE.namespace, LIVE.marker])
+    return repo.ref_ids(LIVE_LISTING)
 
 
 def _record(repo: Repo, run_id: str, entry: Oid) -> Stored | Unreadable | None:
@@ -157,14 +164,16 @@ def record_on_branch(repo: Repo, run_id: str, branch_ref: str) -> Stored | None:
     return stored if stored is not None and stored.record.branch_ref == branch_ref else None
 
 
-def listed_records(repo: Repo, ended: int | None) -> Iterator[Stored | Unreadable]:
+def listed_records(repo: Repo, ended: int | None,
+                   listed: dict[str, str] | None = None) -> Iterator[Stored | Unreadable]:
     """The live records and, of the ended ones, every one (``ended`` None)
     or the ``ended`` that were written last (by their ``updatedAt``), in
     run-id order; unreadable records too. Archived runs count as ended
     runs (``store/archive``), except where the run has a ref: the ref wins.
-    For ``ended`` N only the archive's newest batches are read."""
+    For ``ended`` N only the archive's newest batches are read. ``listed``:
+    as ``live_records`` takes it, used for the live runs alone (``ended`` 0)."""
     if ended == 0:
-        yield from live_records(repo)
+        yield from live_records(repo, listed)
         return
     if ended is not None:
         yield from sorted(_newest_listed(repo, ended), key=_run_order)

@@ -13,7 +13,7 @@ from git_harn.git.worktrees import linked_problem, worktree_with_branch
 from git_harn.results import Result
 from git_harn.store import runs as store
 from git_harn.store.ids import validate_run_id
-from git_harn.store.live import listed_records
+from git_harn.store.live import LIVE_LISTING, listed_records
 from git_harn.store.locks import run_busy
 from git_harn.store.record import ACTIVE, PRESERVED_DIRTY, PRESERVED_UNMERGED, RunRecord
 from git_harn.text import jsonable
@@ -139,12 +139,23 @@ class KeptBranch:
 KEPT_COUNT = 1000
 
 
-def kept_branches(repo: Repo, live: frozenset[str] = frozenset()) -> list[KeptBranch]:
+WS_BRANCHES = "refs/heads/" + WS_BRANCH_PREFIX
+
+
+def kept_branches(repo: Repo, live: frozenset[str] = frozenset(),
+                  listed: dict[str, str] | None = None) -> list[KeptBranch]:
     """Every ``harnery/ws/<run-id>`` branch of an ended workspace that holds
     commits no other ref reaches; ``live``: run ids known to be live, whose
     branches are not looked at. One ``for-each-ref`` of that folder when
-    there is no other (a release deletes the branch it made)."""
-    prefix = "refs/heads/" + WS_BRANCH_PREFIX
+    there is no other (a release deletes the branch it made). ``listed``:
+    ``repo.ref_ids`` of (at least) that folder, read earlier by the caller:
+    when it holds no other branch, none is read again; when it does, the
+    folder is read afresh, so what the caller did since (a reconcile that
+    ended a run) is seen."""
+    prefix = WS_BRANCHES
+    if listed is not None and not any(name.startswith(prefix) and name.removeprefix(prefix) not in live
+                                      for name in listed):
+        return []
     refs = sorted((name, tip) for name, tip in repo.ref_tips([prefix]).items()
                   if name.removeprefix(prefix) not in live)
     if not refs:
@@ -176,7 +187,7 @@ def kept_advice(record: RunRecord) -> str:
 
 
 def _select(
-    repo: Repo, run_id: str | None, ended: int | None
+    repo: Repo, run_id: str | None, ended: int | None, listed: dict[str, str] | None
 ) -> tuple[list[store.Stored], list[store.Unreadable]]:
     if run_id is not None:
         validate_run_id(run_id)
@@ -187,7 +198,7 @@ def _select(
             raise BadInput(f"unknown run id: {run_id}")
         return [one], []
     chosen, errors = [], []
-    for entry in listed_records(repo, ended):
+    for entry in listed_records(repo, ended, listed):
         if isinstance(entry, store.Unreadable):
             errors.append(entry)
         else:
@@ -212,7 +223,11 @@ def collect_status(repo: Repo, run_id: str | None = None, include_terminal: bool
         raise BadInput("--last must be 0 or more")
     if last is not None and run_id is not None:
         raise BadInput("--last lists runs; it cannot be given with a run id")
-    chosen, errors = _select(repo, run_id, _ended_wanted(include_terminal, last))
+    ended = _ended_wanted(include_terminal, last)
+    # The plain listing reads the live index and the workspace branches in
+    # one for-each-ref: a git process is most of what status costs (issue 45).
+    refs = repo.ref_ids([*LIVE_LISTING, WS_BRANCHES]) if run_id is None and ended == 0 else None
+    chosen, errors = _select(repo, run_id, ended, refs)
     settled_now = set()
     records = []
     for stored in chosen:
@@ -235,7 +250,7 @@ def collect_status(repo: Repo, run_id: str | None = None, include_terminal: bool
     noticed = len(errors) + sum(_doctor_would_report(r, row) for r, row in zip(records, rows, strict=True))
     if run_id is None or any(r.terminal for r in records):
         listed = {row.runId: row for row in rows}
-        for kept in kept_branches(repo, frozenset(r.runId for r in records if not r.terminal)):
+        for kept in kept_branches(repo, frozenset(r.runId for r in records if not r.terminal), refs):
             if run_id is not None and kept.record.runId != run_id:
                 continue
             row = listed.get(kept.record.runId)
