@@ -15,6 +15,7 @@ from git_harn.commands.render import show, table, terminal_width, wrapped_table
 from git_harn.errors import BadInput
 from git_harn.notices import interactive, warn
 from git_harn.proc import exit_status
+from git_harn.tasks.roadmap import work_key
 from git_harn.text import clip, one_line
 from git_harn.workflow import record
 from git_harn.workflow.adapters.starter import AGENT_CHOICES
@@ -107,7 +108,7 @@ def _task_lines(tasks: Iterable[dict[str, Any]]) -> list[str]:
 
 def _workspace_lines(tasks: list[dict[str, Any]]) -> list[str]:
     """Which workspaces cleanup released and which it kept, and why [P2]."""
-    released = [t["taskId"] if t.get("addendum") is None else f"{t['taskId']}-addendum-{t['addendum']}"
+    released = [work_key(t["taskId"], t.get("addendum"))
                 for t in tasks if (t.get("workspace") or {}).get("state") == "released"]
     lines = [f"workspaces released: {', '.join(released)}"] if released else []
     for t in tasks:

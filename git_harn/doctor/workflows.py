@@ -29,7 +29,7 @@ from git_harn.store import lease
 from git_harn.store.locks import run_busy, settle_command
 from git_harn.store.procs import Group
 from git_harn.store.record import RunRecord
-from git_harn.tasks.roadmap import parse_task_branch
+from git_harn.tasks.roadmap import parse_task_branch, work_key
 from git_harn.workflow import record
 from git_harn.workflow.result import IN_PROGRESS
 from git_harn.workspace.salvage import SALVAGE_LOG
@@ -198,7 +198,7 @@ def check_task_branches(repo: Repo, live: list[RunRecord], dead_runs: set[str]) 
 def _landed(repo: Repo, integrated: dict[str, Oid], task_id: str, addendum: int | None, tip: Oid) -> bool:
     """The branch's tip is kept under ``refs/harnery/integrated/<key>[-<n>]``:
     the task landed, and the branch holds nothing that is not kept."""
-    key = task_id if addendum is None else f"{task_id}-addendum-{addendum}"
+    key = work_key(task_id, addendum)
     return any(repo.contains(oid, tip) for name, oid in integrated.items()
                if name == INTEGRATED_PREFIX + key or re.fullmatch(re.escape(INTEGRATED_PREFIX + key) + r"-\d+", name))
 

@@ -36,7 +36,7 @@ from git_harn.integrate.worktree import ensure_worktree
 from git_harn.notices import info
 from git_harn.store.bookkeeping import INTEGRATED_ROOT
 from git_harn.store.locks import hold_merge
-from git_harn.tasks.roadmap import Task, find_task, parse_roadmap
+from git_harn.tasks.roadmap import Task, find_task, parse_roadmap, work_key
 
 MERGE_LOCK_TIMEOUT = 600  # seconds; git config harn.mergeLockTimeout
 INTEGRATED_PREFIX = INTEGRATED_ROOT  # + <id> or <id>-addendum-<n>: the tip that landed
@@ -66,7 +66,7 @@ def merge_lock(repo: Repo, purpose: str) -> AbstractContextManager[None]:
 
 
 def integrated_key(target: Target) -> str:
-    return target.task_id if target.addendum is None else f"{target.task_id}-addendum-{target.addendum}"
+    return work_key(target.task_id, target.addendum)
 
 
 def keep_integrated(repo: Repo, target: Target, report: IntegrationReport, message: str) -> str:

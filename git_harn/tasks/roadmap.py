@@ -250,9 +250,14 @@ def validate_task_id(task_id: str) -> str:
     return task_id
 
 
+def work_key(task_id: str, addendum: int | None = None) -> str:
+    """The one spelling of what names a piece of work: ``<id>``, or ``<id>-addendum-<n>``
+    (its claim, its kept tip under ``refs/harnery/integrated/``, its line in a run)."""
+    return task_id if addendum is None else f"{task_id}-addendum-{addendum}"
+
+
 def task_branch(task_id: str, addendum: int | None = None) -> str:
-    suffix = f"-addendum-{addendum}" if addendum is not None else ""
-    return f"roadmap-{task_id}{suffix}"
+    return f"roadmap-{work_key(task_id, addendum)}"
 
 
 def parse_task_branch(branch: str) -> tuple[str, int | None] | None:

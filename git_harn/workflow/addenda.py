@@ -21,7 +21,7 @@ from git_harn.errors import BadInput
 from git_harn.git import Oid, Repo
 from git_harn.tasks import roadmap as _roadmap
 from git_harn.tasks.config import WORKFLOW_FILE
-from git_harn.tasks.roadmap import Task, roadmap_bytes_at, roadmap_file
+from git_harn.tasks.roadmap import Task, roadmap_bytes_at, roadmap_file, work_key
 from git_harn.workflow.config import Effective
 from git_harn.workflow.result import LIVE_RUN, SURVIVING_BRANCH, Skipped
 from git_harn.workflow.stages import StageOutcome
@@ -43,7 +43,7 @@ class AddendumTask(_roadmap.Task):
 
     @property
     def key(self) -> str:
-        return f"{self.id}-addendum-{self.number}"
+        return work_key(self.id, self.number)
 
 
 def number_of(task: Task) -> int | None:

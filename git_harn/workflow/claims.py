@@ -50,7 +50,7 @@ from git_harn.results import Result
 from git_harn.store import claims as refs
 from git_harn.store.clone import this_clone
 from git_harn.tasks.config import DEFAULT_CLAIM_STALE_AFTER, settings_at
-from git_harn.tasks.roadmap import task_branch, tasks_at, ticked_at
+from git_harn.tasks.roadmap import task_branch, tasks_at, ticked_at, work_key
 from git_harn.text import one_line
 from git_harn.workflow import state
 from git_harn.workflow.result import Skipped
@@ -375,7 +375,7 @@ def landed_keys(repo: Repo, base: Oid) -> set[str]:
     for task in tasks_at(repo, base) or []:
         if task.done:
             ticked.add(task.id)
-        ticked |= {f"{task.id}-addendum-{a.number}" for a in task.addenda if a.done}
+        ticked |= {work_key(task.id, a.number) for a in task.addenda if a.done}
     return ticked
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
 from git_harn.results import Result
-from git_harn.tasks.roadmap import Unparsed
+from git_harn.tasks.roadmap import Unparsed, work_key
 from git_harn.text import jsonable
 from git_harn.workflow.state import State, suppression
 
@@ -61,7 +61,7 @@ class Skipped:
 
     @property
     def key(self) -> str:
-        return self.taskId if self.addendum is None else f"{self.taskId}-addendum-{self.addendum}"
+        return work_key(self.taskId, self.addendum)
 
 
 @dataclass
@@ -105,7 +105,7 @@ class TaskResult:
     @property
     def key(self) -> str:
         """``<id>``, or ``<id>-addendum-<n>``: what names this work in a run."""
-        return self.taskId if self.addendum is None else f"{self.taskId}-addendum-{self.addendum}"
+        return work_key(self.taskId, self.addendum)
 
 
 @dataclass

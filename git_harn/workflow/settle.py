@@ -81,7 +81,7 @@ from git_harn.store.locks import (
     run_lock_path,
 )
 from git_harn.store.procs import Group, end_groups, judgeable, pid_dead
-from git_harn.tasks.roadmap import Task, task_branch
+from git_harn.tasks.roadmap import Task, task_branch, work_key
 from git_harn.text import one_line
 from git_harn.workflow import claims as claiming
 from git_harn.workflow import record, remediation, state
@@ -313,7 +313,7 @@ def _n(task: dict[str, Any]) -> int | None:
 
 def task_key(task: dict[str, Any]) -> str:
     number = _n(task)
-    return str(task["taskId"]) if number is None else f"{task['taskId']}-addendum-{number}"
+    return work_key(str(task["taskId"]), number)
 
 
 def _git_at_work(repo: Repo, extra: list[Path]) -> list[int]:
@@ -617,7 +617,7 @@ def sweep_landed(repo: Repo, tasks: list[Task], base: Oid) -> list[str]:
 def _landed_keys(task: Task) -> list[tuple[str, int | None, bool]]:
     """(key, addendum number, ticked) of the task and each of its addenda."""
     found: list[tuple[str, int | None, bool]] = [(task.id, None, task.done)]
-    found += [(f"{task.id}-addendum-{a.number}", a.number, a.done) for a in task.addenda]
+    found += [(work_key(task.id, a.number), a.number, a.done) for a in task.addenda]
     return found
 
 

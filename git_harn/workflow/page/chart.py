@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from git_harn.clock import parse_iso
+from git_harn.tasks.roadmap import work_key
 
 LANE_SLACK = 1.0  # seconds: task times without milliseconds round down to the second
 BEFORE_START = ("requirements", "claim")  # waits before the task took a lane
@@ -96,7 +97,7 @@ def number(value: object) -> int:
 
 def task_key(task: dict[str, Any]) -> str:
     addendum = task.get("addendum")
-    return text(task.get("taskId")) + (f"-addendum-{number(addendum)}" if addendum else "")
+    return work_key(text(task.get("taskId")), number(addendum) if addendum else None)
 
 
 def chart(doc: dict[str, Any], as_of: float | None = None) -> Chart:
