@@ -23,7 +23,15 @@ from git_harn.results import Result
 from git_harn.store import runs as store
 from git_harn.store.bookkeeping import history_tips
 from git_harn.store.locks import hold_run, hold_worktrees, holder_mark
-from git_harn.store.record import PRESERVED_DIRTY, PRESERVED_UNMERGED, RELEASED, TERMINAL, RunRecord, already
+from git_harn.store.record import (
+    ALREADY_GONE,
+    PRESERVED_DIRTY,
+    PRESERVED_UNMERGED,
+    RELEASED,
+    TERMINAL,
+    RunRecord,
+    already,
+)
 from git_harn.text import printable_path
 from git_harn.workspace.gc import archive_if_due
 from git_harn.workspace.reconcile import (
@@ -37,8 +45,6 @@ from git_harn.workspace.reconcile import (
 )
 from git_harn.workspace.snapshot import Snapshot
 
-RELEASE = "released"
-ALREADY_GONE = "already_gone"
 BLOCKED = "blocked"
 DRY_RUN = "dry-run"
 SHOWN_DIRTY = 5
@@ -150,7 +156,7 @@ def judge(repo: Repo, record: RunRecord, frozen_oid: str, snap: Snapshot | None 
             f"the worktree yourself ('git worktree remove --force {record.path}'); the next cleanup "
             "records it already_gone"
         ), tips=tips)
-    return Verdict(RELEASE, "clean and merged: worktree and branch can go", tips=tips)
+    return Verdict(RELEASED, "clean and merged: worktree and branch can go", tips=tips)
 
 
 def _result(record: RunRecord, outcome: str, reason: str, **extra: object) -> CleanupResult:
@@ -221,7 +227,7 @@ def cleanup_locked(repo: Repo, run_id: str, snap: Snapshot | None = None) -> Cle
     except HarnError:
         _write_freeze(repo, stored, freezing)  # frozen on this first attempt, whatever stopped it [W8]
         raise
-    if verdict.outcome != RELEASE:  # a release writes the freeze with its releasing mark
+    if verdict.outcome != RELEASED:  # a release writes the freeze with its releasing mark
         stored, freezing = _write_freeze(repo, stored, freezing), None
     if verdict.outcome == BLOCKED:
         return _result(record, BLOCKED, verdict.reason)
