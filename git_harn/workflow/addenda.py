@@ -23,12 +23,11 @@ from git_harn.tasks import roadmap as _roadmap
 from git_harn.tasks.config import WORKFLOW_FILE
 from git_harn.tasks.roadmap import Task, roadmap_bytes_at, roadmap_file, work_key
 from git_harn.workflow.config import Effective
-from git_harn.workflow.result import LIVE_RUN, SURVIVING_BRANCH, Skipped
+from git_harn.workflow.result import Skipped
 from git_harn.workflow.stages import StageOutcome
-from git_harn.workflow.state import Outcome
+from git_harn.workflow.state import Outcome, SkipReason
 
 STAGE = "addendum"
-NO_AGENT = "no-addendum-agent"
 NO_AGENT_DETAIL = (f"{WORKFLOW_FILE} at the base has no [agents.addendum]; addenda are not run "
                    "without an addendum agent")
 HISTORY_LIMIT = 2000  # first-parent commits read back when looking for the commit that ticked a box
@@ -81,14 +80,15 @@ def held(repo: Repo, eff: Effective, tasks: list[Task], live: dict[str, str] | N
                 continue
             branch = _roadmap.task_branch(task.id, item.number)
             if live and branch in live:
-                out.append(Skipped(task.id, LIVE_RUN, f"{branch} is in use: {live[branch]}; it is not a survivor",
-                                   item.number))
+                out.append(Skipped(task.id, SkipReason.LIVE_RUN.value,
+                                   f"{branch} is in use: {live[branch]}; it is not a survivor", item.number))
             elif repo.ref_oid(f"refs/heads/{branch}") is not None:
-                out.append(Skipped(task.id, SURVIVING_BRANCH, f"{branch} exists (left by an earlier run); "
+                out.append(Skipped(task.id, SkipReason.SURVIVING_BRANCH.value,
+                                   f"{branch} exists (left by an earlier run); "
                                    "assess, integrate or remove it before this addendum is selected again",
                                    item.number))
             elif STAGE not in eff.agents:
-                out.append(Skipped(task.id, NO_AGENT, NO_AGENT_DETAIL, item.number))
+                out.append(Skipped(task.id, SkipReason.NO_ADDENDUM_AGENT.value, NO_AGENT_DETAIL, item.number))
     return out
 
 

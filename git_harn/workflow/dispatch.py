@@ -17,6 +17,7 @@ from git_harn.assess.assessor import ADOPT_COMPLETE, ADOPT_PARTIAL, UNVERIFIED_V
 from git_harn.assess.evidence import Evidence
 from git_harn.git import Repo
 from git_harn.store import runs
+from git_harn.workflow.state import SkipReason
 from git_harn.workspace.resume import resumable, workspaces_on
 
 ADDENDUM = "addendum-branch"
@@ -28,7 +29,7 @@ NO_VALIDATION = "missing-validation-evidence"
 MISSING_WORKTREE = "missing-worktree"
 PLAN_BLOCKED = "plan-blocked"
 PLAN_UNREADABLE = "plan-unreadable"
-WAITING = "waiting-for-requirements"
+WAITING = SkipReason.WAITING.value  # a survivor whose task waits, as a task not started would
 UNMANAGED_WORKTREE = "unmanaged-worktree"
 WORKSPACE_BUSY = "workspace-not-resumable"
 

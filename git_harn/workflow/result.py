@@ -31,13 +31,6 @@ CONFIG_FAULT = "config-fault"  # the agent refused its own command line or setup
 TAMPER_FAULT = "tamper-fault"  # a stage changed what the host obeys [T2]
 MANUAL_MERGE_READY = "manual-merge-ready"  # an addendum whose agent did all but say ok [R5]
 
-# skip reasons
-SURVIVING_BRANCH = "surviving-branch"
-MAX_TASKS = "max-tasks"
-WAITING = "waiting-for-requirements"
-LIVE_RUN = "live-run"  # the branch's workspace is held by a live run: never a survivor [L2]
-UNKNOWN_REQUIREMENT = "unknown-requirement"  # a Requires: id that names no task: it can never run
-
 # workflow outcomes (exit codes in errors.EXIT_FOR_OUTCOME)
 ALL_DONE = "workflow-done"
 INCOMPLETE = "workflow-incomplete"

@@ -10,11 +10,13 @@ from __future__ import annotations
 from git_harn.git import Repo
 from git_harn.tasks.roadmap import Task, task_branch, unblocked, unknown_requirements
 from git_harn.workflow import addenda
-from git_harn.workflow.result import LIVE_RUN, MAX_TASKS, SURVIVING_BRANCH, UNKNOWN_REQUIREMENT, WAITING, Skipped
+from git_harn.workflow.result import Skipped
+from git_harn.workflow.state import SkipReason
 
 
 def in_use(task_id: str, branch: str, live: dict[str, str], addendum: int | None = None) -> Skipped:
-    return Skipped(task_id, LIVE_RUN, f"{branch} is in use: {live[branch]}; it is not a survivor", addendum)
+    return Skipped(task_id, SkipReason.LIVE_RUN.value, f"{branch} is in use: {live[branch]}; it is not a survivor",
+                   addendum)
 
 
 def survivors(repo: Repo, tasks: list[Task], live: dict[str, str] | None = None) -> list[Skipped]:
@@ -26,7 +28,8 @@ def survivors(repo: Repo, tasks: list[Task], live: dict[str, str] | None = None)
         if live and branch in live:
             held.append(in_use(task.id, branch, live))
         elif repo.ref_oid(f"refs/heads/{branch}") is not None:
-            held.append(Skipped(task.id, SURVIVING_BRANCH, f"{branch} exists (left by an earlier run); "
+            held.append(Skipped(task.id, SkipReason.SURVIVING_BRANCH.value,
+                                f"{branch} exists (left by an earlier run); "
                                 "assess, resume or remove it before this task is selected again"))
     return held
 
@@ -49,14 +52,15 @@ def left_out(tasks: list[Task], taken: set[str], held: set[str], limited: bool,
         unknown = unknown_requirements(tasks, task)
         missing = [r for r in task.requires if r not in done]
         if unknown:
-            out.append(Skipped(task.id, UNKNOWN_REQUIREMENT, f"requires {', '.join(unknown)}, which names no task "
+            out.append(Skipped(task.id, SkipReason.UNKNOWN_REQUIREMENT.value,
+                               f"requires {', '.join(unknown)}, which names no task "
                                "in the roadmap; fix its Requires: line"))
         elif missing:
-            out.append(Skipped(task.id, WAITING, "requires " + ", ".join(missing)))
+            out.append(Skipped(task.id, SkipReason.WAITING.value, "requires " + ", ".join(missing)))
         elif halted is not None:
             out.append(Skipped(task.id, halted, "not started: the run stopped starting tasks (see halted)"))
         elif limited:
-            out.append(Skipped(task.id, MAX_TASKS, "the run reached --max-tasks"))
+            out.append(Skipped(task.id, SkipReason.MAX_TASKS.value, "the run reached --max-tasks"))
     return out
 
 

@@ -331,9 +331,14 @@ class Lifecycle:
 
 
 class SkipReason(enum.Enum):
+    """Why a task was not started: the one list of these words (a task's ``skipped`` entry)."""
+
     SURVIVING_BRANCH = "surviving-branch"
     MAX_TASKS = "max-tasks"
     WAITING = "waiting-for-requirements"
+    LIVE_RUN = "live-run"  # the branch's workspace is held by a live run: never a survivor [L2]
+    UNKNOWN_REQUIREMENT = "unknown-requirement"  # a Requires: id that names no task: it can never run
+    NO_ADDENDUM_AGENT = "no-addendum-agent"  # the base's workflow.toml names no [agents.addendum] [R5]
     AUTH_FAULT_HALT = "auth-fault-halt"  # an auth fault earlier in the run stopped new starts
     TAMPER_HALT = "tamper-halt"  # a stage tampered with what the host obeys: nothing new starts [T2]
     PROVIDER_FAULT_HALT = "provider-fault-halt"  # a provider's reset time is not reached yet
