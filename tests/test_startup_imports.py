@@ -26,7 +26,9 @@ with open(OUT, "w") as f:
 """
 
 NOT_FOR_A_LISTING = ("git_harn.store.archive", "git_harn.store.claims", "git_harn.store.notes",
-                     "git_harn.store.workflows", "git_harn.store.bookkeeping", "git_harn.git.remote")
+                     "git_harn.store.workflows", "git_harn.store.bookkeeping", "git_harn.git.remote",
+                     # the reader of a run's pinned settings: status starts no run
+                     "git_harn.git.pins")
 
 
 def loaded_by(repo: Path, tmp_path: Path, *args: str) -> set[str]:

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from git_harn.git.config import GitConfig
+from git_harn.git.inflight import set_in_flight
 from git_harn.git.run import install_pins
 
 # Single-valued settings that name a program git may run, and git's own
@@ -168,11 +169,13 @@ def pinned(cwd: Path) -> Iterator[Pins]:
     """The settings read now, passed to every git git-harn runs until the block ends."""
     pins = read_pins(cwd)
     _ACTIVE[:] = [pins]
+    set_in_flight(True)
     install_pins(pins.args)
     try:
         yield pins
     finally:
         _ACTIVE[:] = []
+        set_in_flight(False)
         install_pins(())
 
 

@@ -18,8 +18,8 @@ from git_harn.git.config import (
     as_bool,
     normal_key,
 )
+from git_harn.git.inflight import run_in_flight
 from git_harn.git.objects import ObjectsMixin, Oid, from_pygit2, to_oid, to_pygit2
-from git_harn.git.pins import active_pins
 from git_harn.git.refwatch import UNCHECKED, RefEdit, host_writes
 from git_harn.git.run import error_line, run_git
 
@@ -118,7 +118,7 @@ class Repo(ObjectsMixin):
     def _values(self, key: str) -> list[str | None]:
         """Every value of ``key``; during a run, of a key in RUN_OPERATOR_KEYS,
         those of the operator's scopes alone [T1]."""
-        if active_pins() is not None and normal_key(key) in RUN_OPERATOR_KEYS:
+        if run_in_flight() and normal_key(key) in RUN_OPERATOR_KEYS:
             return self._config.operator_values(key)
         return self._config.values(key)
 
