@@ -1,42 +1,10 @@
-"""Disk use of a folder, as ``du`` counts it: allocated blocks, each file
-once (hard links), never through a link, never across into another mount."""
+"""How doctor shows disk use and ages (the counting itself is ``files.disk_use``)."""
 
 from __future__ import annotations
 
-import os
 import time
-from pathlib import Path
 
 from git_harn.clock import epoch_of
-
-
-def disk_use(path: Path | str) -> int:
-    """Bytes allocated under ``path`` (0 when it is absent or unreadable)."""
-    seen: set[tuple[int, int]] = set()
-    total = 0
-    pending = [str(path)]
-    try:
-        device = os.lstat(path).st_dev
-    except OSError:
-        return 0
-    while pending:
-        folder = pending.pop()
-        try:
-            entries = list(os.scandir(folder))
-        except OSError:
-            continue
-        for entry in entries:
-            try:
-                info = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            if info.st_dev != device or (info.st_dev, info.st_ino) in seen:
-                continue
-            seen.add((info.st_dev, info.st_ino))
-            total += info.st_blocks * 512
-            if entry.is_dir(follow_symlinks=False):
-                pending.append(entry.path)
-    return total
 
 
 def age_of(stamp: object, now: float | None = None) -> int | None:

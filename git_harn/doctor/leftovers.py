@@ -9,8 +9,8 @@ from __future__ import annotations
 import os
 import time
 
-from git_harn.doctor.disk import disk_use
 from git_harn.doctor.findings import LEFTOVER, Finding, command
+from git_harn.files import disk_use
 from git_harn.git import Repo
 from git_harn.git.checkout import leftovers
 from git_harn.git.worktrees import registered_here

@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from git_harn.assess.gates import abandoned_checkouts
-from git_harn.doctor.disk import age_of, disk_use, shown_size
+from git_harn.doctor.disk import age_of, shown_size
 from git_harn.doctor.findings import WORKFLOW, Finding, command
 from git_harn.doctor.locks import remove_command
+from git_harn.files import disk_use
 from git_harn.git import Oid, Repo
 from git_harn.git.checkout import leftovers
 from git_harn.git.worktrees import checked_out_branches, registered_here

@@ -15,8 +15,9 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from git_harn.doctor.disk import age_of, disk_use
+from git_harn.doctor.disk import age_of
 from git_harn.doctor.findings import WORKSPACE, Finding, command
+from git_harn.files import disk_use
 from git_harn.git import Repo
 from git_harn.git.workdir import dirty_paths_many
 from git_harn.git.worktrees import admin_dir, is_locked, registered_worktrees

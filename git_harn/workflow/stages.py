@@ -25,7 +25,16 @@ from typing import Any
 
 from git_harn.errors import TooLarge
 from git_harn.failpoints import failpoint
-from git_harn.files import PRIVATE_DIR, NotJson, UnsafeFile, atomic_write, loads_json, private_dir, read_private
+from git_harn.files import (
+    PRIVATE_DIR,
+    NotJson,
+    UnsafeFile,
+    atomic_write,
+    disk_use,
+    loads_json,
+    private_dir,
+    read_private,
+)
 from git_harn.git import Repo, to_oid
 from git_harn.git.branches import file_at
 from git_harn.git.env import child_env
@@ -420,7 +429,7 @@ def _over_disk_limit(ctx: TaskContext, stage: str, attempt: int, reviewer: int |
     """A worktree grown past ``harn.stageDiskLimit``: a config fault that ends the task and keeps its work."""
     if ctx.sandbox is None:
         return None
-    used = sandboxing.disk_usage(ctx.worktree)
+    used = disk_use(ctx.worktree)
     if used <= ctx.sandbox.diskLimit:
         return None
     who = f"the {stage} agent" + (f" (reviewer {reviewer})" if reviewer is not None else "")

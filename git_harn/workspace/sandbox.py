@@ -328,30 +328,6 @@ def as_unconfined(code: int | None) -> int | None:
 # --- the disk a worktree holds ----------------------------------------------------------
 
 
-def disk_usage(top: Path) -> int:
-    """Bytes the files under ``top`` take on disk (links not followed, no other file system)."""
-    try:
-        device = top.lstat().st_dev
-    except OSError:
-        return 0
-    total, stack = 0, [top]
-    while stack:
-        folder = stack.pop()
-        try:
-            entries = list(os.scandir(folder))
-        except OSError:
-            continue
-        for entry in entries:
-            try:
-                info = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            total += info.st_blocks * 512
-            if entry.is_dir(follow_symlinks=False) and info.st_dev == device:
-                stack.append(Path(entry.path))
-    return total
-
-
 def human(size: int) -> str:
     for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if size >= scale:
