@@ -7,6 +7,7 @@ HARN_DEBUG=1.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import json
 import os
@@ -31,6 +32,8 @@ class _LazyGroup(click.Group):
             return None
         module, attribute = COMMANDS[cmd_name]
         loaded = importlib.import_module(f"git_harn.commands.{module}")
+        # Start-up is over: the command runs with the collector on (__main__.py turned it off).
+        gc.enable()
         command: click.Command = getattr(loaded, attribute)
         return command
 

@@ -108,3 +108,48 @@ def test_status_of_live_workspaces_reads_the_refs_in_one_git(tmp_path: Path) -> 
     assert "refs/harnery/live/" in listing and "refs/heads/harnery/ws/" in listing, listing
     # The guards hold: every git of the listing but config's own read runs with hooks off.
     assert all("core.hooksPath=/dev/null" in argv for argv in argvs if "config" not in argv), argvs
+
+
+# Every collection the garbage collector starts, and whether the command's
+# module had finished loading by then.
+_GC_PROBE = """
+import gc, json, sys
+seen = []
+def during(phase, info):
+    if phase == "start":
+        if "git_harn.cli" in sys.modules:  # __main__.main has begun loading the program
+            module = sys.modules.get("git_harn.commands.status")
+            seen.append(getattr(module, "status", None) is not None)
+gc.callbacks.append(during)
+sys.argv = ["git-harn", "status", "--json"]
+from git_harn.__main__ import main
+try:
+    main()
+except SystemExit:
+    pass
+with open(OUT, "w") as f:
+    json.dump({"after_load": seen, "enabled": gc.isenabled()}, f)
+"""
+
+
+def test_start_up_runs_no_garbage_collection_and_the_command_runs_with_it(tmp_path: Path) -> None:
+    """Loading click, pygit2 and the command's modules starts no collection
+    (each walks every object start-up made: issue 45); the command itself
+    runs with the collector on."""
+    repo = make_repo(tmp_path / "repo")
+    assert harn(repo, "start", "one").code == 0
+    out = tmp_path / "gc.json"
+    done = subprocess.run([sys.executable, "-c", _GC_PROBE.replace("OUT", repr(str(out)))], cwd=repo,
+                          capture_output=True, text=True, check=False)
+    assert out.exists(), done.stderr
+    found = json.loads(out.read_text())
+    assert found["enabled"] is True
+    assert all(found["after_load"]), found  # no collection before the command's module was loaded
+
+
+def test_the_installed_command_and_python_m_start_at_the_same_entry_point() -> None:
+    """``git-harn`` (the console script) and ``python -m git_harn`` both go
+    through ``git_harn.__main__.main``, where the collector is turned off for start-up."""
+    root = Path(__file__).resolve().parent.parent
+    assert 'git-harn = "git_harn.__main__:main"' in (root / "pyproject.toml").read_text()
+    assert 'if __name__ == "__main__":\n    main()' in (root / "git_harn" / "__main__.py").read_text()
