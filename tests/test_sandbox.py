@@ -11,16 +11,16 @@ an operator's. They skip, saying why, where bubblewrap cannot run."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import alive, assert_valid, git, harn
+from helpers import assert_valid, git, harn
 from synctools import read_note
 from wfrepo import WF, setup
 
@@ -42,6 +42,8 @@ needs_bwrap = pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=f"bubblewrap 
 PROBE = r'''
 import json, os, subprocess, sys, time
 here = os.path.dirname(os.path.abspath(__file__))
+DAEMON = ("import fcntl, sys, time; f = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX); "
+          "time.sleep(float(sys.argv[2]))")
 paths = json.load(open(os.path.join(here, "paths.json")))
 def git(*args, check=True):
     return subprocess.run(["git", *args], check=check, capture_output=True, text=True)
@@ -108,8 +110,9 @@ results["git branch -D"] = "ok" if git("branch", "-q", "-D", "probe-branch", che
 for folder in ("refs", "logs/refs"):
     if os.path.exists(os.path.join(common, folder, "heads", "probe-branch")):
         os.unlink(os.path.join(common, folder, "heads", "probe-branch"))
-# a daemon in a session of its own: it must not outlive the stage
-subprocess.Popen(["setsid", sys.executable, "-c", "import time; time.sleep(120)"],
+# a daemon in a session of its own: it must not outlive the stage; while it lives it holds a lock on a
+# file the test can see (its pid is one of the sandbox's own PID namespace, meaningless to the test)
+subprocess.Popen(["setsid", sys.executable, "-c", DAEMON, os.path.join(paths["extra"], "daemon.lock"), "120"],
                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 time.sleep(0.3)
 with open("/proc/self/limits") as f:
@@ -242,26 +245,40 @@ def test_gates_keep_the_network_unless_told_and_the_agent_setting_comes_from_the
 @needs_bwrap
 def test_a_daemon_an_agent_starts_does_not_outlive_its_stage(tmp_path: Path) -> None:
     wf = _setup(tmp_path)
-    # the plan agent's probe starts a setsid sleeper; this one also writes its host pid where the test sees it
+    # the plan agent's probe starts a setsid daemon holding daemon.lock; this one also says it was held
     probe = wf.agents / "probe.py"
     probe.write_text(probe.read_text().replace(
         "time.sleep(0.3)\n",
-        "time.sleep(0.3)\nopen(paths['extra'] + '/sleeper', 'w').write(subprocess.run(['pgrep', '-f', "
-        "'time.sleep.120'], capture_output=True, text=True).stdout)\n", 1))
+        "time.sleep(0.3)\nlock = open(os.path.join(paths['extra'], 'daemon.lock'), 'a')\n"
+        "import fcntl\ntry:\n    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)\n    held = 'free'\n"
+        "except BlockingIOError:\n    held = 'held'\n"
+        "open(os.path.join(paths['extra'], 'sleeper'), 'w').write(held)\nlock.close()\n", 1))
     env = _operator_env(tmp_path)
-    before = _sleepers()
 
     done = wf.run("--json", env={**env, "PROBE_COMMON": str(wf.work / ".git")}, timeout=300)
 
     assert done.json()["tasks"][0]["status"] == "done", done.out
-    assert (tmp_path / "extra" / "sleeper").read_text().strip()  # it was running inside the stage
-    left = [pid for pid in _sleepers() - before if alive(pid)]
-    assert left == [], f"sleepers outlived the run: {left}"
+    assert (tmp_path / "extra" / "sleeper").read_text() == "held"  # it was running inside the stage
+    assert _free_within(tmp_path / "extra" / "daemon.lock", 10), "the daemon outlived its stage"
 
 
-def _sleepers() -> set[int]:
-    done = subprocess.run(["pgrep", "-f", "time.sleep.120"], capture_output=True, text=True)
-    return {int(pid) for pid in done.stdout.split()}
+def _held(lock: Path) -> bool:
+    """Whether a live process holds ``lock``: how the test sees a daemon in the sandbox's PID
+    namespace, whose pids mean nothing here, without looking for processes by name."""
+    with lock.open("a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        return False
+
+
+def _free_within(lock: Path, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while _held(lock) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not _held(lock)
 
 
 def test_without_the_sandbox_every_run_says_so_in_one_line(tmp_path: Path) -> None:
@@ -330,11 +347,11 @@ def test_the_agents_die_with_a_runner_that_is_killed(tmp_path: Path) -> None:
     from runtools import start
 
     wf = _setup(tmp_path)
-    tag = f"sandbox-orphan-{os.getpid()}"
+    lock = tmp_path / "extra" / "orphan.lock"
     probe = wf.agents / "probe.py"
     probe.write_text(probe.read_text().replace(
-        "os.execv(", f"subprocess.Popen(['setsid', sys.executable, '-c', 'import time; time.sleep(300)', '{tag}'])\n"
-        f"open(paths['extra'] + '/ready', 'w').close()\ntime.sleep(300)\nos.execv(", 1))
+        "os.execv(", f"subprocess.Popen(['setsid', sys.executable, '-c', DAEMON, {str(lock)!r}, '300'])\n"
+        "open(paths['extra'] + '/ready', 'w').close()\ntime.sleep(300)\nos.execv(", 1))
     env = _operator_env(tmp_path)
     runner = start(wf.work, "workflow", "run", env={**env, "HARN_WATCHDOG": "off"})
     try:
@@ -343,19 +360,12 @@ def test_the_agents_die_with_a_runner_that_is_killed(tmp_path: Path) -> None:
         while not ready.exists() and time.monotonic() < deadline:
             time.sleep(0.05)
         assert ready.exists(), "the agent never started"
-        inside = _tagged(tag)
-        assert inside  # the daemon runs, seen from here
+        while not _held(lock) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _held(lock)  # the daemon runs, seen from here by the lock it holds
     finally:
         runner.kill_group()
-    deadline = time.monotonic() + 10
-    while _tagged(tag) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert _tagged(tag) == set()
-
-
-def _tagged(tag: str) -> set[int]:
-    done = subprocess.run(["pgrep", "-f", tag], capture_output=True, text=True)
-    return {int(pid) for pid in done.stdout.split()}
+    assert _free_within(lock, 10), "the daemon outlived the runner killed with its group"
 
 
 @needs_bwrap
