@@ -27,11 +27,11 @@ from realcli import FAKE_CLAUDE_KEY, FAKE_CODEX_KEY, command, env, needs_real_cl
 from wfrepo import setup
 
 from git_harn.tasks.config import AgentSettings, parse_toml, workflow_settings
-from git_harn.workflow import adapters
-from git_harn.workflow.adapters import codex
-from git_harn.workflow.adapters.starter import SECTIONS
-from git_harn.workflow.retries import run_in_place
-from git_harn.workflow.stages import AgentSession
+from git_harn.workflow.agents import adapters
+from git_harn.workflow.agents.adapters import codex
+from git_harn.workflow.agents.adapters.starter import SECTIONS
+from git_harn.workflow.agents.retries import run_in_place
+from git_harn.workflow.agents.stages import AgentSession
 
 pytestmark = [pytest.mark.real_cli, needs_real_clis()]
 

@@ -21,7 +21,7 @@ from helpers import git, harn
 from git_harn.git import open_repo, to_oid
 from git_harn.store import notes
 from git_harn.store import runs as store
-from git_harn.workflow import claims, record
+from git_harn.workflow.ledger import claims, record
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 BUNDLE = FIXTURES / "legacy-chains.bundle"

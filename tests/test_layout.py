@@ -276,7 +276,7 @@ def test_the_cycle_check_sees_a_submodule_that_uses_its_package_init(tmp_path: P
     root = _package(tmp_path / "git_harn", {
         "__init__.py": "", "workflow/__init__.py": "from git_harn.workflow.host import Task\n",
         "workflow/host.py": "from git_harn.workflow import HELPER\n",
-        "workflow/stages.py": "from git_harn.workflow import host\n"})  # a submodule only: no cycle
+        "workflow/agents/stages.py": "from git_harn.workflow import host\n"})  # a submodule only: no cycle
     assert find_cycles(internal_edges(root)) == [["git_harn.workflow", "git_harn.workflow.host", "git_harn.workflow"]]
 
 

@@ -11,9 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from git_harn.workflow.pipeline import AGAIN, ENTRY, StageEnd, Step, walk
-from git_harn.workflow.result import TaskResult
-from git_harn.workflow.state import (
+from git_harn.workflow.model.result import TaskResult
+from git_harn.workflow.model.state import (
     ENDS,
     TRANSITIONS,
     Ending,
@@ -26,6 +25,7 @@ from git_harn.workflow.state import (
     end,
     ending_for,
 )
+from git_harn.workflow.task.pipeline import AGAIN, ENTRY, StageEnd, Step, walk
 
 SCHEMA = json.loads((Path(__file__).resolve().parent.parent / "schemas" / "workflow-result.schema.json").read_text())
 TASK = SCHEMA["$defs"]["task"]["properties"]

@@ -54,8 +54,8 @@ def test_status_of_one_run_loads_the_archive_it_may_be_in(tmp_path: Path) -> Non
     assert "git_harn.store.archive" in loaded_by(repo, tmp_path, "status", "one", "--json")
 
 
-NOT_FOR_A_RUN = ("git_harn.workflow.page", "git_harn.workflow.discard", "git_harn.workflow.scaffold",
-                 "git_harn.workflow.adapters.preflight", "git_harn.workspace.reclaim")
+NOT_FOR_A_RUN = ("git_harn.workflow.page", "git_harn.workflow.after.discard", "git_harn.workflow.agents.scaffold",
+                 "git_harn.workflow.agents.check", "git_harn.workspace.reclaim")
 
 
 def test_a_workflow_run_loads_no_report_page_discard_or_scaffold(tmp_path: Path) -> None:
@@ -64,7 +64,7 @@ def test_a_workflow_run_loads_no_report_page_discard_or_scaffold(tmp_path: Path)
     is enough to see the command's imports)."""
     repo = make_repo(tmp_path / "repo")
     loaded = loaded_by(repo, tmp_path, "workflow", "run", "--dry-run", "--json")
-    assert "git_harn.workflow.runner" in loaded
+    assert "git_harn.workflow.run.runner" in loaded
     assert not loaded & set(NOT_FOR_A_RUN), sorted(loaded & set(NOT_FOR_A_RUN))
     assert "git_harn.workflow.page.write" in loaded_by(repo, tmp_path, "workflow", "report", "--json")
 
@@ -74,13 +74,13 @@ def test_the_watchdog_process_loads_neither_pygit2_nor_click() -> None:
     runner and its first task: it loads what ending process groups needs."""
     code = ("import json, runpy, sys\n"
             "sys.stdin = open('/dev/null')\n"
-            "runpy.run_module('git_harn.workflow.watchdog_process', run_name='not_main')\n"
+            "runpy.run_module('git_harn.workflow.agents.watchdog_process', run_name='not_main')\n"
             "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in ('pygit2', 'click', 'git_harn'))))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     loaded = set(json.loads(done.stdout))
     assert "git_harn.store.procs" in loaded
     assert not {m for m in loaded if m.split(".")[0] in ("pygit2", "click")}, sorted(loaded)
-    assert "git_harn.git.repo" not in loaded and "git_harn.workflow.stages" not in loaded
+    assert "git_harn.git.repo" not in loaded and "git_harn.workflow.agents.stages" not in loaded
 
 
 def _gits_started(repo: Path, tmp_path: Path, *args: str) -> list[list[str]]:

@@ -24,7 +24,7 @@ from synctools import (
 
 from git_harn.git import open_repo
 from git_harn.sync.summary import SUMMARY_REF
-from git_harn.workflow import record as workflow_record
+from git_harn.workflow.ledger import record as workflow_record
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from hostile import adapter_config, fingerprint, hook_files, victims
 from test_trust_limits import filler
 from wfrepo import setup
 
-from git_harn.workflow.stages import stage_file_stem
+from git_harn.workflow.agents.stages import stage_file_stem
 
 DEEP = "[" * 200000
 SUFFIXES = (".prompt.md", ".input.json", ".report.json", ".report.json.partial", ".events.jsonl", ".schema.json",

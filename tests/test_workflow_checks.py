@@ -285,7 +285,7 @@ def test_a_failed_gate_reads_well_in_the_task_and_the_run(tmp_path: Path) -> Non
 ])
 def test_a_stage_report_every_reader_would_not_read_alike_is_invalid(tmp_path: Path, raw: bytes, why: str) -> None:
     """Such a report could not be recorded as JSON, nor mean one thing to all [P5]."""
-    from git_harn.workflow.stages import read_report
+    from git_harn.workflow.agents.stages import read_report
 
     path = tmp_path / "r.report.json"
     path.write_bytes(raw)

@@ -16,8 +16,8 @@ from wfrepo import setup
 
 from git_harn.clock import now_iso
 from git_harn.git import open_repo
-from git_harn.workflow import record
-from git_harn.workflow.result import WorkflowResult
+from git_harn.workflow.ledger import record
+from git_harn.workflow.model.result import WorkflowResult
 
 ROADMAP = "# R\n\n- [ ] 1.1 First\n- [ ] 1.2 Second\n- [ ] 1.3 Third\n"
 

@@ -430,7 +430,8 @@ def test_dry_run_lists_candidates_and_never_resumes(tmp_path: Path) -> None:
 def test_a_failed_auth_preflight_blocks_recovery_entirely(tmp_path: Path) -> None:
     from git_harn.git import open_repo
     from git_harn.tasks.roadmap import tasks_at
-    from git_harn.workflow import config, recovery
+    from git_harn.workflow.after import recovery
+    from git_harn.workflow.model import config
 
     wf = wf_with(tmp_path)
     survivor(wf)
@@ -446,7 +447,7 @@ def test_a_failed_auth_preflight_blocks_recovery_entirely(tmp_path: Path) -> Non
     assert doc["results"] == [{"taskId": "5.1", "branch": "roadmap-5.1", "classification": None,
                                "action": "not-run", "reason": "auth-preflight-failed"}]
     assert all_refs(wf.work) == before
-    from git_harn.workflow.result import WorkflowResult
+    from git_harn.workflow.model.result import WorkflowResult
 
     result = WorkflowResult(workflowId="wf-test", base="main", remote="origin", baseOid=str(eff.base_oid),
                             dryRun=False, startedAt="now", finished=True)

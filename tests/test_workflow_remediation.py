@@ -113,8 +113,9 @@ def _finish_in_process(wf: WF, statuses: dict[str, str], metrics: dict[str, int]
                        workflow_id: str = "wf-test-1") -> dict[str, object]:
     """Triage and flush a result built here, against the real clone and remote."""
     from git_harn.git import open_repo
-    from git_harn.workflow import config, remediation
-    from git_harn.workflow.result import TaskResult, WorkflowResult
+    from git_harn.workflow.after import remediation
+    from git_harn.workflow.model import config
+    from git_harn.workflow.model.result import TaskResult, WorkflowResult
 
     repo = open_repo(wf.work)
     eff = config.load(repo, config.Options())
@@ -197,7 +198,7 @@ def test_dry_run_and_a_clean_run_write_nothing(tmp_path: Path) -> None:
 
 
 def test_add_items_numbers_indents_and_keeps_crlf() -> None:
-    from git_harn.workflow.remediation import add_items
+    from git_harn.workflow.after.remediation import add_items
 
     text = "# R\r\n- [x] 7.1 T\r\n    - [x] addendum 4: old\r\n- [ ] 7.2 U\r\n  Requires: 7.1\r\n"
     items = [{"taskId": "7.1", "title": "a"}, {"taskId": "7.2", "title": "b"}, {"taskId": "7.1", "title": "OLD"},

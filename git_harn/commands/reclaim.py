@@ -12,7 +12,7 @@ from git_harn.errors import BadInput
 from git_harn.git import Repo
 from git_harn.notices import interactive
 from git_harn.text import printable_path
-from git_harn.workflow.reclaim import reclaim as reclaim_workspace
+from git_harn.workflow.after.reclaim import reclaim as reclaim_workspace
 from git_harn.workspace.cleanup import preview
 from git_harn.workspace.reclaim import DISCARD, SALVAGE, ReclaimResult
 from git_harn.workspace.salvage import SALVAGE_LOG

@@ -17,19 +17,19 @@ from git_harn.notices import interactive, warn
 from git_harn.proc import exit_status
 from git_harn.tasks.roadmap import work_key
 from git_harn.text import clip, one_line
-from git_harn.workflow import record
-from git_harn.workflow.adapters.starter import AGENT_CHOICES
-from git_harn.workflow.claims import Claim, ClaimsResult, claim_settings, list_claims, release_claim
-from git_harn.workflow.claims import take_over as take_over_claim
-from git_harn.workflow.config import Options
-from git_harn.workflow.result import InitResult, StoredWorkflow, WorkflowList, WorkflowResult
-from git_harn.workflow.runner import run_workflow
-from git_harn.workflow.settle import SettleResult, settle
-from git_harn.workflow.state import State
+from git_harn.workflow.after.settle import SettleResult, settle
+from git_harn.workflow.agents.adapters.starter import AGENT_CHOICES
+from git_harn.workflow.ledger import record
+from git_harn.workflow.ledger.claims import Claim, ClaimsResult, claim_settings, list_claims, release_claim
+from git_harn.workflow.ledger.claims import take_over as take_over_claim
+from git_harn.workflow.model.config import Options
+from git_harn.workflow.model.result import InitResult, StoredWorkflow, WorkflowList, WorkflowResult
+from git_harn.workflow.model.state import State
+from git_harn.workflow.run.runner import run_workflow
 
 if TYPE_CHECKING:  # a command that does not run a workflow loads its module when asked
-    from git_harn.workflow.adapters.preflight import WorkflowCheck
-    from git_harn.workflow.discard import DiscardResult
+    from git_harn.workflow.after.discard import DiscardResult
+    from git_harn.workflow.agents.check import WorkflowCheck
     from git_harn.workflow.page.write import ReportWritten
 
 DETAIL_LIMIT = 2000  # a detail is one line of at most this many characters, whole in the table
@@ -293,7 +293,7 @@ def list_cmd(stale_after: float | None, as_json: bool) -> int:
 @json_option
 def init_cmd(agent: str | None, as_json: bool) -> int:
     """Write a starter .harn/workflow.toml and .harn/prompts/ (nothing is overwritten)."""
-    from git_harn.workflow.scaffold import init as init_workflow
+    from git_harn.workflow.agents.scaffold import init as init_workflow
 
     result = init_workflow(repository(), agent)
 
@@ -313,7 +313,7 @@ def init_cmd(agent: str | None, as_json: bool) -> int:
 @json_option
 def check_cmd(base: str | None, remote: str | None, live: bool, as_json: bool) -> int:
     """Check that every configured stage agent can run; say what is missing."""
-    from git_harn.workflow.adapters.preflight import check as check_agents
+    from git_harn.workflow.agents.check import check as check_agents
 
     result = check_agents(repository(), Options(base, remote), live)
 
@@ -402,7 +402,7 @@ def _claim_lines(result: ClaimsResult) -> Iterable[str]:
 @json_option
 def discard_cmd(task_id: str, yes: bool, as_json: bool) -> int:
     """Retire the surviving roadmap-TASK_ID branch: its work salvaged first, then the branch removed."""
-    from git_harn.workflow.discard import discard, surviving
+    from git_harn.workflow.after.discard import discard, surviving
 
     repo = repository()
     branch, tip, records = surviving(repo, task_id)

@@ -26,8 +26,8 @@ from pathlib import Path
 from git_harn.demo.basic import Say, harn
 from git_harn.git import open_repo
 from git_harn.git.scratch import file_text, init_repository, oneline_log
-from git_harn.workflow import record
-from git_harn.workflow.state import State
+from git_harn.workflow.ledger import record
+from git_harn.workflow.model.state import State
 
 AGENTS = Path(__file__).resolve().parent / "agents"
 ROADMAP_FILE = "docs/roadmap.md"

@@ -17,9 +17,9 @@ from git_harn.errors import BadInput
 from git_harn.git import Repo
 from git_harn.git.identity import clone_id
 from git_harn.store.locks import settle_command
-from git_harn.workflow import record
-from git_harn.workflow.claims import Claim, claim_settings, read_remote
-from git_harn.workflow.result import IN_PROGRESS
+from git_harn.workflow.ledger import record
+from git_harn.workflow.ledger.claims import Claim, claim_settings, read_remote
+from git_harn.workflow.model.result import IN_PROGRESS
 
 
 def check_claims(repo: Repo, remote: str, dead_workflows: set[str]) -> list[Finding]:

@@ -27,7 +27,7 @@ from git_harn.store.locks import break_dead, git_processes_in, locks_dir, owner_
 from git_harn.store.notes import prune_notes
 from git_harn.store.procs import dead_ran_out
 from git_harn.sync.push import STAGING_ROOT
-from git_harn.workflow.settle import settle
+from git_harn.workflow.after.settle import settle
 from git_harn.workspace.cleanup import cleanup
 from git_harn.workspace.reconcile import prune_registration
 

@@ -22,7 +22,7 @@ from git_harn.git.pins import without_credentials
 from git_harn.git.run import git_version
 from git_harn.hooks.files import CHAINED, CHAINED_DIR, OURS, UNDER_PRE_COMMIT, hooks_dir, is_ours, manager_of
 from git_harn.hooks.files import status as hooks_status
-from git_harn.workflow import record
+from git_harn.workflow.ledger import record
 
 # reference-transaction hooks (2.28) keep records true and guard deletions;
 # ``git worktree repair`` (2.29) reconnects a moved workspace.

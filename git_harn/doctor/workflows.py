@@ -31,8 +31,8 @@ from git_harn.store.locks import run_busy, settle_command
 from git_harn.store.procs import Group
 from git_harn.store.record import RunRecord
 from git_harn.tasks.roadmap import parse_task_branch, work_key
-from git_harn.workflow import record
-from git_harn.workflow.result import IN_PROGRESS
+from git_harn.workflow.ledger import record
+from git_harn.workflow.model.result import IN_PROGRESS
 from git_harn.workspace.salvage import SALVAGE_LOG
 
 

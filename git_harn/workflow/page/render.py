@@ -23,10 +23,10 @@ from typing import Any
 from git_harn import __version__
 from git_harn.clock import parse_iso
 from git_harn.errors import EXIT_FOR_OUTCOME
+from git_harn.workflow.model.result import IN_PROGRESS
 from git_harn.workflow.page import svg
 from git_harn.workflow.page.chart import Chart, Row, dicts, member, number, task_key, text
 from git_harn.workflow.page.escape import esc, fragment, relative_link
-from git_harn.workflow.result import IN_PROGRESS
 
 Files = dict[str, list[tuple[str, str]]]  # task id -> (file name, link relative to the page)
 

@@ -19,7 +19,7 @@ from git_harn.errors import BadInput
 from git_harn.files import atomic_write, private_dir
 from git_harn.git import Repo
 from git_harn.results import Result
-from git_harn.workflow import record
+from git_harn.workflow.ledger import record
 from git_harn.workflow.page import render
 from git_harn.workflow.page.chart import chart, dicts, text
 

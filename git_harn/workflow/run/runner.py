@@ -1,0 +1,623 @@
+"""``git harn workflow run``: select, schedule, record.
+
+``<remote>/<base>`` is the source of truth: the configuration and roadmap
+are read there; after each integration the base is fetched again and what
+became unblocked is selected, until nothing is left or ``maxTasks`` is
+reached. Up to ``parallel`` tasks run at once; their integrations serialise
+on the merge lock. The result is recorded under
+``refs/harnery/workflows/<id>`` as it changes. An interruption (SIGTERM,
+Ctrl-C) stops the agents' process groups, lets every task leave its
+workspace to cleanup, and records where each stood [P1] [P6].
+
+Before it selects anything a run takes the runner lease of its clone,
+remote and base (a second live run there is refused) and settles what dead
+runs of the clone left [L2] [L3]; while it runs, a watchdog ends its agents'
+groups should it die, and circuit breakers stop new starts after an auth
+fault or while a provider is limited.
+"""
+
+from __future__ import annotations
+
+import copy
+import signal
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import suppress
+from typing import Any
+
+from git_harn import schemas
+from git_harn.assess.gates import GateCheckouts
+from git_harn.clock import Wait, keeping_waits, now_iso, precise_iso
+from git_harn.errors import BadInput
+from git_harn.failpoints import failpoint
+from git_harn.files import private_dir
+from git_harn.git import Oid, Repo
+from git_harn.git.branches import fetch_branch, tracking_ref
+from git_harn.git.pins import pinned, remote_url
+from git_harn.notices import warn
+from git_harn.proc import become_subreaper, end_adopted
+from git_harn.store import lease as leases
+from git_harn.store.live import live_workspace_branches
+from git_harn.store.notes import show_notes_in_log
+from git_harn.store.procs import this_process
+from git_harn.store.seal import Seal
+from git_harn.tasks.roadmap import Roadmap, Task, roadmap_at
+from git_harn.text import one_line
+from git_harn.workflow.after import recovery, remediation, settle
+from git_harn.workflow.agents import auth as preflight
+from git_harn.workflow.agents import usage
+from git_harn.workflow.agents.watchdog import Watchdog, WatchedAgents
+from git_harn.workflow.ledger import claims as claiming
+from git_harn.workflow.ledger import record
+from git_harn.workflow.model import config, faults, state
+from git_harn.workflow.model.result import TaskResult, WorkflowResult
+from git_harn.workflow.model.state import Ending, State
+from git_harn.workflow.run import breakers, select
+from git_harn.workflow.run.progress import Progress
+from git_harn.workflow.task import addenda, assessment
+from git_harn.workflow.task.pipeline import Job, run_id_for, run_task, wait_span
+from git_harn.workflow.task.workspaces import note_stage
+from git_harn.workspace.here import refuse_in_workspace
+
+STOP_GRACE = 3.0  # seconds between SIGTERM and SIGKILL of an agent's group on interruption
+DRAIN_SECONDS = 120.0
+
+
+def _result(eff: config.Effective, workflow_id: str, dry_run: bool) -> WorkflowResult:
+    return WorkflowResult(
+        workflowId=workflow_id, base=eff.base, remote=eff.remote, baseOid=str(eff.base_oid),
+        dryRun=dry_run, startedAt=now_iso(),
+        agents={stage: agent.shown() for stage, agent in eff.agents.items()}, settings=eff.shown(),
+        remoteUrl=remote_url(eff.remote))
+
+
+def _task_result(workflow_id: str, task: Task) -> TaskResult:
+    return TaskResult(taskId=task.id, title=task.title, branch=addenda.branch_of(task),
+                      runId=run_id_for(workflow_id, task.key), addendum=addenda.number_of(task))
+
+
+def run_workflow(repo: Repo, options: config.Options) -> WorkflowResult:
+    refuse_in_workspace(repo, "workflow run")  # its tasks would nest in this one's
+    with pinned(repo.cli_cwd):  # what names a program or a place: as it is now, before any agent ran [T1]
+        return _run_workflow(repo, options)
+
+
+def _run_workflow(repo: Repo, options: config.Options) -> WorkflowResult:
+    wait_for_provider = breakers.parse_wait(options.wait_for_provider)
+    eff = config.load(repo, options)  # every check before anything is created [P7]
+    workflow_id = record.new_workflow_id()
+    result = _result(eff, workflow_id, options.dry_run)
+    if options.dry_run:
+        tasks, held_ids, found = _select(repo, eff, result)
+        return _dry_run(repo, result, eff, tasks, held_ids)  # lists the candidates, never resumes
+    unconfined = eff.sandbox.warning()
+    if unconfined is not None:
+        warn(unconfined)  # every run that starts agents says so, once [T3]
+    lease = leases.take(repo, eff.remote, eff.base, workflow_id, this_process())  # [L2]: Refused while live
+    try:
+        schemas.preload()  # the first stage report is validated soon; load meanwhile
+        result.runner = record.runner_fields(repo, lease.owner)
+        result.settled = settle.settle_dead(repo, workflow_id)  # [L3]: what dead runs left, first
+        return _launch(repo, eff, options, result, lease, wait_for_provider)
+    finally:
+        lease.release()
+
+
+def _select(repo: Repo, eff: config.Effective,
+            result: WorkflowResult) -> tuple[list[Task], set[str], recovery.Recovery | None]:
+    """The roadmap at the base, and what is held out of normal selection:
+    survivors, branches a live run works on, and recovery's candidates."""
+    roadmap = roadmap_at(repo, eff.base_oid) or Roadmap()
+    tasks = roadmap.tasks
+    result.unparsed = roadmap.unparsed
+    live = live_workspace_branches(repo)
+    held = select.survivors(repo, tasks, live) + addenda.held(repo, eff, tasks, live)
+    result.skipped.extend(held)
+    held_ids = {s.key for s in held}
+    found = recovery.discover(repo, eff, tasks, set(live)) if eff.resumePartialBranches else None
+    if found is not None:
+        held_ids |= found.held
+        result.recovery = found.document()
+    return tasks, held_ids, found
+
+
+def _launch(repo: Repo, eff: config.Effective, options: config.Options, result: WorkflowResult,
+            lease: leases.Lease, wait_for_provider: float | None) -> WorkflowResult:
+    tasks, held_ids, found = _select(repo, eff, result)
+    settle.sweep_landed(repo, tasks, eff.base_oid)  # what a clean-up after a push could not delete, last time
+    workflow_id = result.workflowId
+    if _preflight_blocks(repo, eff, result, where_of(eff, options)):
+        if found is not None:  # a fatal auth preflight blocks recovery entirely
+            recovery.recover(repo, eff, found, workflow_id, tasks, blocked=recovery.AUTH_PREFLIGHT_FAILED)
+            recovery.settle(repo, found, result, where_of(eff, options))  # read only: every survivor stays unresolved
+            result.summary += recovery.summary_suffix(result)
+        return result
+    # git-harn's own config write, made before the seal is taken: one made while agents
+    # run would seal the file as it then is, with whatever an agent wrote a moment before [T2]
+    show_notes_in_log(repo)
+    seal = Seal(repo, workflow_id, record.run_folder(repo, workflow_id) / "tamper")
+    become_subreaper()  # a daemon an agent leaves is adopted by this process, and ended (proc.end_adopted)
+    try:
+        with seal.installed():  # from here on, every stage is checked against it [T2]
+            return _sealed(repo, eff, options, result, lease, wait_for_provider, tasks, held_ids, found, seal)
+    finally:
+        end_adopted()
+
+
+
+def _sealed(repo: Repo, eff: config.Effective, options: config.Options, result: WorkflowResult,
+            lease: leases.Lease, wait_for_provider: float | None, tasks: list[Task], held_ids: set[str],
+            found: recovery.Recovery | None, seal: Seal) -> WorkflowResult:
+    workflow_id = result.workflowId
+    claims = None
+    if eff.claims:
+        claims = claiming.Claims(repo, eff.remote, eff.base, workflow_id, eff.claimHeartbeat)
+        claims.preflight()  # a remote that refuses claims stops the run before anything is made
+        claims.drop_landed(eff.base_oid)  # a killed run's claims of tasks it landed guard nothing
+    if found is not None:
+        recovery.recover(repo, eff, found, workflow_id, tasks)
+        result.recovery = found.document()
+    scheduler = Scheduler(repo, eff, result, tasks, held_ids, Progress(options.quiet), claims, lease,
+                          wait_for_provider, seal)
+    scheduler.recovery = found
+    scheduler.where = where_of(eff, options)
+    return scheduler.run()
+
+
+def where_of(eff: config.Effective, options: config.Options) -> state.Where:
+    """The remote and base of this run, and the flags that chose them, for advice that runs as printed."""
+    remote = ("--remote", options.remote) if options.remote else ()
+    flags = remote + (("--base", options.base) if options.base else ())
+    return state.Where(eff.remote, eff.base, flags)
+
+
+def _preflight_blocks(repo: Repo, eff: config.Effective, result: WorkflowResult, where: state.Where) -> bool:
+    """A failing auth preflight is fatal: nothing is created, no agent runs."""
+    result.preflight = preflight.run_preflight(repo, eff, result.workflowId)
+    if result.preflight is None or result.preflight["ok"]:
+        return False
+    result.blocked = preflight.AUTH_PREFLIGHT_FAILED
+    result.halted = one_line(str(result.preflight["detail"]), 500)
+    result.finished = True
+    result.finishedAt = now_iso()
+    result.summary = f"0 tasks: blocked: {preflight.AUTH_PREFLIGHT_FAILED}"
+    result.next = state.Next(where.workflow_run(), "nothing was started: once the credential the preflight "
+                             "checks works again, a relaunch starts the run").document()
+    return True
+
+
+def _dry_run(repo: Repo, result: WorkflowResult, eff: config.Effective, tasks: list[Task],
+             held: set[str]) -> WorkflowResult:
+    """What a run would start now; creates no ref, branch, worktree or record, runs no agent."""
+    if eff.claims:  # read only: which selectable tasks another machine holds
+        claimed = claiming.claimed_elsewhere(repo, eff.remote, [t.id for t in tasks if t.id not in held])
+        result.skipped.extend(claimed)
+        held |= {s.taskId for s in claimed}
+    chosen = select.selectable(tasks, set(), held)
+    if eff.maxTasks is not None:
+        chosen = chosen[: eff.maxTasks]
+    for task in chosen:
+        planned = _task_result(result.workflowId, task)
+        state.track(planned, State.PLANNED, None)
+        planned.detail = f"would start {planned.branch} at {eff.upstream} ({str(eff.base_oid)[:12]})"
+        result.tasks.append(planned)
+        result.selected.append(task.id)
+    limited = eff.maxTasks is not None and len(select.selectable(tasks, set(), held)) > len(chosen)
+    result.skipped.extend(select.left_out(tasks, set(result.selected), held, limited))
+    result.remediation = remediation.dry_run()
+    result.finished = True
+    result.finishedAt = now_iso()
+    result.summary = result.make_summary() + " (dry run)"
+    return result
+
+
+class Scheduler:
+    def __init__(self, repo: Repo, eff: config.Effective, result: WorkflowResult, tasks: list[Task],
+                 held: set[str], progress: Progress, claims: claiming.Claims | None = None,
+                 lease: leases.Lease | None = None, wait_for_provider: float | None = None,
+                 seal: Seal | None = None) -> None:
+        self.repo, self.eff, self.result, self.tasks, self.held = repo, eff, result, tasks, held
+        self.seal = seal
+        self.progress = progress
+        self.claims = claims
+        self.watchdog = Watchdog()
+        self.agents = WatchedAgents(lease=lease, watchdog=self.watchdog)
+        self.breakers = breakers.Breakers(dict(eff.agents), wait_for_provider)
+        self.holding: breakers.Limit | None = None
+        self.writer = record.Writer(repo, result.workflowId)
+        self.scratch = record.run_folder(repo, result.workflowId)
+        self.stage_times = record.StageTimes(self.scratch)
+        self.gate_checkouts = GateCheckouts(repo, self.scratch / "gates")  # private to the run [T4]
+        self.taken: set[str] = set()
+        self.queue: deque[Task] = deque()
+        self.running: dict[Future[TaskResult], TaskResult] = {}
+        self.limited = False
+        self.previous: dict[int, Any] = {}
+        self.recovery: recovery.Recovery | None = None
+        self.recovery_started: list[str] = []
+        self.where: state.Where = state.Where(eff.remote, eff.base)
+        self.waiting_since: dict[str, tuple[str, str]] = {}  # task id -> (since, what it requires)
+        self.fetch_repo: Repo | None = None  # the handle _fetch_base_aside's threads use, one at a time
+        self.fetch_lock = threading.Lock()
+        self.fetches = 0  # base fetches finished: a later one saw the base at least as far on
+        self.reselected_at = 0  # the fetch the queue was last filled from
+        self.landed_fetches: dict[str, Future[tuple[int, Oid]]] = {}  # run id -> its base fetch
+        # The base new tasks start from: the commit this run fetched (at its
+        # start, then after each landing), never the tracking ref, which any
+        # agent can move [T4].
+        self.base: Oid = eff.base_oid
+
+    # --- the loop ---------------------------------------------------------------
+
+    def run(self) -> WorkflowResult:
+        private_dir(self.scratch.parent)  # prompts, reports and agent logs: for the operator's eyes only
+        private_dir(self.scratch)
+        self.queue.extend(select.selectable(self.tasks, self.taken, self.held))
+        self.result.summary = "running"
+        self.writer.write(self.result, "start", f"workflow on {self.eff.upstream} at {str(self.eff.base_oid)[:12]}")
+        failpoint("workflow-after-select")
+        self.progress.say(f"workflow {self.result.workflowId} on {self.eff.upstream}: "
+                          f"{len(self.queue)} task(s) selectable")
+        self._note_waiting()
+        pool = ThreadPoolExecutor(max_workers=self.eff.parallel, thread_name_prefix="harn-task")
+        try:
+            with keeping_waits(self._run_waited):  # the run's own waits, e.g. for a provider's reset
+                self._loop(pool)
+        except (KeyboardInterrupt, SystemExit) as exc:
+            self._interrupted(exc)
+        except BaseException:
+            with suppress(Exception):  # the error that left the loop is the one to report
+                self.writer.flush(self.result)  # a task that ended before it keeps its event
+            raise
+        finally:
+            self._shutdown(pool)
+            self.gate_checkouts.close()
+            self.watchdog.close()
+            self.progress.close()
+        try:
+            return self._finish()
+        finally:
+            for sig, handler in self.previous.items():
+                with suppress(ValueError, TypeError):
+                    signal.signal(sig, handler)
+
+    def _loop(self, pool: ThreadPoolExecutor) -> None:
+        while True:
+            self.stage_times.alive()
+            if self.writer.heartbeat_due():
+                self.writer.write(self.result, "heartbeat", f"{len(self.running)} task(s) running")
+            self._submit(pool)
+            self.writer.flush(self.result)  # no start followed the end it holds
+            if not self.running:
+                if self.holding is None:
+                    return
+                time.sleep(1.0)  # waiting for a provider's reset; a signal interrupts it
+                continue
+            finished, _ = wait(list(self.running), timeout=0.5, return_when=FIRST_COMPLETED)
+            for future in finished:
+                self._collect(future)
+
+    def _may_start(self) -> bool:
+        """The circuit breakers: no start after an auth fault, none while a
+        provider is limited (waiting for it when allowed)."""
+        self.holding = None
+        if self.breakers.halted() is not None:
+            self.queue.clear()
+            return False
+        limit = self.breakers.blocking()
+        if limit is None:
+            return True
+        if self.breakers.may_wait(limit):
+            self.holding = limit
+            self.breakers.waiting(limit, self.progress.say)
+        else:
+            self.queue.clear()
+        self.result.breakers = self.breakers.shown()
+        return False
+
+    def _stage_started(self, task_key: str, stage: str, attempt: str) -> None:
+        """Each stage of a task, as it starts: where the task stands and its
+        timeline so far (the next record event shows them; the run folder
+        keeps the timeline now, for a runner killed before that event), then
+        the progress line."""
+        placeholder = next((t for t in self.result.tasks if t.key == task_key and State.of(t).in_flight), None)
+        if placeholder is not None and placeholder.runId is not None:
+            state.track(placeholder, state.STAGE_STATE.get(stage, State.STARTING), stage)
+            note_stage(self.repo, placeholder.runId, stage)
+            self._keep_stage_times(placeholder)
+        failpoint(f"workflow-stage-{stage}")
+        self.progress.stage(task_key, stage, attempt)
+
+    def _keep_stage_times(self, placeholder: TaskResult) -> None:
+        """The task's timeline as its worker holds it (the previous stage
+        ended, this one begun), on its placeholder and in the run folder."""
+        work = next((w for w in list(self.running.values()) if w.runId == placeholder.runId), None)
+        if work is None:
+            return  # its first stage, before the task is listed as running: nothing has ended yet
+        spans = [dict(span) for span in list(work.timeline)]
+        placeholder.timeline = spans
+        try:
+            self.stage_times.note(str(placeholder.runId), spans)
+        except OSError as exc:  # the page of a killed run loses its stages; the run goes on
+            warn(f"cannot keep the stage times in {self.stage_times.path}: {exc.strerror or exc}")
+
+    def _room(self) -> bool:
+        return self.eff.maxTasks is None or len(self.taken) < self.eff.maxTasks
+
+    def _submit(self, pool: ThreadPoolExecutor) -> None:
+        if not self._may_start():
+            return
+        self._submit_resumed(pool)
+        while self.queue and len(self.running) < self.eff.parallel:
+            task = self.queue.popleft()
+            if task.key in self.taken:
+                continue
+            if not self._room():
+                self.limited = True
+                self.queue.clear()
+                return
+            claiming_since = precise_iso()
+            if self.claims is not None and self._claimed_elsewhere(task):
+                continue
+            self.taken.add(task.key)
+            # The worker fills its own copy; the result shows this placeholder until
+            # the task ends, so the record is never written from half-changed data.
+            placeholder = _task_result(self.result.workflowId, task)
+            placeholder.timeline = self._waits_before(task, claiming_since)
+            state.track(placeholder, self._taken_as, None)
+            self.result.tasks.append(placeholder)
+            self.result.selected.append(task.id)
+            base = self.base
+            placeholder.baseOid = str(base)
+            self._seal_out(placeholder.branch)
+            job = Job(self.eff, self.result.workflowId, task, copy.deepcopy(placeholder), base, self.scratch,
+                      self.agents, self._stage_started, where=self.where,
+                      gate_checkouts=self.gate_checkouts, on_landed=self._on_landed(placeholder.runId),
+                      seal=self.seal)
+            # recorded before it starts: whoever settles a killed run finds its workspace [L3]
+            self.writer.write(self.result, "task-start", f"task {task.key} on {placeholder.branch}", joins_held=True)
+            self.running[pool.submit(run_task, self.repo, job)] = job.result
+
+    def _seal_out(self, branch: str) -> None:
+        """A task branch of this run is its stages' own: no seal compares it (store/seal rule 4)."""
+        if self.seal is not None:
+            self.seal.exclude.add(f"refs/heads/{branch}")
+
+    def _tamper_halts(self, running: set[str]) -> None:
+        """A change blamed on no task still running (one that ended, or none) halts the run all the same."""
+        if self.seal is None:
+            return
+        for key, tamper in self.seal.unclaimed(running):
+            self.breakers.tamper_found(key, tamper.blamed, tamper.detail)
+        self.result.breakers = self.breakers.shown()
+
+    def _note_waiting(self) -> None:
+        """Tasks that wait for their requirements, from when this run first saw them wait."""
+        for task_id, detail in select.waiting(self.tasks).items():
+            self.waiting_since.setdefault(task_id, (precise_iso(), detail))
+
+    def _waits_before(self, task: Task, claiming_since: str) -> list[dict[str, Any]]:
+        """What a task waited for before it started: its requirements, its claim."""
+        spans = []
+        if task.key in self.waiting_since:
+            since, detail = self.waiting_since.pop(task.key)
+            spans.append(wait_span(Wait("requirements", detail, since, precise_iso())))
+        if self.claims is not None:
+            spans.append(wait_span(Wait("claim", f"claimed on {self.eff.remote}", claiming_since, precise_iso())))
+        return spans
+
+    def _run_waited(self, wait: Wait) -> None:
+        self.result.waits.append(wait_span(wait))
+
+    @property
+    def _taken_as(self) -> State:
+        """A task this run starts is claimed first when claims are on, else just selected."""
+        return State.CLAIMED if self.claims is not None else State.SELECTED
+
+    def _claimed_elsewhere(self, task: Task) -> bool:
+        """Claim the task on the remote; a task that is not ours is held out for the run."""
+        assert self.claims is not None
+        skipped = self.claims.take(task.key)  # an addendum is claimed by its own id
+        failpoint("workflow-after-claim")
+        if skipped is not None:
+            skipped.taskId, skipped.addendum = task.id, addenda.number_of(task)
+            self.held.add(task.key)
+            self.result.skipped.append(skipped)
+            self.progress.say(f"task {task.key}: skipped, {skipped.reason}: {skipped.detail}")
+        self.result.claims = self.claims.snapshot()
+        return skipped is not None
+
+    def _submit_resumed(self, pool: ThreadPoolExecutor) -> None:
+        """Surviving branches the recovery pass resumes go first, each in its own workspace."""
+        while self.recovery is not None and self.recovery.resumes[len(self.recovery_started):] and \
+                len(self.running) < self.eff.parallel and not self.agents.stop.is_set():
+            res = self.recovery.resumes[len(self.recovery_started)]
+            self.recovery_started.append(res.task.id)
+            if self.claims is not None and self._claimed_elsewhere(res.task):
+                continue  # another machine works it; the survivor stays unresolved here
+            placeholder = _task_result(self.result.workflowId, res.task)
+            placeholder.runId, placeholder.branch = res.run_id, res.branch
+            state.track(placeholder, self._taken_as, None)
+            placeholder.baseOid = str(res.base_oid)
+            self.result.tasks.append(placeholder)
+            self.result.skipped = [s for s in self.result.skipped if s.taskId != res.task.id]
+            self._seal_out(res.branch)
+            job = Job(self.eff, self.result.workflowId, res.task, copy.deepcopy(placeholder), res.base_oid,
+                      self.scratch, self.agents, self._stage_started, resume_at=res.stage,
+                      advisory=list(res.advisory), asked=dict(res.asked), where=self.where,
+                      gate_checkouts=self.gate_checkouts, on_landed=self._on_landed(res.run_id), seal=self.seal)
+            self.writer.write(self.result, "task-resume", f"task {res.task.id} resumes on {res.branch} at {res.stage}",
+                              joins_held=True)
+            self.running[pool.submit(run_task, self.repo, job)] = job.result
+
+    def _collect(self, future: Future[TaskResult]) -> None:
+        tr = self.running.pop(future)
+        try:
+            future.result()
+        except Exception as exc:  # a bug must not take the siblings down
+            state.end(tr, Ending(State.FAILED, tr.stage, one_line(f"internal error: {type(exc).__name__}: {exc}", 500)),
+                      None, None)
+        failpoint("workflow-before-release")  # a kill here leaves the claim of a task that may have landed
+        if self.claims is not None:  # every end leaves the branch to the survivor rules
+            self.claims.release(tr.key)
+            self.result.claims = self.claims.snapshot()
+        at = next(i for i, t in enumerate(self.result.tasks) if t.runId == tr.runId)
+        self.result.tasks[at] = tr
+        self.breakers.task_ended(tr, self.scratch)
+        self._tamper_halts({t.key for t in self.running.values()})
+        self.result.breakers = self.breakers.shown()
+        failpoint("workflow-task-ended")
+        self.result.usage = usage.total(self.result.tasks)
+        self.result.faultMetrics = faults.metrics(self.result.tasks)
+        assessment.summarise(self.result)
+        self.progress.finished(tr)
+        reselect = State.of(tr).landed and not self.agents.stop.is_set() and self.result.halted is None \
+            and self.breakers.halted() is None
+        # The base was fetched while the task cleaned up (else it is fetched now); the
+        # end is written with the next start, or alone when none follows (_loop).
+        started = self.landed_fetches.pop(str(tr.runId), None)
+        fetched = (started or self._fetch_base_aside()) if reselect else None
+        self.writer.hold(self.result, f"task-{tr.status}",
+                         f"task {tr.taskId} {tr.status}" + ("" if State.of(tr).landed else f" at {tr.stage}"))
+        if fetched is None or self.agents.stop.is_set():  # a stop meanwhile: nothing more starts
+            return
+        try:
+            seen, oid = fetched.result()
+            if seen > self.reselected_at:  # a fetch that finished earlier saw nothing a later one missed
+                self.reselected_at = seen
+                self.base = oid
+                self._reselect(oid)
+        except BaseException:
+            self.writer.flush(self.result)  # recorded whatever stopped the run here
+            raise
+
+    def _on_landed(self, run_id: str | None) -> Callable[[], None]:
+        """What a task calls, from its own thread, once it has landed: the
+        base fetch that refills the queue starts then, beside its cleanup."""
+        def landed() -> None:
+            if self.agents.stop.is_set():  # nothing more starts: no fetch to leave behind
+                return
+            with suppress(RuntimeError):  # no thread to be had: never in the way of the cleanup; _collect fetches
+                self.landed_fetches[str(run_id)] = self._fetch_base_aside()
+        return landed
+
+    def _fetch_base_aside(self) -> Future[tuple[int, Oid]]:
+        """``fetch_branch`` of the base in a thread of its own, with a
+        repository handle of its own (libgit2's are not shared by threads),
+        one fetch at a time; the result is numbered in the order the fetches
+        finished, so the queue is never refilled from an older view of the base."""
+        fetched: Future[tuple[int, Oid]] = Future()
+
+        def fetch() -> None:
+            try:
+                with self.fetch_lock:
+                    if self.fetch_repo is None:
+                        self.fetch_repo = self.repo.reopen()
+                    oid = fetch_branch(self.fetch_repo, self.eff.remote, self.eff.base)
+                    self.fetches += 1
+                    fetched.set_result((self.fetches, oid))
+            except BaseException as exc:  # handed to the caller, as if it had fetched itself
+                fetched.set_exception(exc)
+
+        threading.Thread(target=fetch, name="harn-fetch", daemon=True).start()
+        return fetched
+
+    def _reselect(self, oid: Oid) -> None:
+        """Queue what became unblocked on the base, fetched again (``oid``)."""
+        try:
+            roadmap = roadmap_at(self.repo, oid)
+        except BadInput as exc:  # a duplicate id pushed while the run went on, or a roadmap too
+            # large to read whole (TooLarge): select nothing more from it
+            self.result.halted = one_line(f"no further task selected: {exc.message}", 500)
+            self.result.next = state.halt_advice(None, self.where).document()
+            self.progress.say(self.result.halted)
+            return
+        if roadmap is None:
+            return
+        self.tasks, self.result.unparsed = roadmap.tasks, roadmap.unparsed
+        self._note_waiting()
+        queued = {t.key for t in self.queue}
+        for task in select.selectable(self.tasks, self.taken, self.held):
+            if task.key not in queued:
+                self.queue.append(task)
+
+    def _shutdown(self, pool: ThreadPoolExecutor) -> None:
+        """Wait for the task threads to end. Tasks still run here only after
+        an error left the loop; a signal meanwhile is an interruption like
+        any other (their agents are stopped, so no stage starts again), not
+        an exit that leaves them running behind a process that cannot end."""
+        try:
+            failpoint("workflow-shutdown")
+            pool.shutdown(wait=True)
+        except (KeyboardInterrupt, SystemExit) as exc:
+            self._interrupted(exc)  # ignores further signals until the run is recorded
+            pool.shutdown(wait=True)
+
+    # --- interruption -------------------------------------------------------------
+
+    def _interrupted(self, exc: BaseException) -> None:
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                self.previous[sig] = signal.signal(sig, signal.SIG_IGN)  # finish recording first
+        why = "Ctrl-C" if isinstance(exc, KeyboardInterrupt) else "a signal (SIGTERM)"
+        self.result.interrupted = True
+        self.result.halted = f"interrupted by {why}: agents stopped, workspaces left to cleanup"
+        self.queue.clear()
+        self.agents.stop_all(signal.SIGTERM)
+        killer = threading.Timer(STOP_GRACE, self.agents.stop_all, args=(signal.SIGKILL,))
+        killer.daemon = True
+        killer.start()
+        try:
+            pending = list(self.running)
+            wait(pending, timeout=DRAIN_SECONDS)
+            for future in pending:
+                if future.done():
+                    self._collect(future)
+        finally:
+            killer.cancel()
+        for work in list(self.running.values()):  # still running after the drain
+            at = next(i for i, t in enumerate(self.result.tasks) if t.runId == work.runId)
+            self.result.tasks[at].timeline = [dict(span) for span in list(work.timeline)]
+            state.interrupt(self.result.tasks[at], work.stage,
+                            f"still running {work.stage or 'its start'} when the workflow stopped")
+        for tr in self.result.tasks:
+            if not State.of(tr).terminal:
+                state.interrupt(tr, tr.stage, f"interrupted during {tr.stage or 'start'}")
+
+    # --- the end ----------------------------------------------------------------
+
+    def _finish(self) -> WorkflowResult:
+        self.writer.flush(self.result)  # before the finish's own steps, any of which may fail
+        result = self.result
+        for tr in result.tasks:
+            if not State.of(tr).terminal:
+                state.interrupt(tr, tr.stage, "never finished")
+        self._tamper_halts(set())
+        left = select.left_out(self.tasks, self.taken, self.held, self.limited, self.breakers.halted())
+        result.skipped.extend(left)
+        halt = self.breakers.halt_line(self.eff.remote, self.eff.base,
+                                       sum(s.reason == self.breakers.halted() for s in left))
+        if halt is not None and not result.interrupted:
+            result.halted = halt
+            result.next = state.halt_advice(self.breakers.halted_reason(), self.where,
+                                            self.breakers.wait_needed()).document()
+        result.breakers = self.breakers.shown()
+        if self.claims is not None:
+            self.claims.close()
+            result.claims = self.claims.snapshot()
+        if self.recovery is not None:
+            recovery.settle(self.repo, self.recovery, result, self.where)
+        result.faultMetrics = faults.metrics(result.tasks)
+        remediation.finish(self.repo, self.eff, result)  # the one final flush, after every task ended
+        after = self.repo.ref_oid(tracking_ref(self.eff.remote, self.eff.base))
+        result.baseOidAfter = str(after) if after is not None else None
+        result.finished = True
+        result.finishedAt = now_iso()
+        result.faultMetrics = faults.metrics(result.tasks)
+        assessment.summarise(result)
+        result.summary = result.make_summary() + recovery.summary_suffix(result)
+        self.writer.write(result, "finish", result.summary)
+        return result
