@@ -230,6 +230,56 @@ def _is_git(first: ast.expr, git_names: set[str]) -> bool:
     return isinstance(first, ast.Attribute) and first.attr in git_names
 
 
+# The rooms of workflow/ (docs/code-layout.md): a room may import only from
+# lower ranks. page/ and after/ share nothing, so their order is the reader's.
+ROOMS = {"model": 1, "agents": 2, "ledger": 3, "task": 4, "after": 5, "page": 6, "run": 7}
+
+
+def room_of(module: str) -> tuple[str, int] | None:
+    """(room, rank) of a module inside workflow/, None outside it or for the package itself."""
+    parts = module.split(".")
+    if parts[:2] != ["git_harn", "workflow"] or len(parts) < 3:
+        return None
+    if parts[2] not in ROOMS:
+        return (parts[2], 0)  # a module of no room: reported by the test below
+    return parts[2], ROOMS[parts[2]]
+
+
+def room_arrows_up(edges: dict[str, set[str]]) -> list[str]:
+    """Every import of a room from a room of the same or a higher rank."""
+    wrong = []
+    for source, targets in edges.items():
+        src = room_of(source)
+        for target in targets:
+            dst = room_of(target)
+            if src and dst and src[0] != dst[0] and dst[1] >= src[1]:
+                wrong.append(f"{source} -> {target} (room {src[0]} imports room {dst[0]})")
+    return wrong
+
+
+def test_workflow_rooms_import_down_only() -> None:
+    assert not room_arrows_up(internal_edges()), "\n".join(room_arrows_up(internal_edges()))
+
+
+def test_every_workflow_module_lives_in_a_room() -> None:
+    flat = [name for name in modules() if (room_of(name) or ("", 1))[1] == 0]
+    assert not flat, flat
+    rooms = {p.name for p in (PACKAGE / "workflow").iterdir() if (p / "__init__.py").is_file()}
+    assert rooms == set(ROOMS), rooms ^ set(ROOMS)
+
+
+def test_the_room_check_sees_a_planted_arrow_up(tmp_path: Path) -> None:
+    root = _package(tmp_path / "git_harn", {
+        "__init__.py": "", "workflow/__init__.py": "",
+        "workflow/model/__init__.py": "", "workflow/model/state.py": "from git_harn.workflow.run import runner\n",
+        "workflow/run/__init__.py": "", "workflow/run/runner.py": "from git_harn.workflow.model import state\n",
+        "workflow/task/__init__.py": "", "workflow/task/pipeline.py": "from git_harn.workflow.after import settle\n",
+        "workflow/after/__init__.py": "", "workflow/after/settle.py": "from git_harn.workflow.task import pipeline\n"})
+    assert sorted(room_arrows_up(internal_edges(root))) == [
+        "git_harn.workflow.model.state -> git_harn.workflow.run.runner (room model imports room run)",
+        "git_harn.workflow.task.pipeline -> git_harn.workflow.after.settle (room task imports room after)"]
+
+
 def test_the_layout_test_sees_a_wrong_import(tmp_path: Path) -> None:
     """The checker itself can fail: an upward import is reported."""
     fake = tmp_path / "mod.py"

@@ -6,6 +6,8 @@ only, no HTML); ``render`` turns the record and that chart into one
 self-contained HTML file (inline CSS and SVG, no script, every string from
 the record escaped by one function); ``write`` is the domain entry point:
 it reads the record, lists the run's stage files, writes the page and
-opens it when asked. Part of the workflow layer (layer 5); it imports
-the workflow's record and result and the shared helpers.
+opens it when asked.
+
+Room 6 of workflow/ (layer 5): may import model/ and ledger/ (the record and
+the result it draws) and the shared helpers; only run/ is above it.
 """
