@@ -458,6 +458,7 @@ def _run_adapter(ctx: TaskContext, agent: AgentSettings, key: str, attempt: int,
     prefix = report.with_name(stem)  # the attempt's own folder: the CLI's schema and answer
     # the event log is the host's own writing: in the run folder, beside what the operator reads
     log = ctx.scratch / f"{stem}.events.jsonl"
+    # the one rule for an adapter's idle bound: the agent's own idleTimeout, else the run's
     idle = agent.idleTimeout or ctx.idle_timeout
     return adapters.run(adapters.Call(agent, agent.stage, ctx.worktree, prompt, env, report, prefix, timeout,
                                       idle, resume, on_start, confine, _unconfined(ctx), log))

@@ -98,11 +98,6 @@ class Effective:
         agent = self.agents.get(stage)
         return agent.timeout if agent is not None and agent.timeout is not None else self.stageTimeout
 
-    def idle_of(self, stage: str) -> float:
-        """Seconds an adapter's agent may go without printing an event."""
-        agent = self.agents.get(stage)
-        return agent.idleTimeout if agent is not None and agent.idleTimeout is not None else self.idleTimeout
-
     def shown(self) -> dict[str, Any]:
         return {"maxTasks": self.maxTasks, "parallel": self.parallel, "stageTimeout": self.stageTimeout,
                 "reviewRounds": self.reviewRounds, "gates": self.gates,
