@@ -219,7 +219,7 @@ def show_cmd(workflow_id: str | None, stale_after: float | None, as_json: bool) 
             state = record.outcome_text(body.get("outcome"), body["runnerState"], runner.get("heartbeatAt"))
             lines.append(f"state: {state}" + (f" (runner pid {runner.get('pid')} on {runner.get('host')})"
                                               if runner else ""))
-            step = record.next_step(body)
+            step = record.settle_step(body)
             if step is not None:
                 lines.append(f"next: {step}")
         lines += _settled_lines(body)

@@ -49,6 +49,7 @@ from git_harn.git.remote import DEFAULT_REMOTE, MOVED_ON, UNREACHABLE, Outcome
 from git_harn.results import Result
 from git_harn.store import claims as refs
 from git_harn.store.clone import this_clone
+from git_harn.tasks.branches import DEFAULT_BASE
 from git_harn.tasks.config import DEFAULT_CLAIM_STALE_AFTER, settings_at
 from git_harn.tasks.roadmap import task_branch, tasks_at, ticked_at, work_key
 from git_harn.text import one_line
@@ -426,20 +427,22 @@ class ClaimsResult(Result):
 
 
 @dataclass(frozen=True)
-class Where:
+class ClaimSettings:
+    """Where a run's claims live and when one goes stale (``workflow claims``)."""
+
     remote: str
     stale_after: float
     base: Oid | None = None  # the base as fetched now (None: no such branch)
 
 
-def claim_settings(repo: Repo, remote: str | None, base: str | None, stale_after: float | None) -> Where:
+def claim_settings(repo: Repo, remote: str | None, base: str | None, stale_after: float | None) -> ClaimSettings:
     """The remote and ``claimStaleAfter``: flags over ``.harn/workflow.toml`` at
     the base (when it has one) over the defaults."""
     if stale_after is not None and not stale_after > 0:
         raise BadInput("--stale-after must be a positive number of seconds")
     name = remote or DEFAULT_REMOTE
     check_remote(repo, name)
-    branch = check_branch_name(base or repo.config("harn.base") or "main", "--base")
+    branch = check_branch_name(base or repo.config("harn.base") or DEFAULT_BASE, "--base")
     tip: Oid | None = None
     try:
         tip = fetch_branch(repo, name, branch)
@@ -452,7 +455,7 @@ def claim_settings(repo: Repo, remote: str | None, base: str | None, stale_after
         name = settings.remote
         check_remote(repo, name)
     configured = settings.claimStaleAfter if settings is not None else None
-    return Where(name, stale_after or configured or DEFAULT_CLAIM_STALE_AFTER, tip)
+    return ClaimSettings(name, stale_after or configured or DEFAULT_CLAIM_STALE_AFTER, tip)
 
 
 def list_claims(repo: Repo, remote: str, stale_after: float, base: Oid | None = None) -> ClaimsResult:

@@ -350,7 +350,7 @@ class Liveness:
 
 
 
-def next_step(body: dict[str, Any]) -> str | None:
+def settle_step(body: dict[str, Any]) -> str | None:
     """What to run for a record whose runner is gone: the command that settles it."""
     if body.get("runnerState") != GONE:
         return None
