@@ -8,30 +8,17 @@ and is never a survivor, in any mode [L2]."""
 from __future__ import annotations
 
 from git_harn.git import Repo
-from git_harn.tasks.roadmap import Task, task_branch, unblocked, unknown_requirements
+from git_harn.tasks.roadmap import Task, unblocked, unknown_requirements
 from git_harn.workflow.model.result import Skipped
 from git_harn.workflow.model.state import SkipReason
 from git_harn.workflow.task import addenda
-
-
-def in_use(task_id: str, branch: str, live: dict[str, str], addendum: int | None = None) -> Skipped:
-    return Skipped(task_id, SkipReason.LIVE_RUN.value, f"{branch} is in use: {live[branch]}; it is not a survivor",
-                   addendum)
+from git_harn.workflow.task.held import held_branch
 
 
 def survivors(repo: Repo, tasks: list[Task], live: dict[str, str] | None = None) -> list[Skipped]:
-    held = []
-    for task in tasks:
-        branch = task_branch(task.id)
-        if task.done:
-            continue
-        if live and branch in live:
-            held.append(in_use(task.id, branch, live))
-        elif repo.ref_oid(f"refs/heads/{branch}") is not None:
-            held.append(Skipped(task.id, SkipReason.SURVIVING_BRANCH.value,
-                                f"{branch} exists (left by an earlier run); "
-                                "assess, resume or remove it before this task is selected again"))
-    return held
+    """Unticked tasks whose branch a live run holds or an earlier run left."""
+    found = (held_branch(repo, task.id, live) for task in tasks if not task.done)
+    return [why for why in found if why is not None]
 
 
 def selectable(tasks: list[Task], taken: set[str], held: set[str]) -> list[Task]:

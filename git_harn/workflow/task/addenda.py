@@ -26,6 +26,7 @@ from git_harn.workflow.agents.stages import StageOutcome
 from git_harn.workflow.model.config import Effective
 from git_harn.workflow.model.result import Skipped
 from git_harn.workflow.model.state import Outcome, SkipReason
+from git_harn.workflow.task.held import held_branch
 
 STAGE = "addendum"
 NO_AGENT_DETAIL = (f"{WORKFLOW_FILE} at the base has no [agents.addendum]; addenda are not run "
@@ -78,17 +79,11 @@ def held(repo: Repo, eff: Effective, tasks: list[Task], live: dict[str, str] | N
         for item in task.addenda:
             if item.done:
                 continue
-            branch = _roadmap.task_branch(task.id, item.number)
-            if live and branch in live:
-                out.append(Skipped(task.id, SkipReason.LIVE_RUN.value,
-                                   f"{branch} is in use: {live[branch]}; it is not a survivor", item.number))
-            elif repo.ref_oid(f"refs/heads/{branch}") is not None:
-                out.append(Skipped(task.id, SkipReason.SURVIVING_BRANCH.value,
-                                   f"{branch} exists (left by an earlier run); "
-                                   "assess, integrate or remove it before this addendum is selected again",
-                                   item.number))
-            elif STAGE not in eff.agents:
-                out.append(Skipped(task.id, SkipReason.NO_ADDENDUM_AGENT.value, NO_AGENT_DETAIL, item.number))
+            why = held_branch(repo, task.id, live, item.number)
+            if why is None and STAGE not in eff.agents:
+                why = Skipped(task.id, SkipReason.NO_ADDENDUM_AGENT.value, NO_AGENT_DETAIL, item.number)
+            if why is not None:
+                out.append(why)
     return out
 
 
