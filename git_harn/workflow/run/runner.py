@@ -35,7 +35,7 @@ from git_harn.errors import BadInput
 from git_harn.failpoints import failpoint
 from git_harn.files import private_dir
 from git_harn.git import Oid, Repo
-from git_harn.git.branches import fetch_branch, tracking_ref
+from git_harn.git.branches import tracking_ref
 from git_harn.git.pins import pinned, remote_url
 from git_harn.notices import warn
 from git_harn.proc import become_subreaper, end_adopted
@@ -56,6 +56,7 @@ from git_harn.workflow.model import config, faults, state
 from git_harn.workflow.model.result import TaskResult, WorkflowResult
 from git_harn.workflow.model.state import Ending, State
 from git_harn.workflow.run import breakers, select
+from git_harn.workflow.run.fetcher import BaseFetcher
 from git_harn.workflow.run.progress import Progress
 from git_harn.workflow.task import addenda, assessment
 from git_harn.workflow.task.pipeline import Job, run_id_for, run_task, wait_span
@@ -240,15 +241,7 @@ class Scheduler:
         self.recovery_started: list[str] = []
         self.where: state.Where = state.Where(eff.remote, eff.base)
         self.waiting_since: dict[str, tuple[str, str]] = {}  # task id -> (since, what it requires)
-        self.fetch_repo: Repo | None = None  # the handle _fetch_base_aside's threads use, one at a time
-        self.fetch_lock = threading.Lock()
-        self.fetches = 0  # base fetches finished: a later one saw the base at least as far on
-        self.reselected_at = 0  # the fetch the queue was last filled from
-        self.landed_fetches: dict[str, Future[tuple[int, Oid]]] = {}  # run id -> its base fetch
-        # The base new tasks start from: the commit this run fetched (at its
-        # start, then after each landing), never the tracking ref, which any
-        # agent can move [T4].
-        self.base: Oid = eff.base_oid
+        self.fetcher = BaseFetcher(repo, eff.remote, eff.base, eff.base_oid)  # the base new tasks start from [T4]
 
     # --- the loop ---------------------------------------------------------------
 
@@ -370,7 +363,7 @@ class Scheduler:
             state.track(placeholder, self._taken_as, None)
             self.result.tasks.append(placeholder)
             self.result.selected.append(task.id)
-            base = self.base
+            base = self.fetcher.base
             placeholder.baseOid = str(base)
             self._seal_out(placeholder.branch)
             job = Job(self.eff, self.result.workflowId, task, copy.deepcopy(placeholder), base, self.scratch,
@@ -478,52 +471,24 @@ class Scheduler:
             and self.breakers.halted() is None
         # The base was fetched while the task cleaned up (else it is fetched now); the
         # end is written with the next start, or alone when none follows (_loop).
-        started = self.landed_fetches.pop(str(tr.runId), None)
-        fetched = (started or self._fetch_base_aside()) if reselect else None
+        fetched = self.fetcher.after(str(tr.runId)) if reselect else None
         self.writer.hold(self.result, f"task-{tr.status}",
                          f"task {tr.taskId} {tr.status}" + ("" if State.of(tr).landed else f" at {tr.stage}"))
         if fetched is None or self.agents.stop.is_set():  # a stop meanwhile: nothing more starts
             return
         try:
-            seen, oid = fetched.result()
-            if seen > self.reselected_at:  # a fetch that finished earlier saw nothing a later one missed
-                self.reselected_at = seen
-                self.base = oid
-                self._reselect(oid)
+            if self.fetcher.newer(fetched.result()):
+                self._reselect(self.fetcher.base)
         except BaseException:
             self.writer.flush(self.result)  # recorded whatever stopped the run here
             raise
 
     def _on_landed(self, run_id: str | None) -> Callable[[], None]:
-        """What a task calls, from its own thread, once it has landed: the
-        base fetch that refills the queue starts then, beside its cleanup."""
+        """What a task calls, from its own thread, once it has landed."""
         def landed() -> None:
-            if self.agents.stop.is_set():  # nothing more starts: no fetch to leave behind
-                return
-            with suppress(RuntimeError):  # no thread to be had: never in the way of the cleanup; _collect fetches
-                self.landed_fetches[str(run_id)] = self._fetch_base_aside()
+            if not self.agents.stop.is_set():  # nothing more starts: no fetch to leave behind
+                self.fetcher.landed(str(run_id))
         return landed
-
-    def _fetch_base_aside(self) -> Future[tuple[int, Oid]]:
-        """``fetch_branch`` of the base in a thread of its own, with a
-        repository handle of its own (libgit2's are not shared by threads),
-        one fetch at a time; the result is numbered in the order the fetches
-        finished, so the queue is never refilled from an older view of the base."""
-        fetched: Future[tuple[int, Oid]] = Future()
-
-        def fetch() -> None:
-            try:
-                with self.fetch_lock:
-                    if self.fetch_repo is None:
-                        self.fetch_repo = self.repo.reopen()
-                    oid = fetch_branch(self.fetch_repo, self.eff.remote, self.eff.base)
-                    self.fetches += 1
-                    fetched.set_result((self.fetches, oid))
-            except BaseException as exc:  # handed to the caller, as if it had fetched itself
-                fetched.set_exception(exc)
-
-        threading.Thread(target=fetch, name="harn-fetch", daemon=True).start()
-        return fetched
 
     def _reselect(self, oid: Oid) -> None:
         """Queue what became unblocked on the base, fetched again (``oid``)."""
