@@ -30,7 +30,8 @@ from git_harn.errors import BadInput, GitFailure
 from git_harn.failpoints import failpoint
 from git_harn.git.config import normal_key
 from git_harn.git.objects import Oid, to_oid
-from git_harn.git.pins import active_pins
+from git_harn.git.pins import active_pins, without_credentials
+from git_harn.git.pins import remote_url as pinned_remote_url
 from git_harn.git.refwatch import host_writes
 from git_harn.git.repo import Repo
 from git_harn.git.run import error_line, run_git
@@ -69,6 +70,7 @@ FETCH_LOCK_SIGNS = ("cannot lock ref", "unable to create", "but expected", "unab
                     "some local refs could not be updated")
 FETCH_PAUSES = (0.2, 0.4)
 NO_ATOMIC_SIGN = "does not support --atomic"
+NO_PUSH_OPTIONS_SIGN = "does not support push options"  # git's words, then a hang-up line that says less
 REMOTE_LINES = 20
 LINE_LIMIT = 200
 _HEX40 = re.compile(r"[0-9a-f]{40}")
@@ -151,6 +153,19 @@ def remote_args(remote: str) -> tuple[list[str], str]:
 
 
 # --- reading what a remote holds --------------------------------------------------
+
+
+def remote_url(repo: Repo, remote: str) -> str | None:
+    """Where ``remote`` is (as a run pinned it, else as git resolves it now,
+    ``insteadOf`` applied), without a user name or password: what may be
+    shown or kept. None: no such remote, or no URL."""
+    pinned = pinned_remote_url(remote)
+    if pinned is not None:
+        return pinned
+    done = run_git(["remote", "get-url", "--", remote], repo.cli_cwd, check=False)
+    url = done.stdout.decode("utf-8", "surrogateescape").strip()
+    return without_credentials(url) if done.returncode == 0 and url else None
+
 
 
 def ls_remote(repo: Repo, remote: str, patterns: Sequence[str]) -> dict[str, str]:
@@ -262,14 +277,17 @@ class Update:
 
 
 def push(repo: Repo, remote: str, updates: Sequence[Update], lease: bool, atomic: bool = False,
-         cwd: Path | None = None, staging: str | None = None) -> Outcome:
+         cwd: Path | None = None, staging: str | None = None, options: Sequence[str] = ()) -> Outcome:
     """Push ``updates``, never forced. ``staging``: a local ref folder to
-    push them from by one glob (see ``_stage``), for many refs without a lease."""
+    push them from by one glob (see ``_stage``), for many refs without a lease.
+    ``options``: push options (``-o``) for the remote's hooks (a forge reads
+    them to open a request); each one line, since git sends them as lines."""
     if not updates:
         return Outcome(PUSHED)
     pinned, name = remote_args(remote)  # in a run: the remote as it was at its start [T1]
     args = [*pinned, "push", "--porcelain", "--no-verify", "--no-follow-tags"]
     args += ["--atomic"] if atomic else []
+    args += [f"--push-option={option}" for option in checked_options(options)]
     args += [f"--force-with-lease={u.ref}:{u.old or ''}" for u in updates if lease or u.leased]
     if not lease and any(u.new is None and not u.leased for u in updates):
         raise GitFailure("a push without a lease never deletes a remote ref")
@@ -291,6 +309,19 @@ def push(repo: Repo, remote: str, updates: Sequence[Update], lease: bool, atomic
     return _read_push(done.returncode, done.stdout, done.stderr, {u.ref for u in updates})
 
 
+OPTION_LIMIT = 8000  # characters of one push option: git sends each as one pkt-line
+
+
+def checked_options(options: Sequence[str]) -> list[str]:
+    """``options`` as git can send them: one line each, no NUL, bounded; BadInput otherwise."""
+    for option in options:
+        if not option or "\n" in option or "\r" in option or "\0" in option:
+            raise BadInput(f"a push option must be one non-empty line: {option[:40]!r}")
+        if len(option) > OPTION_LIMIT:
+            raise BadInput(f"a push option is longer than {OPTION_LIMIT} characters: {option[:40]!r}")
+    return list(options)
+
+
 # Of the refs a push did not move, the one that speaks for the push: a refusal
 # before a race, since a race is worth another round and a refusal is not.
 SEVERITY = (REFUSED_BY_HOOK, REJECTED, UNREACHABLE, NO_SUCH_REF, MOVED_ON)
@@ -309,6 +340,8 @@ def _read_push(code: int, stdout: bytes, stderr: bytes, wanted: set[str]) -> Out
         text = stderr.decode("utf-8", "replace")
         if NO_ATOMIC_SIGN in text:
             return Outcome(REJECTED, words, said, refs, atomic_unsupported=True)
+        if NO_PUSH_OPTIONS_SIGN in text:
+            return Outcome(REJECTED, "the remote does not support push options", said, refs)
         return Outcome(meaning(text, UNREACHABLE), words, said, refs)
     worst = min(failed, key=lambda got: SEVERITY.index(got.status)) if failed else RefPush(REJECTED, "")
     return Outcome(worst.status, worst.words, said, refs)
