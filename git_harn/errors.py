@@ -95,6 +95,10 @@ class GitFailure(HarnError):
     """git or libgit2 failed: exit 1."""
 
 
+class ForgeFailure(HarnError):
+    """A forge (GitHub, GitLab, Gitea) could not be asked, or refused: exit 1."""
+
+
 class CorruptRecord(HarnError):
     """A run record that cannot be read as one: exit 1."""
 

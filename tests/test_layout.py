@@ -27,7 +27,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "git_harn"
 LAYERS = {
     "git": 1,
     "store": 2,
-    "workspace": 3, "tasks": 3,
+    "workspace": 3, "tasks": 3, "forge": 3,
     "hooks": 4, "assess": 4, "integrate": 4,
     "workflow": 5, "sync": 5,
     "demo": 6, "doctor": 6,
