@@ -95,6 +95,7 @@ class FakeGitHub:
         self.hide_open_once = False  # the next listing misses the open requests (another opener's race)
         self.echo_auth = False  # a hostile forge: it puts the Authorization header into its error words
         self.refuse_auto_merge: str | None = None
+        self.redirect_to: str | None = None  # every answer a 301 to there (a moved or hostile forge)
         self.lock = threading.Lock()
         fake = self
 
@@ -148,6 +149,8 @@ class FakeGitHub:
                               "headers": {k.lower(): v for k, v in handler.headers.items()}, "body": body})
         status, data, headers = self.answer(method, url.path, urllib.parse.parse_qs(url.query),
                                             handler.headers.get("Authorization", ""), body)
+        if self.redirect_to is not None:
+            status, data, headers = 301, {"message": "Moved Permanently"}, {"Location": self.redirect_to + url.path}
         raw = json.dumps(data).encode()
         handler.send_response(status)
         handler.send_header("Content-Type", "application/json; charset=utf-8")
@@ -414,3 +417,26 @@ def bare_forge(tmp: Path, kind: str, push_options: bool = True) -> Path:
 def requests_of(bare: Path) -> list[dict[str, Any]]:
     log = bare / "requests.json"
     return json.loads(log.read_text()) if log.exists() else []
+
+
+# --- recording what programs git-harn runs ----------------------------------------------
+
+
+def recorder(folder: Path, program: str, real: str, log: Path, prints: str | None = None) -> Path:
+    """``folder/program``: appends its argv (a JSON line) to ``log``, then
+    runs ``real`` with it (or, with ``prints``, prints that and exits 0)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    script = folder / program
+    tail = f"print({prints!r})" if prints is not None else f"os.execv({real!r}, [{real!r}, *sys.argv[1:]])"
+    script.write_text(f"""#!{sys.executable}
+import json, os, sys
+with open({str(log)!r}, "a") as out:
+    out.write(json.dumps(sys.argv[1:]) + "\\n")
+{tail}
+""")
+    script.chmod(0o755)
+    return script
+
+
+def recorded(log: Path) -> list[list[str]]:
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
