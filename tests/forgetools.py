@@ -440,3 +440,117 @@ with open({str(log)!r}, "a") as out:
 
 def recorded(log: Path) -> list[list[str]]:
     return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+# --- GitLab's and Gitea's REST API over what the hooks recorded ----------------------------
+
+
+class FakeRest:
+    """The few REST endpoints git-harn reads on GitLab (``/api/v4``) or
+    Gitea (``/api/v1``), answering from the requests the bare repository's
+    hooks opened (``requests.json``), in the shapes of their API documents."""
+
+    def __init__(self, bare: Path, kind: str, token: str) -> None:
+        self.bare, self.kind, self.token = bare, kind, token
+        self.requests: list[dict[str, Any]] = []
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                fake.serve(self, "GET")
+
+            def do_POST(self) -> None:
+                fake.serve(self, "POST")
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    @property
+    def root(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def update(self, number: int, **changes: Any) -> None:
+        """What the forge's web page would do to request ``number`` (merge it, close it)."""
+        found = requests_of(self.bare)
+        key = "iid" if self.kind == "gitlab" else "index"
+        for request in found:
+            if request[key] == number:
+                request.update(changes)
+        (self.bare / "requests.json").write_text(json.dumps(found))
+
+    def serve(self, handler: BaseHTTPRequestHandler, method: str) -> None:
+        url = urllib.parse.urlsplit(handler.path)
+        length = int(handler.headers.get("Content-Length") or 0)
+        body = json.loads(handler.rfile.read(length)) if length else None
+        headers = {k.lower(): v for k, v in handler.headers.items()}
+        self.requests.append({"method": method, "path": url.path, "headers": headers, "body": body})
+        status, data = self.answer(method, url.path, urllib.parse.parse_qs(url.query), headers, body)
+        raw = json.dumps(data).encode()
+        handler.send_response(status)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(raw)))
+        handler.end_headers()
+        handler.wfile.write(raw)
+
+    def answer(self, method: str, path: str, query: dict[str, list[str]], headers: dict[str, str],
+               body: Any) -> tuple[int, Any]:
+        if self.kind == "gitlab":
+            if headers.get("private-token") != self.token:
+                return 401, {"message": "401 Unauthorized"}
+            return self.gitlab(method, path, query)
+        if headers.get("authorization") != f"token {self.token}":
+            return 401, {"message": "token is required", "url": "https://gitea.example/api/swagger"}
+        return self.gitea(method, path, body)
+
+    def gitlab(self, method: str, path: str, query: dict[str, list[str]]) -> tuple[int, Any]:
+        mrs = f"/api/v4/projects/{OWNER}%2F{REPO}/merge_requests"
+        found = requests_of(self.bare)
+        if method == "GET" and path == mrs:
+            want = {k: v[0] for k, v in query.items()}
+            return 200, [self.mr(r) for r in found
+                         if r["source"] == want.get("source_branch", r["source"])
+                         and r["target"] == want.get("target_branch", r["target"])
+                         and want.get("state", "all") in ("all", r["state"])]
+        if method == "GET" and path.startswith(mrs + "/"):
+            match = [r for r in found if str(r["iid"]) == path.rsplit("/", 1)[1]]
+            return (200, self.mr(match[0])) if match else (404, {"message": "404 Not found"})
+        return 404, {"message": "404 Not found"}
+
+    def mr(self, r: dict[str, Any]) -> dict[str, Any]:
+        return {"id": 100 + r["iid"], "iid": r["iid"], "project_id": 1, "title": r["title"],
+                "description": r["description"], "state": r["state"], "source_branch": r["source"],
+                "target_branch": r["target"], "sha": r["sha"], "merge_commit_sha": r.get("merge_commit_sha"),
+                "squash_commit_sha": r.get("squash_commit_sha"), "squash": False, "draft": False,
+                "web_url": f"https://gitlab.example/{OWNER}/{REPO}/-/merge_requests/{r['iid']}",
+                "merge_when_pipeline_succeeds": r["auto_merge"], "should_remove_source_branch": None,
+                "force_remove_source_branch": r["remove_source_branch"], "closed_at": None, "merged_at": None}
+
+    def gitea(self, method: str, path: str, body: Any) -> tuple[int, Any]:
+        pulls = f"/api/v1/repos/{OWNER}/{REPO}/pulls/"
+        found = requests_of(self.bare)
+        if not path.startswith(pulls):
+            return 404, {"message": "Not Found"}
+        number, _, rest = path[len(pulls):].partition("/")
+        match = [r for r in found if str(r["index"]) == number]
+        if not match:
+            return 404, {"message": "pull request does not exist"}
+        r = match[0]
+        if method == "POST" and rest == "merge":
+            if body.get("head_commit_id") not in (None, r["sha"]):
+                return 409, {"message": "head out of date"}
+            r["auto_merge"] = body.get("merge_when_checks_succeed")
+            (self.bare / "requests.json").write_text(json.dumps(found))
+            return 200, None
+        return 200, {"id": 200 + r["index"], "number": r["index"], "title": r["title"], "body": r["description"],
+                     "state": r["state"], "merged": r.get("merged", False),
+                     "merge_commit_sha": r.get("merge_commit_sha"),
+                     "html_url": f"https://gitea.example/{OWNER}/{REPO}/pulls/{r['index']}",
+                     "head": {"label": r["topic"], "ref": f"refs/pull/{r['index']}/head", "sha": r["sha"]},
+                     "base": {"label": r["base"], "ref": r["base"]}, "flow": 1}
