@@ -98,7 +98,11 @@ def test_a_run_with_claude_and_codex_agents_lands_and_counts_usage(tmp_path: Pat
     assert wf.remote_file("work-9.1.txt") == "done by claude"
     # two claude runs and two codex reviewers
     assert task["usage"] == {"inputTokens": 2 * 1000 + 2 * 2000, "outputTokens": 2 * 200 + 2 * 300,
-                             "cachedInputTokens": 2 * 75 + 2 * 500, "costUsd": 0.0246, "runs": 4}
+                             "cachedInputTokens": 2 * 75 + 2 * 500, "costUsd": 0.0246, "runs": 4,
+                             # codex reports no cost and no [prices.<model>] prices it: unknown, not nothing
+                             "unknownRuns": 2, "stages": {"plan": {"costUsd": 0.0123, "runs": 1, "unknownRuns": 0},
+                                                          "implement": {"costUsd": 0.0123, "runs": 1, "unknownRuns": 0},
+                                                          "review": {"costUsd": None, "runs": 2, "unknownRuns": 2}}}
     assert doc["usage"] == task["usage"]
     assert task["stages"]["plan"]["agentRun"]["adapter"] == "claude"
     assert {r["agentRun"]["adapter"] for r in task["review"]["reviews"]} == {"codex"}

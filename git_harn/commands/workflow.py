@@ -73,13 +73,17 @@ def workflow() -> None:
 @click.option("--sandbox", type=click.Choice(["auto", "bwrap", "off"]), default=None,
               help="What agents and gates run in (default: harn.sandbox in your global config, else "
               "workflow.sandbox, else auto: bubblewrap where it runs).")
+@click.option("--max-cost-usd", type=float, metavar="DOLLARS",
+              help="Start no agent stage once the stages that ended cost this much (default: "
+              "workflow.maxCostUsd, none).")
+@click.option("--hard-limit", is_flag=True, help="At the spending limit, stop the agent stages still running too.")
 @json_option
 def run(base: str | None, remote: str | None, max_tasks: int | None, parallel: int | None,
         dry_run: bool, claims: bool | None, claim_heartbeat: float | None, claim_stale_after: float | None,
         resume_partial_branches: bool | None, resume_mode: str | None,
         max_recovery_candidates: int | None, idle_timeout: float | None, stage_attempts: int | None,
         schema_retries: int | None, assess_partial_branches: bool | None, wait_for_provider: str | None,
-        sandbox: str | None, as_json: bool) -> int:
+        sandbox: str | None, max_cost_usd: float | None, hard_limit: bool, as_json: bool) -> int:
     """Select unblocked roadmap tasks on REMOTE/BASE and drive each to integration."""
     result = run_workflow(repository(), Options(base, remote, max_tasks, parallel, dry_run, as_json,
                                                 claims=claims, claim_heartbeat=claim_heartbeat,
@@ -90,7 +94,8 @@ def run(base: str | None, remote: str | None, max_tasks: int | None, parallel: i
                                                 idle_timeout=idle_timeout,
                                                 stage_attempts=stage_attempts, schema_retries=schema_retries,
                                                 assess_partial_branches=assess_partial_branches,
-                                                wait_for_provider=wait_for_provider, sandbox=sandbox))
+                                                wait_for_provider=wait_for_provider, sandbox=sandbox,
+                                                max_cost_usd=max_cost_usd, hard_limit=hard_limit))
     return show(result, as_json, _view)
 
 

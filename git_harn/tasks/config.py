@@ -107,7 +107,7 @@ _WORKFLOW_KEYS = ("base", "remote", "maxTasks", "parallel", "stageTimeout", "rev
                   "claims", "claimHeartbeat", "claimStaleAfter",
                   "resumePartialBranches", "resumeMode", "maxRecoveryCandidates", "idleTimeout",
                   "stageAttempts", "schemaRetries", "assessPartialBranches",
-                  "sandbox", "gateNetwork", "stageDiskLimit", "stageProcessLimit")
+                  "sandbox", "gateNetwork", "stageDiskLimit", "stageProcessLimit", "maxCostUsd")
 _AGENT_KEYS = ("command", "timeout", "stdin", "commands", "adapter", "args", "model", "maxTurns", "maxBudgetUsd",
                "idleTimeout", "env", "adapterChecks", "writable")
 _PREFLIGHT_ONLY = ("commands", "adapterChecks")
@@ -123,7 +123,9 @@ ADAPTER_SECRETS = {
     "claude": ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"),
     "codex": ("OPENAI_API_KEY", "CODEX_API_KEY", "CODEX_ACCESS_TOKEN"),
 }
-_TOP_KEYS = ("workflow", "agents", "gates")
+_TOP_KEYS = ("workflow", "agents", "gates", "prices")
+# [prices.<model>]: US dollars per million tokens of each kind, for agents that report tokens only (codex)
+PRICE_KEYS = ("input", "cached", "output")
 
 
 @dataclass(frozen=True)
@@ -168,6 +170,15 @@ class AgentSettings:
 
 
 @dataclass(frozen=True)
+class Price:
+    """``[prices.<model>]``: US dollars per million input, cached input and output tokens."""
+
+    input: float
+    cached: float
+    output: float
+
+
+@dataclass(frozen=True)
 class WorkflowSettings:
     """Everything ``.harn/workflow.toml`` says about a workflow run; None: not set."""
 
@@ -194,6 +205,8 @@ class WorkflowSettings:
     gateNetwork: bool | None = None
     stageDiskLimit: str | None = None  # a size: 10g, 512m
     stageProcessLimit: int | None = None
+    maxCostUsd: float | None = None  # the run's spending limit (workflow/agents/spend.py)
+    prices: dict[str, Price] = field(default_factory=dict)  # [prices.<model>]
 
 
 def _bad(where: str, key: str, must: str) -> BadInput:
@@ -381,6 +394,8 @@ def workflow_settings(config: dict[str, Any], where: str) -> WorkflowSettings:
     values.update(_claim_settings(table, where))
     values.update(_recovery_settings(table, where))
     values.update(_sandbox_settings(table, where))
+    if "maxCostUsd" in table:
+        values["maxCostUsd"] = _dollars(table["maxCostUsd"], where, "workflow.maxCostUsd")
     if "stageAttempts" in table:
         values["stageAttempts"] = _bounded_int(table["stageAttempts"], where, "workflow.stageAttempts", 1)
     if "schemaRetries" in table:
@@ -404,7 +419,33 @@ def workflow_settings(config: dict[str, Any], where: str) -> WorkflowSettings:
             if key not in ("commands", "env"):
                 raise BadInput(f"{where}: unknown setting gates.{key}")
     return WorkflowSettings(**values, agents=agents, gates=gate_argv_lists(config, where),
-                            gateEnv=gate_env_names(config, where))
+                            gateEnv=gate_env_names(config, where), prices=_prices(config, where))
+
+
+def _dollars(value: object, where: str, key: str, zero: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (value >= 0 if zero else value > 0) \
+            or value != value or value == float("inf"):
+        raise _bad(where, key, f"must be a {'' if zero else 'positive '}amount of US dollars, not {value!r}")
+    return float(value)
+
+
+def _prices(config: dict[str, Any], where: str) -> dict[str, Price]:
+    """``[prices.<model>] input = 1.25, cached = 0.125, output = 10``: dollars per million tokens."""
+    table = config.get("prices", {})
+    if not isinstance(table, dict):
+        raise _bad(where, "prices", "must be a table of [prices.<model>] tables")
+    prices = {}
+    for model, row in table.items():
+        if not isinstance(row, dict):
+            raise _bad(where, f"prices.{model}", "must be a table: input, cached and output dollars per million tokens")
+        for key in row:
+            if key not in PRICE_KEYS:
+                raise BadInput(f"{where}: unknown setting prices.{model}.{key} (known: {', '.join(PRICE_KEYS)})")
+        missing = [key for key in PRICE_KEYS if key not in row]
+        if missing:
+            raise BadInput(f"{where}: missing setting prices.{model}.{missing[0]} (dollars per million tokens)")
+        prices[model] = Price(*(_dollars(row[key], where, f"prices.{model}.{key}", zero=True) for key in PRICE_KEYS))
+    return prices
 
 
 def _sandbox_settings(table: dict[str, Any], where: str) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import signal
 import threading
 from collections.abc import Callable, Mapping
 from contextlib import suppress
@@ -46,6 +47,7 @@ from git_harn.store.seal import Seal, Tamper, TamperFound
 from git_harn.tasks.config import COMMAND_ADAPTER, DEFAULT_IDLE_TIMEOUT, AgentSettings
 from git_harn.text import one_line, with_article
 from git_harn.workflow.agents import adapters
+from git_harn.workflow.agents.spend import Meter
 from git_harn.workflow.model.state import AUTH, CONFIG, INFRA, PROVIDER, TAMPER
 from git_harn.workflow.model.state import INTERRUPTED_FAULT as INTERRUPTED
 from git_harn.workspace import sandbox as sandboxing
@@ -91,11 +93,22 @@ EXIT_CLASSES = {EX_TEMPFAIL: (PROVIDER, EXIT_75), EX_NOPERM: (AUTH, EXIT_77), EX
 
 @dataclass
 class Agents:
-    """The running agents' process groups, so an interruption can stop them all."""
+    """The running agents' process groups, so an interruption can stop them
+    all, and the run's meter of what they spend."""
 
     stop: threading.Event = field(default_factory=threading.Event)
     groups: set[int] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    meter: Meter | None = None
+    stopped_for: str | None = None  # why stop is set, when not an interruption: state.BUDGET
+
+    def stop_for(self, why: str, grace: float) -> None:
+        """Stop every agent for ``why`` (a hard spending limit): SIGTERM now, SIGKILL after ``grace``."""
+        self.stopped_for = why
+        self.stop_all(signal.SIGTERM)
+        killer = threading.Timer(grace, self.stop_all, args=(signal.SIGKILL,))
+        killer.daemon = True
+        killer.start()
 
     def started(self, pgid: int) -> None:
         with self._lock:

@@ -33,6 +33,7 @@ from git_harn.tasks.config import (
     STAGES,
     WORKFLOW_FILE,
     AgentSettings,
+    Price,
     WorkflowSettings,
     settings_at,
 )
@@ -65,6 +66,8 @@ class Options:
     assess_partial_branches: bool | None = None
     wait_for_provider: str | None = None  # --wait-for-provider[=<max>]: "" for the default bound
     sandbox: str | None = None  # --sandbox auto|bwrap|off
+    max_cost_usd: float | None = None  # --max-cost-usd: the run's spending limit
+    hard_limit: bool = False  # --hard-limit: the crossing stops the stages still running too
 
 
 @dataclass
@@ -89,6 +92,9 @@ class Effective:
     schemaRetries: int = DEFAULT_SCHEMA_RETRIES
     assessPartialBranches: bool = True
     sandbox: Policy = field(default_factory=Policy)  # what agents and gates run in, and their bounds
+    maxCostUsd: float | None = None  # the spending limit of the run (agents/spend.py), None: none
+    hardLimit: bool = False
+    prices: dict[str, Price] = field(default_factory=dict)  # [prices.<model>]: dollars per million tokens
 
     @property
     def upstream(self) -> str:
@@ -106,7 +112,8 @@ class Effective:
                 "resumePartialBranches": self.resumePartialBranches, "resumeMode": self.resumeMode,
                 "maxRecoveryCandidates": self.maxRecoveryCandidates, "idleTimeout": self.idleTimeout,
                 "stageAttempts": self.stageAttempts, "schemaRetries": self.schemaRetries,
-                "assessPartialBranches": self.assessPartialBranches, "sandbox": self.sandbox.shown()}
+                "assessPartialBranches": self.assessPartialBranches, "sandbox": self.sandbox.shown(),
+                "maxCostUsd": self.maxCostUsd, "hardLimit": self.hardLimit}
 
 
 def _check_flags(options: Options) -> None:
@@ -128,6 +135,8 @@ def _check_flags(options: Options) -> None:
         raise BadInput(f"--stage-attempts must be between 1 and {MAX_RETRIES}")
     if options.schema_retries is not None and not 0 <= options.schema_retries <= MAX_RETRIES:
         raise BadInput(f"--schema-retries must be between 0 and {MAX_RETRIES}")
+    if options.max_cost_usd is not None and not 0 < options.max_cost_usd < float("inf"):
+        raise BadInput("--max-cost-usd must be a positive amount of US dollars")
 
 
 def _read(repo: Repo, remote: str, base: str, dry_run: bool) -> tuple[Oid, WorkflowSettings]:
@@ -170,6 +179,9 @@ def load(repo: Repo, options: Options) -> Effective:
     if tasks_at(repo, oid) is None:
         raise BadInput(f"{remote}/{base} has no roadmap at {roadmap_file(repo)} (git config harn.roadmap)")
     plans_dir(repo)  # harn.execplans must be sane before anything starts
+    max_cost = options.max_cost_usd if options.max_cost_usd is not None else settings.maxCostUsd
+    if options.hard_limit and max_cost is None:
+        raise BadInput("--hard-limit needs a spending limit: --max-cost-usd or workflow.maxCostUsd")
     gate_timeout(repo, None)
     return Effective(
         base=base, remote=remote, base_oid=oid,
@@ -191,6 +203,7 @@ def load(repo: Repo, options: Options) -> Effective:
         assessPartialBranches=_first(options.assess_partial_branches, settings.assessPartialBranches, True),
         sandbox=policy_of(repo, Asked(options.sandbox, settings.sandbox, settings.gateNetwork,
                                       settings.stageDiskLimit, settings.stageProcessLimit)),
+        maxCostUsd=max_cost, hardLimit=options.hard_limit, prices=dict(settings.prices),
     )
 
 

@@ -66,6 +66,9 @@ CONFIG = "config"  # the agent refused its own command line or setup: it would r
 # during a stage, or the branch moved after its verdict [T2] [T4]: never retried, halts new starts
 TAMPER = "tamper"
 INTERRUPTED_FAULT = "interrupted"
+# the run's spending limit was reached (workflow/agents/spend.py): the skip reason of a task it kept from
+# starting, and the faultKind of one it stopped between stages (or, with --hard-limit, in one)
+BUDGET = "budget"
 
 
 class TaskEnd(Protocol):
@@ -320,10 +323,11 @@ class Lifecycle:
         shown = fault if fault is not None else end.fault
         return Ending(end, stage, detail, shown, kind)
 
-    def interrupted(self, before: str, detail: str) -> Ending:
-        """Stopped between stages, before ``before`` began: nothing of it ran."""
+    def interrupted(self, before: str, detail: str, kind: str | None = None) -> Ending:
+        """Stopped between stages, before ``before`` began: nothing of it ran
+        (``kind``: why, when not an interruption of the run: ``BUDGET``)."""
         self.enter(State.INTERRUPTED)
-        return Ending(State.INTERRUPTED, before, detail, INTERRUPTED_FAULT)
+        return Ending(State.INTERRUPTED, before, detail, INTERRUPTED_FAULT, kind)
 
     def done(self, detail: str) -> Ending:
         self.enter(State.DONE)
@@ -342,6 +346,7 @@ class SkipReason(enum.Enum):
     AUTH_FAULT_HALT = "auth-fault-halt"  # an auth fault earlier in the run stopped new starts
     TAMPER_HALT = "tamper-halt"  # a stage tampered with what the host obeys: nothing new starts [T2]
     PROVIDER_FAULT_HALT = "provider-fault-halt"  # a provider's reset time is not reached yet
+    BUDGET_HALT = BUDGET  # the run's spending limit was reached: no agent stage starts
     RUNNER_GONE = "runner-gone"
 
 
@@ -497,6 +502,21 @@ def halt_advice(reason: SkipReason | None, where: Where, wait_seconds: float | N
         return Next(where.workflow_run(), "the tasks not started run once the credential works again "
                     f"({harn_command('workflow', 'check', '--live')} says so)")
     return Next(where.workflow_run(), "once the roadmap on the base reads again, a relaunch starts what is left")
+
+
+def budget_advice(limit: float, spent: float, where: Where, survivors: bool) -> Next:
+    """The run's next step once its spending limit stopped it: the relaunch
+    that goes on with what is left (``survivors``: tasks it halted keep their
+    work on their branches, which the relaunch resumes). A relaunch is a run
+    of its own and counts from nothing; the limit it is given is twice this
+    one, so that it is never the same advice twice in a row."""
+    more = max(round(2 * limit, 2), 0.01)
+    resume = RESUME_FLAGS if survivors else ()
+    left = ("the tasks it halted keep their work and are resumed, the tasks not started start" if survivors
+            else "the tasks not started start")
+    return Next(where.workflow_run(*resume, "--max-cost-usd", f"{more:g}"),
+                f"the run spent ${spent:.2f} of its ${limit:.2f} limit: {left}, and the relaunch spends at "
+                f"most ${more:.2f} (choose your own amount)")
 
 
 def harn_command(*words: str) -> str:

@@ -17,6 +17,11 @@ new starts instead of failing the rest of the roadmap one task at a time.
   Without it, or beyond ``max``, those tasks are skipped with reason
   ``provider-fault-halt`` and the run says when to relaunch.
 
+- **budget**: once the run's spending limit is reached (``agents.spend``),
+  no agent stage starts: tasks between stages halt (kept as survivors),
+  the rest are skipped with reason ``budget``, and the run ends halted with
+  what it spent and the relaunch that goes on (``state.budget_advice``).
+
 An agent is known by its adapter (``claude``, ``codex``), else by the name of
 its executable: stages that run the same CLI share one account's limits.
 """
@@ -35,8 +40,11 @@ from git_harn.errors import BadInput, HarnError
 from git_harn.files import loads_json, read_private
 from git_harn.tasks.config import COMMAND_ADAPTER, AgentSettings
 from git_harn.text import one_line
+from git_harn.workflow.agents.spend import Meter
+from git_harn.workflow.agents.stages import Agents
+from git_harn.workflow.model.config import Effective
 from git_harn.workflow.model.result import TaskResult
-from git_harn.workflow.model.state import PROVIDER, SkipReason, State
+from git_harn.workflow.model.state import BUDGET, PROVIDER, Next, SkipReason, State, Where, budget_advice, halt_advice
 
 AUTH_FAULT_HALT = SkipReason.AUTH_FAULT_HALT.value
 TAMPER_HALT = SkipReason.TAMPER_HALT.value
@@ -88,10 +96,14 @@ class Breakers:
     _waiting: Limit | None = None
     _since: float = 0.0
     _said: float = 0.0
+    meter: Meter | None = None  # the run's spending and its limit
+    budget_halted: int = 0  # tasks the limit halted between stages (or in one, --hard-limit)
 
     # --- tripping ------------------------------------------------------------------
 
     def task_ended(self, tr: TaskResult, scratch: Path) -> None:
+        if tr.faultKind == BUDGET:
+            self.budget_halted += 1
         if is_tamper_fault(tr) and self.tamper is None:
             self.tamper = {"taskId": tr.key, "stage": tr.stage, "detail": one_line(tr.detail, 1500)}
         if is_auth_fault(tr) and self.auth is None:
@@ -124,12 +136,21 @@ class Breakers:
             return TAMPER_HALT
         if self.auth is not None:
             return AUTH_FAULT_HALT
+        if self.meter is not None and self.meter.reached():
+            return BUDGET
         return PROVIDER_LIMIT if self.gave_up is not None else None
 
     def halted_reason(self) -> SkipReason | None:
         """``halted`` as the state module names it."""
         reason = self.halted()
         return SkipReason(reason) if reason is not None else None
+
+    def advice(self, where: Where) -> Next:
+        """The run's next step once it stopped starting tasks."""
+        reason = self.halted_reason()
+        if reason is SkipReason.BUDGET_HALT and self.meter is not None and self.meter.limit is not None:
+            return budget_advice(self.meter.limit, self.meter.spent, where, self.budget_halted > 0)
+        return halt_advice(reason, where, self.wait_needed())
 
     def wait_needed(self) -> float | None:
         """Seconds until the limit the run gave up on is reached, if any."""
@@ -177,6 +198,8 @@ class Breakers:
                     f"stopped starting tasks ({skipped} not started); add an auth preflight to "
                     f".harn/workflow.toml so that a run without credentials starts nothing: "
                     f"{preflight_line(remote, base)}")
+        if self.meter is not None and self.meter.reached():
+            return self.meter.halt_line(skipped, self.budget_halted)
         if self.gave_up is not None:
             when = iso_of(self.gave_up.until)
             return (f"the provider of {self.gave_up.agent} is limited until {when} (a provider fault of task "
@@ -185,13 +208,24 @@ class Breakers:
         return None
 
     def shown(self) -> dict[str, Any] | None:
-        if self.auth is None and self.tamper is None and not self.limits and not self.waits:
+        spending = self.meter.shown() if self.meter is not None else None
+        if self.auth is None and self.tamper is None and not self.limits and not self.waits and spending is None:
             return None
-        return {"auth": self.auth, "tamper": self.tamper,
+        return {"auth": self.auth, "tamper": self.tamper, "spending": spending,
                 "providerLimits": [{"agent": lim.agent, "until": iso_of(lim.until), "taskId": lim.taskId}
                                    for lim in self.limits.values()],
                 "waits": list(self.waits), "waitForProvider": self.wait_max,
                 "gaveUp": self.gave_up.agent if self.gave_up is not None else None}
+
+
+def meter_for(eff: Effective, agents: Agents, grace: float) -> Meter:
+    """The run's meter, on its agents (each stage tells it what it cost);
+    with ``--hard-limit`` its crossing stops every agent still running."""
+    meter = Meter(eff.maxCostUsd, dict(eff.agents), dict(eff.prices), eff.hardLimit)
+    if eff.hardLimit:
+        meter.on_reached = lambda: agents.stop_for(BUDGET, grace)
+    agents.meter = meter
+    return meter
 
 
 def preflight_line(remote: str, base: str) -> str:

@@ -48,7 +48,7 @@ from git_harn.tasks.roadmap import Roadmap, Task, roadmap_at
 from git_harn.text import one_line
 from git_harn.workflow.after import recovery, remediation, settle
 from git_harn.workflow.agents import auth as preflight
-from git_harn.workflow.agents import usage
+from git_harn.workflow.agents import spend, usage
 from git_harn.workflow.agents.watchdog import Watchdog, WatchedAgents
 from git_harn.workflow.ledger import claims as claiming
 from git_harn.workflow.ledger import record
@@ -97,6 +97,9 @@ def _run_workflow(repo: Repo, options: config.Options) -> WorkflowResult:
     unconfined = eff.sandbox.warning()
     if unconfined is not None:
         warn(unconfined)  # every run that starts agents says so, once [T3]
+    blind = spend.limit_warning(eff)
+    if blind is not None:
+        warn(blind)  # a limit that cannot count every stage says so before it is trusted
     lease = leases.take(repo, eff.remote, eff.base, workflow_id, this_process())  # [L2]: Refused while live
     try:
         schemas.preload()  # the first stage report is validated soon; load meanwhile
@@ -226,7 +229,8 @@ class Scheduler:
         self.claims = claims
         self.watchdog = Watchdog()
         self.agents = WatchedAgents(lease=lease, watchdog=self.watchdog)
-        self.breakers = breakers.Breakers(dict(eff.agents), wait_for_provider)
+        self.breakers = breakers.Breakers(dict(eff.agents), wait_for_provider,
+                                          meter=breakers.meter_for(eff, self.agents, STOP_GRACE))
         self.holding: breakers.Limit | None = None
         self.writer = record.Writer(repo, result.workflowId)
         self.scratch = record.run_folder(repo, result.workflowId)
@@ -567,8 +571,7 @@ class Scheduler:
                                        sum(s.reason == self.breakers.halted() for s in left))
         if halt is not None and not result.interrupted:
             result.halted = halt
-            result.next = state.halt_advice(self.breakers.halted_reason(), self.where,
-                                            self.breakers.wait_needed()).document()
+            result.next = self.breakers.advice(self.where).document()
         result.breakers = self.breakers.shown()
         if self.claims is not None:
             self.claims.close()

@@ -209,7 +209,7 @@ def run_task(main_repo: Repo, job: Job) -> TaskResult:
             ending = life.stop(Outcome.LOST_CLAIM, tr.stage, lost)
         else:
             ending.detail += f" (then: {lost})"
-    ending = _blamed_late(job, ending)
+    ending = _blamed_late(job, _for_budget(job, ending))
     state.end(tr, ending, _facts(repo, job, ending), job.where)
     live = repo.ref_oid(f"refs/heads/{tr.branch}")
     if live is not None:
@@ -289,6 +289,25 @@ def _blamed_late(job: Job, ending: Ending) -> Ending:
     return Ending(State.TAMPER_FAULT, ending.stage, _tamper_detail(ending.stage, late), state.TAMPER, late.kind)
 
 
+def _for_budget(job: Job, ending: Ending) -> Ending:
+    """An interruption the run's hard spending limit caused is a budget halt (``spend``)."""
+    if ending.state is not State.INTERRUPTED or job.agents.stopped_for != state.BUDGET:
+        return ending
+    return Ending(ending.state, ending.stage, f"the run's spending limit was reached (--hard-limit): {ending.detail}",
+                  ending.fault, state.BUDGET)
+
+
+def _held(job: Job) -> Callable[[str], str | None]:
+    """Whether a stage may not start because the run's spending limit is reached, and why."""
+    def held(stage: str) -> str | None:
+        meter = job.agents.meter
+        if meter is None or not meter.stops(stage):
+            return None
+        return (f"the run's spending limit (${meter.limit:.2f}) was reached before {stage}: not started, "
+                "the branch keeps the work before it")
+    return held
+
+
 def _workspace(repo: Repo, job: Job) -> Any:
     tr = job.result
     assert tr.runId is not None
@@ -300,7 +319,8 @@ def _workspace(repo: Repo, job: Job) -> Any:
 def _walk_path(repo: Repo, job: Job, worktree: Path, life: Lifecycle) -> Ending:
     path = TaskPath(repo, job, _context(repo, job, worktree))
     entry = ENTRY[job.resume_at] if addenda.number_of(job.task) is None else "write"
-    return walk(life, path.steps(), entry, job.agents.stop.is_set, path.begin, path.finished, job.attempts.end)
+    return walk(life, path.steps(), entry, job.agents.stop.is_set, path.begin, path.finished, job.attempts.end,
+                _held(job))
 
 
 def _track(job: Job, life: Lifecycle, now: State, stage: str) -> None:
@@ -323,11 +343,13 @@ Ended = Callable[[Outcome, str | None, str | None], None]  # (outcome, fault cla
 
 
 def walk(life: Lifecycle, steps: list[Step], entry: str, stopping: Callable[[], bool],
-         begin: Callable[[Step, int], None], finished: Callable[[], str], ended: Ended | None = None) -> Ending:
+         begin: Callable[[Step, int], None], finished: Callable[[], str], ended: Ended | None = None,
+         held: Callable[[str], str | None] | None = None) -> Ending:
     """Run ``steps`` in order from the step whose role is ``entry``: each
     enters its state in the lifecycle table; AGAIN goes back to the write
     step for the next round; a ``StageEnd`` ends the task there. ``ended``
-    hears what each step came to."""
+    hears what each step came to; ``held`` says why a stage may not start
+    (the run's spending limit), which halts the task before it."""
     roles = [s.role for s in steps]
     at, round_no = roles.index(entry), 1
     heard = ended or (lambda outcome, fault, kind: None)
@@ -335,6 +357,9 @@ def walk(life: Lifecycle, steps: list[Step], entry: str, stopping: Callable[[], 
         step = steps[at]
         if stopping():
             return life.interrupted(step.stage, f"the workflow was interrupted before {step.stage}")
+        why = held(step.stage) if held is not None else None
+        if why is not None:
+            return life.interrupted(step.stage, why, state.BUDGET)
         life.enter(STAGE_STATE[step.stage])
         begin(step, round_no)
         try:
@@ -416,7 +441,7 @@ class TaskPath:
         outcome = retries.run_in_place(self.ctx, self.eff.agents[stage], self.tr.attempts[stage],
                                        self.eff.timeout_of(stage), extra)
         self.tr.stages[outcome.stage] = outcome.summary_entry()
-        usage.record(self.tr, [outcome])
+        usage.record(self.tr, [outcome], self.job.agents.meter)
         if outcome.fault is not None:
             raise _faulted(outcome)
         tip = check_worktree(self.repo, self.ctx, stage)
@@ -519,7 +544,7 @@ class TaskPath:
                                      {"round": round_no, "earlier": dict(self.earlier)})
         self.tr.review["rounds"] = round_no
         self.tr.review["reviews"].extend(verdict.entries())
-        usage.record(self.tr, verdict.outcomes)
+        usage.record(self.tr, verdict.outcomes, self.job.agents.meter)
         faulted = next((o for o in verdict.outcomes if o.fault is not None), None)
         if faulted is None:
             self._note_review(tip, verdict)
@@ -629,7 +654,7 @@ class TaskPath:
                 self.repo, f"workflow {job.workflow_id}: integration agent for task {ctx.task_id}"):
             outcome = run_stage(ctx, agent, 1, eff.timeout_of("integrate"), {"round": 1})
             self.tr.stages[outcome.stage] = outcome.summary_entry()
-            usage.record(self.tr, [outcome])
+            usage.record(self.tr, [outcome], self.job.agents.meter)
             self.tr.integration = outcome.report
             if outcome.fault is not None:  # never retried: a hidden success may already have pushed [I4]
                 raise StageEnd(Outcome.of_fault(outcome.fault), "integrate",

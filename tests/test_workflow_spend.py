@@ -1,0 +1,184 @@
+"""A run's spending limit (issue 47 item 3): ``--max-cost-usd`` and
+``workflow.maxCostUsd``, the cost of each stage run summed as it ends,
+``[prices.<model>]`` for agents that report tokens only, the halt at the
+limit that loses no work, and the relaunch its advice names."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+from typing import Any
+
+import pytest
+from adapterkit import PLAN_OK, claude_init, claude_result, codex_ok, fake_cli_env
+from helpers import assert_valid, git, harn
+from wfrepo import WF, setup
+
+from git_harn.errors import BadInput
+from git_harn.tasks.config import Price, parse_toml, workflow_settings
+from git_harn.workflow.agents.spend import priced
+from git_harn.workflow.model.state import Where, budget_advice
+
+APPROVE = {"verdict": "approve", "summary": "fine", "findings": []}
+ROADMAP = "# R\n\n- [ ] 9.1 First\n- [ ] 9.2 Second\n- [ ] 9.3 Third\n"
+
+
+def config(review: str = 'adapter = "claude"', workflow: str = "", extra: str = "") -> str:
+    return (f"[workflow]\nstageTimeout = 60\n{workflow}\n"
+            '[agents.plan]\nadapter = "claude"\n\n[agents.implement]\nadapter = "claude"\n\n'
+            f"[agents.review]\n{review}\n\n[agents.integrate]\ncommand = \"builtin\"\n\n"
+            '[gates]\ncommands = [["sh", "-c", "true"]]\n' + extra)
+
+
+def scenario(calls: Path, plan: float = 1.0, implement: float = 1.0, review: float = 0.5,
+             codex_review: bool = False) -> None:
+    """Every plan and implement run costs what is given; each of the two reviewers ``review``."""
+    (calls / "scenario.json").write_text(json.dumps({
+        "stage:plan": [claude_init(), {"work": "plan"}, claude_result(PLAN_OK, cost=plan)],
+        "stage:implement": [claude_init(), {"work": "implement"},
+                            claude_result({"ok": True, "summary": "built"}, cost=implement)],
+        "stage:review": codex_ok(APPROVE) if codex_review else [claude_init(), claude_result(APPROVE, cost=review)],
+    }))
+
+
+def stages_run(calls: Path) -> list[tuple[str, str]]:
+    """(task, stage) of every agent run, in the order they started."""
+    found = sorted((calls / "calls").glob("*.json"), key=lambda p: int(p.stem))
+    runs = [json.loads(p.read_text())["env"] for p in found]
+    return [(env["HARN_TASK_ID"], env["HARN_STAGE"]) for env in runs]
+
+
+def show(wf: WF, workflow_id: str) -> dict[str, Any]:
+    done = harn(wf.work, "workflow", "show", workflow_id, "--json")
+    assert done.code == 0, done.err
+    return json.loads(done.out)
+
+
+def next_command(out: str) -> str:
+    lines = [line for line in out.splitlines() if line.startswith("next: ")]
+    assert len(lines) == 1, out
+    return lines[0].removeprefix("next: ")
+
+
+def test_a_limit_reached_mid_run_stops_new_stages_at_the_crossing_keeps_the_work_and_the_advice_goes_on(
+        tmp_path: Path) -> None:
+    env, calls = fake_cli_env(tmp_path)
+    scenario(calls)
+    wf = setup(tmp_path, roadmap=ROADMAP, config=config())
+    first = wf.run("--max-cost-usd", "4", env=env)
+    assert first.code == 3, (first.out, first.err)
+    # 9.1: plan $1, implement $1, two reviewers $0.50 each, lands ($3); 9.2: plan $1 reaches $4: nothing after it
+    assert stages_run(calls) == [("9.1", "plan"), ("9.1", "implement"), ("9.1", "review"), ("9.1", "review"),
+                                 ("9.2", "plan")]
+    workflow_id = first.out.split()[1]
+    doc = show(wf, workflow_id)
+    assert_valid(doc, "workflow-result")
+    by_id = {t["taskId"]: t for t in doc["tasks"]}
+    assert by_id["9.1"]["status"] == "done"
+    halted = by_id["9.2"]
+    assert (halted["status"], halted["stage"], halted["faultKind"]) == ("halted", "implement", "budget"), halted
+    assert "spending limit ($4.00) was reached before implement" in halted["detail"]
+    assert halted["usage"]["costUsd"] == 1.0 and halted["usage"]["stages"] == {
+        "plan": {"costUsd": 1.0, "runs": 1, "unknownRuns": 0}}
+    assert by_id["9.1"]["usage"]["stages"]["review"] == {"costUsd": 1.0, "runs": 2, "unknownRuns": 0}
+    # no work lost: the plan 9.2 paid for is on its branch
+    assert "plan 9.2 by claude" in git(wf.work, "log", "--format=%s", "roadmap-9.2")
+    assert [(s["taskId"], s["reason"]) for s in doc["skipped"]] == [("9.3", "budget")]
+    spending = doc["breakers"]["spending"]
+    assert spending == {"limitUsd": 4.0, "spentUsd": 4.0, "hard": False, "runs": 5, "unknownRuns": 0,
+                        "reached": {"taskId": "9.2", "stage": "plan", "spentUsd": 4.0}}
+    assert doc["usage"]["costUsd"] == 4.0
+    assert doc["halted"].startswith("spending limit reached: $4.00 spent of $4.00 (at plan of task 9.2)")
+    command = next_command(first.out)
+    assert command == ("git harn workflow run --resume-partial-branches --resume-mode continue "
+                       "--max-cost-usd 8")
+    # the advice, run exactly as printed: 9.2 goes on from its plan, 9.3 runs, everything lands
+    words = shlex.split(command)
+    assert words[:2] == ["git", "harn"]
+    second = harn(wf.work, *words[2:], env=env)
+    assert second.code == 0, (second.out, second.err)
+    assert "next: " + command not in second.out
+    assert "- [x] 9.1" in wf.remote_file("docs/roadmap.md") and "- [x] 9.2" in wf.remote_file("docs/roadmap.md")
+    assert "- [x] 9.3" in wf.remote_file("docs/roadmap.md")
+    again = stages_run(calls)[5:]
+    assert ("9.2", "plan") not in again and again.count(("9.2", "implement")) == 1  # resumed, not started afresh
+    assert again.count(("9.3", "plan")) == 1
+
+
+def test_the_limit_in_the_configuration_and_prices_for_codex(tmp_path: Path) -> None:
+    env, calls = fake_cli_env(tmp_path)
+    scenario(calls, plan=0.25, implement=0.25, codex_review=True)
+    # codex reports 2000 input tokens (500 of them cached) and 300 output tokens a reviewer
+    prices = '[prices.codex]\ninput = 100\ncached = 10\noutput = 1000\n'
+    wf = setup(tmp_path, roadmap=ROADMAP, config=config('adapter = "codex"', "maxCostUsd = 1.5\n", prices))
+    done = wf.run("--json", env=env)
+    doc = json.loads(done.out)
+    assert done.code == 3, (done.err, doc["tasks"])
+    assert_valid(doc, "workflow-result")
+    reviewer = (1500 * 100 + 500 * 10 + 300 * 1000) / 1_000_000  # 0.455 each
+    task = doc["tasks"][0]
+    assert task["usage"]["stages"]["review"]["costUsd"] == pytest.approx(2 * reviewer)
+    assert task["usage"]["costUsd"] == pytest.approx(0.5 + 2 * reviewer)  # 1.41: under the limit, goes on
+    # 9.2's plan reaches 1.66 >= 1.5: its implement never starts
+    assert stages_run(calls)[-1] == ("9.2", "plan")
+    assert doc["breakers"]["spending"]["limitUsd"] == 1.5
+    assert doc["breakers"]["spending"]["reached"]["stage"] == "plan"
+    assert doc["settings"]["maxCostUsd"] == 1.5
+
+
+def test_unknown_costs_are_said_and_never_counted_as_nothing(tmp_path: Path) -> None:
+    env, calls = fake_cli_env(tmp_path)
+    scenario(calls, codex_review=True)
+    wf = setup(tmp_path, roadmap="# R\n\n- [ ] 9.1 Only\n", config=config('adapter = "codex"'))
+    done = wf.run("--json", "--max-cost-usd", "100", env=env)
+    doc = json.loads(done.out)
+    assert done.code == 0, (done.err, doc["tasks"])
+    assert "the cost of these stages is unknown and not counted: review (codex reports tokens only and " \
+           "[prices.codex] is not set)" in done.err
+    task = doc["tasks"][0]
+    assert task["usage"]["stages"]["review"] == {"costUsd": None, "runs": 2, "unknownRuns": 2}
+    assert task["usage"]["unknownRuns"] == 2 and task["usage"]["costUsd"] == 2.0
+    assert doc["breakers"]["spending"]["unknownRuns"] == 2 and doc["breakers"]["spending"]["spentUsd"] == 2.0
+
+
+def test_prices_and_limits_are_checked() -> None:
+    def settings(text: str) -> Any:
+        return workflow_settings(parse_toml(text.encode(), "t"), "t")
+
+    parsed = settings('[workflow]\nmaxCostUsd = 20\n[prices.gpt-5]\ninput = 1.25\ncached = 0.125\noutput = 10\n')
+    assert parsed.maxCostUsd == 20.0 and parsed.prices == {"gpt-5": Price(1.25, 0.125, 10.0)}
+    for text, message in [("[workflow]\nmaxCostUsd = 0\n", "workflow.maxCostUsd must be a positive amount"),
+                          ("[prices.x]\ninput = 1\ncached = 1\n", "missing setting prices.x.output"),
+                          ("[prices.x]\ninput = 1\ncached = 1\noutput = -1\n", "prices.x.output must be"),
+                          ("[prices.x]\ninput = 1\ncached = 1\noutput = 1\nper = 2\n", "unknown setting prices.x.per"),
+                          ("prices = 3\n", "setting prices must be a table")]:
+        with pytest.raises(BadInput) as caught:
+            settings(text)
+        assert message in caught.value.message, (text, caught.value.message)
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (("--max-cost-usd", "0"), "--max-cost-usd must be a positive amount"),
+    (("--max-cost-usd", "nan"), "--max-cost-usd must be a positive amount"),
+    (("--hard-limit",), "--hard-limit needs a spending limit"),
+])
+def test_bad_limit_flags_are_one_line_errors_that_change_nothing(tmp_path: Path, flags: tuple[str, ...],
+                                                                 message: str) -> None:
+    wf = setup(tmp_path, roadmap=ROADMAP, config=config())
+    before = git(wf.work, "for-each-ref")
+    done = wf.run(*flags)
+    assert done.code != 0
+    assert done.err.count("\n") == 1 and done.err.startswith("git harn: error: ") and message in done.err, done.err
+    assert git(wf.work, "for-each-ref") == before
+
+
+def test_the_price_of_tokens_and_the_advice_are_one_function_each() -> None:
+    run = {"adapter": "codex", "usage": {"inputTokens": 2_000_000, "cachedInputTokens": 1_000_000,
+                                         "outputTokens": 500_000}}
+    assert priced(run, Price(2.0, 0.5, 8.0)) == 2.0 + 0.5 + 4.0
+    assert priced({**run, "adapter": "claude"}, Price(2.0, 0.5, 8.0)) == 4.0 + 0.5 + 4.0  # cached counted apart
+    assert priced(run, None) is None
+    step = budget_advice(2.5, 2.75, Where("origin", "main", ("--base", "main")), survivors=False)
+    assert step.command == "git harn workflow run --base main --max-cost-usd 5"
+    assert "$2.75 of its $2.50 limit" in step.why
