@@ -14,11 +14,6 @@ from helpers import assert_valid, git, harn, stored_workflow, stored_workflow_fi
 from synctools import sync
 from wfrepo import setup
 
-from git_harn.clock import now_iso
-from git_harn.git import open_repo
-from git_harn.workflow.ledger import record
-from git_harn.workflow.model.result import WorkflowResult
-
 ROADMAP = "# R\n\n- [ ] 1.1 First\n- [ ] 1.2 Second\n- [ ] 1.3 Third\n"
 
 
@@ -149,30 +144,3 @@ def test_a_tasks_end_and_the_next_start_are_one_event_and_one_base_fetch_follows
                if e["event"] == "start" and "fetch" in e["argv"] and "--refmap=" in e["argv"]]
     # one as the run starts; per task, the integration's and the one that refills the queue
     assert len(fetches) == 1 + 2 * 3, [e["argv"] for e in fetches]
-
-
-def test_a_held_end_is_joined_by_the_start_that_follows_and_written_first_by_any_other_write(
-        tmp_path: Path) -> None:
-    """The writer keeps a task's end until the next write: a start joins it
-    (one commit, the end's event), a heartbeat, a second end or a flush
-    writes it first, in a commit of its own [L3]."""
-    repo = setup(tmp_path, roadmap=ROADMAP).work
-    result = WorkflowResult(workflowId="wf-held", base="main", remote="origin",
-                            baseOid=git(repo, "rev-parse", "HEAD"), dryRun=False, startedAt=now_iso())
-    writer = record.Writer(open_repo(repo), "wf-held")
-    writer.write(result, "start", "workflow")
-    writer.hold(result, "task-done", "task 1.1 done")
-    writer.write(result, "task-start", "task 1.2 on b2", joins_held=True)
-    writer.hold(result, "task-failed", "task 1.2 failed")
-    writer.write(result, "heartbeat", "0 task(s) running")
-    writer.hold(result, "task-done", "task 1.3 done")
-    writer.hold(result, "task-done", "task 1.4 done")
-    writer.write(result, "task-start", "task 1.5 on b5", joins_held=True)  # joins 1.4's end only
-    writer.flush(result)  # nothing held: writes nothing
-    writer.hold(result, "task-done", "task 1.5 done")
-    writer.flush(result)
-    subjects = git(repo, "log", "--reverse", "--format=%s", record.workflow_ref("wf-held")).splitlines()
-    assert subjects == ["start: workflow", "task-done: task 1.1 done; task 1.2 on b2",
-                        "task-failed: task 1.2 failed", "heartbeat: 0 task(s) running",
-                        "task-done: task 1.3 done", "task-done: task 1.4 done; task 1.5 on b5",
-                        "task-done: task 1.5 done"]

@@ -86,6 +86,7 @@ from git_harn.text import one_line
 from git_harn.workflow.after import remediation
 from git_harn.workflow.ledger import claims as claiming
 from git_harn.workflow.ledger import record
+from git_harn.workflow.ledger.journal import Journal
 from git_harn.workflow.model import state
 from git_harn.workflow.model.result import IN_PROGRESS, TaskResult
 from git_harn.workflow.model.state import State
@@ -520,8 +521,8 @@ def _close(repo: Repo, stored: record.Stored, settled: SettleResult, base: Oid |
         result.baseOidAfter = str(base)  # the base as settling read it: the tip after the dead run
     result.summary = result.make_summary()
     try:
-        record.Writer(repo, result.workflowId, stored.tip).write(
-            result, "interrupted", f"runner gone; closed by {closer}: {len(left)} task(s) left")
+        Journal(repo, result.workflowId, stored.tip).closed(
+            result, f"runner gone; closed by {closer}: {len(left)} task(s) left")
     except RaceLost:  # a sync brought the record on meanwhile: close what it holds now
         fresh = record.read(repo, stored.workflowId)
         if fresh.body.get("outcome") != IN_PROGRESS or fresh.tip == stored.tip:

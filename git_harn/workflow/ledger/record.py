@@ -11,7 +11,8 @@ operator's home folder as ``~``: a path under it says where, not whose.
 
 The record names its runner (``runner``: host, clone, pid, process start
 time, process group) and carries a heartbeat, renewed by every event and,
-when nothing else happened, every ``HEARTBEAT_SECONDS``. A record still
+when nothing else happened, every ``journal.HEARTBEAT_SECONDS`` (the
+events are written by ``ledger/journal.py``). A record still
 ``workflow-running`` whose runner is provably dead on this host (pid gone,
 or reused: another start time) is shown ``interrupted (runner gone)``;
 another host's whose heartbeat is older than ``harn.workflowStaleAfter``
@@ -34,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from git_harn.clock import epoch_of, now_iso
-from git_harn.errors import BadInput, RaceLost, TooLarge
+from git_harn.errors import BadInput, TooLarge
 from git_harn.files import loads_json, read_regular_file
 from git_harn.git import Oid, Repo
 from git_harn.git.branches import commit_time
@@ -45,7 +46,6 @@ from git_harn.store.chain import Unreadable
 from git_harn.store.clone import this_clone
 from git_harn.store.locks import settle_command
 from git_harn.store.procs import judgeable, pid_dead
-from git_harn.text import home_as_tilde
 from git_harn.workflow.model.result import (
     IN_PROGRESS,
     INTERRUPTED,
@@ -58,7 +58,6 @@ from git_harn.workflow.model.result import (
 from git_harn.workflow.model.state import RESUME_FLAGS
 from git_harn.workspace.resume import workspaces_on
 
-HEARTBEAT_SECONDS = 300.0  # a record event at least this often while the runner lives
 DEFAULT_STALE_AFTER = 1800.0  # harn.workflowStaleAfter: another host's runner silent this long is stale
 STALE_AFTER_KEY = "harn.workflowStaleAfter"
 # what list and show say of a record still marked running
@@ -82,77 +81,6 @@ def runner_fields(repo: Repo, owner: dict[str, Any]) -> dict[str, Any]:
     return {"host": host_name(repo), "clone": clone["id"], "commonDir": clone["commonDir"],
             "pid": owner["pid"], "start": owner["start"], "group": owner["group"],
             "startedAt": now, "heartbeatAt": now}
-
-
-class Writer:
-    """Appends events for one run; thread-safe, CAS against its own last tip.
-
-    An event may be held (a task's end): the next write that joins it (the
-    start that follows) carries it in the same commit, its event the held
-    one's and its subject naming both; any other write, a second hold and
-    ``flush`` write it first, in a commit of its own [L3]."""
-
-    def __init__(self, repo: Repo, workflow_id: str, tip: Oid | None = None) -> None:
-        self.repo = repo
-        self.ref = workflow_ref(workflow_id)
-        self.tip: Oid | None = tip
-        self.written = time.monotonic()
-        self._lock = threading.Lock()
-        self._tasks: list[tuple[str, Oid]] = []  # per task index: its compact JSON and blob, as last written
-        self._held: tuple[str, str] | None = None  # (event, summary) not written yet
-
-    def write(self, result: WorkflowResult, event: str, summary: str, joins_held: bool = False) -> None:
-        with self._lock:
-            if joins_held and self._held is not None:
-                (event, said), self._held = self._held, None
-                summary = f"{said}; {summary}"
-            self._write_held(result)
-            self._write(result, event, summary)
-
-    def hold(self, result: WorkflowResult, event: str, summary: str) -> None:
-        with self._lock:
-            self._write_held(result)
-            self._held = (event, summary)
-
-    def flush(self, result: WorkflowResult) -> None:
-        with self._lock:
-            self._write_held(result)
-
-    def _write_held(self, result: WorkflowResult) -> None:
-        if self._held is not None:
-            (event, summary), self._held = self._held, None
-            self._write(result, event, summary)
-
-    def _write(self, result: WorkflowResult, event: str, summary: str) -> None:
-        if result.runner is not None and result.closed is None:
-            result.runner["heartbeatAt"] = now_iso()
-        home = os.path.expanduser("~")
-        head = home_as_tilde(result.head(), home)
-        tasks = [self._task_blob(index, task, home) for index, task in enumerate(result.tasks)]
-        del self._tasks[len(tasks):]
-        try:
-            self.tip = store.write_parts(self.repo, str(head["workflowId"]), head, tasks, event, summary,
-                                         self.tip, host_name(self.repo))
-        except RaceLost as exc:  # nobody else writes this run's ref: report, never overwrite
-            raise RaceLost(f"{self.ref} was changed by someone else during the run") from exc
-        self.written = time.monotonic()
-
-    def _task_blob(self, index: int, task: TaskResult, home: str) -> Oid:
-        """The blob of task ``index``: the one written before when the task
-        is as it was then (its compact JSON, made by the C encoder, is the
-        key), so a write serialises and stores only the tasks it changed."""
-        key = json.dumps(task, default=_fields, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
-        if index < len(self._tasks) and self._tasks[index][0] == key:
-            return self._tasks[index][1]
-        blob = store.task_blob(self.repo, home_as_tilde(json.loads(key), home))
-        if index < len(self._tasks):
-            self._tasks[index] = (key, blob)
-        else:
-            self._tasks.append((key, blob))
-        return blob
-
-    def heartbeat_due(self) -> bool:
-        return time.monotonic() - self.written >= HEARTBEAT_SECONDS
 
 
 def run_folder(repo: Repo, workflow_id: str) -> Path:
@@ -238,15 +166,6 @@ def with_stage_times(body: dict[str, Any], folder: Path) -> tuple[dict[str, Any]
                 task = {**task, "timeline": spans}
         tasks.append(task)
     return {**body, "tasks": tasks}, marked
-
-
-def _fields(value: object) -> dict[str, Any]:
-    """A dataclass inside a task as the JSON encoder takes it (``text.jsonable``'s shape).
-    The encoder writes a tuple itself, never asking here, so a named tuple
-    (``DirtyPath``, ``Entry`` …) would become an array: a task holds none."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
-    raise TypeError(f"{type(value).__name__} is not JSON")
 
 
 @dataclass

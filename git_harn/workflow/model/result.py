@@ -188,7 +188,7 @@ class WorkflowResult(Result):
 
     def head(self) -> dict[str, Any]:
         """``document()`` without its tasks: what the record keeps beside
-        them, built without walking them (workflow/ledger/record.py's Writer)."""
+        them, built without walking them (workflow/ledger/journal.py)."""
         body: dict[str, Any] = {"schemaVersion": self.SCHEMA_VERSION}
         body.update((f.name, jsonable(getattr(self, f.name))) for f in fields(self)
                     if f.name not in ("tasks", "schemaVersion"))

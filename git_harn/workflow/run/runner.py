@@ -52,6 +52,7 @@ from git_harn.workflow.agents import spend, usage
 from git_harn.workflow.agents.watchdog import Watchdog, WatchedAgents
 from git_harn.workflow.ledger import claims as claiming
 from git_harn.workflow.ledger import record
+from git_harn.workflow.ledger.journal import Journal
 from git_harn.workflow.model import config, faults, state
 from git_harn.workflow.model.result import TaskResult, WorkflowResult
 from git_harn.workflow.model.state import Ending, State
@@ -232,7 +233,7 @@ class Scheduler:
         self.breakers = breakers.Breakers(dict(eff.agents), wait_for_provider,
                                           meter=breakers.meter_for(eff, self.agents, STOP_GRACE))
         self.holding: breakers.Limit | None = None
-        self.writer = record.Writer(repo, result.workflowId)
+        self.journal = Journal(repo, result.workflowId)
         self.scratch = record.run_folder(repo, result.workflowId)
         self.stage_times = record.StageTimes(self.scratch)
         self.gate_checkouts = GateCheckouts(repo, self.scratch / "gates")  # private to the run [T4]
@@ -254,7 +255,7 @@ class Scheduler:
         private_dir(self.scratch)
         self.queue.extend(select.selectable(self.tasks, self.taken, self.held))
         self.result.summary = "running"
-        self.writer.write(self.result, "start", f"workflow on {self.eff.upstream} at {str(self.eff.base_oid)[:12]}")
+        self.journal.started(self.result, f"workflow on {self.eff.upstream} at {str(self.eff.base_oid)[:12]}")
         failpoint("workflow-after-select")
         self.progress.say(f"workflow {self.result.workflowId} on {self.eff.upstream}: "
                           f"{len(self.queue)} task(s) selectable")
@@ -267,7 +268,7 @@ class Scheduler:
             self._interrupted(exc)
         except BaseException:
             with suppress(Exception):  # the error that left the loop is the one to report
-                self.writer.flush(self.result)  # a task that ended before it keeps its event
+                self.journal.flush(self.result)  # a task that ended before it keeps its event
             raise
         finally:
             self._shutdown(pool)
@@ -284,10 +285,9 @@ class Scheduler:
     def _loop(self, pool: ThreadPoolExecutor) -> None:
         while True:
             self.stage_times.alive()
-            if self.writer.heartbeat_due():
-                self.writer.write(self.result, "heartbeat", f"{len(self.running)} task(s) running")
+            self.journal.beat(self.result, len(self.running))
             self._submit(pool)
-            self.writer.flush(self.result)  # no start followed the end it holds
+            self.journal.flush(self.result)  # no start followed the end it holds
             if not self.running:
                 if self.holding is None:
                     return
@@ -375,7 +375,7 @@ class Scheduler:
                       gate_checkouts=self.gate_checkouts, on_landed=self._on_landed(placeholder.runId),
                       seal=self.seal)
             # recorded before it starts: whoever settles a killed run finds its workspace [L3]
-            self.writer.write(self.result, "task-start", f"task {task.key} on {placeholder.branch}", joins_held=True)
+            self.journal.task_started(self.result, task.key, placeholder.branch)
             self.running[pool.submit(run_task, self.repo, job)] = job.result
 
     def _seal_out(self, branch: str) -> None:
@@ -446,8 +446,7 @@ class Scheduler:
                       self.scratch, self.agents, self._stage_started, resume_at=res.stage,
                       advisory=list(res.advisory), asked=dict(res.asked), where=self.where,
                       gate_checkouts=self.gate_checkouts, on_landed=self._on_landed(res.run_id), seal=self.seal)
-            self.writer.write(self.result, "task-resume", f"task {res.task.id} resumes on {res.branch} at {res.stage}",
-                              joins_held=True)
+            self.journal.task_resumed(self.result, res.task.id, res.branch, res.stage)
             self.running[pool.submit(run_task, self.repo, job)] = job.result
 
     def _collect(self, future: Future[TaskResult]) -> None:
@@ -476,15 +475,14 @@ class Scheduler:
         # The base was fetched while the task cleaned up (else it is fetched now); the
         # end is written with the next start, or alone when none follows (_loop).
         fetched = self.fetcher.after(str(tr.runId)) if reselect else None
-        self.writer.hold(self.result, f"task-{tr.status}",
-                         f"task {tr.taskId} {tr.status}" + ("" if State.of(tr).landed else f" at {tr.stage}"))
+        self.journal.task_ended(self.result, tr)
         if fetched is None or self.agents.stop.is_set():  # a stop meanwhile: nothing more starts
             return
         try:
             if self.fetcher.newer(fetched.result()):
                 self._reselect(self.fetcher.base)
         except BaseException:
-            self.writer.flush(self.result)  # recorded whatever stopped the run here
+            self.journal.flush(self.result)  # recorded whatever stopped the run here
             raise
 
     def _on_landed(self, run_id: str | None) -> Callable[[], None]:
@@ -559,7 +557,7 @@ class Scheduler:
     # --- the end ----------------------------------------------------------------
 
     def _finish(self) -> WorkflowResult:
-        self.writer.flush(self.result)  # before the finish's own steps, any of which may fail
+        self.journal.flush(self.result)  # before the finish's own steps, any of which may fail
         result = self.result
         for tr in result.tasks:
             if not State.of(tr).terminal:
@@ -587,5 +585,5 @@ class Scheduler:
         result.faultMetrics = faults.metrics(result.tasks)
         assessment.summarise(result)
         result.summary = result.make_summary() + recovery.summary_suffix(result)
-        self.writer.write(result, "finish", result.summary)
+        self.journal.finished(result)
         return result
