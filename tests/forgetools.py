@@ -96,6 +96,7 @@ class FakeGitHub:
         self.echo_auth = False  # a hostile forge: it puts the Authorization header into its error words
         self.refuse_auto_merge: str | None = None
         self.redirect_to: str | None = None  # every answer a 301 to there (a moved or hostile forge)
+        self.graphql_down = False  # GraphQL answers 502
         self.lock = threading.Lock()
         fake = self
 
@@ -179,6 +180,8 @@ class FakeGitHub:
                     return 404, {"message": "Not Found", "documentation_url": DOCS}, {}
                 return 200, self.full(found), {}
             if method == "POST" and path == "/api/graphql":
+                if self.graphql_down:
+                    return 502, {"message": "Server Error"}, {}
                 return self.graphql(body)
         return 404, {"message": "Not Found", "documentation_url": DOCS}, {}
 

@@ -173,6 +173,16 @@ def test_a_repository_that_allows_no_auto_merge_says_so_and_the_request_stays(
     assert not got.auto_merge.enabled and "not allowed" in got.auto_merge.words
 
 
+def test_auto_merge_that_fails_to_be_asked_leaves_the_request_and_says_why(
+        world: tuple[Path, Path, FakeGitHub]) -> None:
+    work, _, server = world
+    server.graphql_down = True
+    got = propose(open_repo(work), github(work, server), "origin", "main", "1.2", to_oid(one_squash(work)), "T", "B",
+                  auto_merge=True)
+    assert got.number == 1 and got.state is State.OPEN
+    assert got.auto_merge is not None and not got.auto_merge.enabled and "502" in got.auto_merge.words
+
+
 def test_the_api_roots_of_github_and_an_enterprise_server() -> None:
     assert api_roots(None, "github.com") == ("https://api.github.com", "https://api.github.com/graphql")
     assert api_roots(None, "ghe.example.com") == ("https://ghe.example.com/api/v3",

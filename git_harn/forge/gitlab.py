@@ -63,12 +63,14 @@ class GitLab(Forge):
     def open_or_find(self, repo: Repo, remote: str, ask: Ask) -> Proposal:
         outcome = push_branch(repo, remote, ask.branch, ask.squash, ask.previous, push_options(ask))
         url, number = said_request(outcome)
+        state = State.OPEN if number is not None or outcome is not None else State.UNKNOWN
         if number is None and self.token is not None:
             found = self._find(ask)
-            url, number = (text_of(found.get("web_url")), number_of(found.get("iid"))) if found else (None, None)
+            if found is not None:
+                url, number = text_of(found.get("web_url")), number_of(found.get("iid"))
+                state = STATES.get(str(found.get("state")), State.UNKNOWN)
         failpoint(OPENED_POINT)
         said = list(outcome.said) if outcome is not None else []
-        state = State.OPEN if number is not None or outcome is not None else State.UNKNOWN
         auto = AutoMerge(True, "asked by push option") if ask.auto_merge and outcome is not None else None
         return Proposal(self.name, url, number, ask.squash, ask.branch, ask.base, state, auto, said)
 

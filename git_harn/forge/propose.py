@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from git_harn.errors import BadInput
+from git_harn.errors import BadInput, ForgeFailure
 from git_harn.forge.content import merged_by_content
-from git_harn.forge.model import Ask, Forge, Proposal, Reading, State, landing_branch
+from git_harn.forge.model import Ask, AutoMerge, Forge, Proposal, Reading, State, landing_branch
 from git_harn.git.branches import check_branch_name, fetch_branch
 from git_harn.git.objects import Oid
 from git_harn.git.patches import BaseCommit, commits_since, patch_id
@@ -37,8 +37,16 @@ def propose(repo: Repo, forge: Forge, remote: str, base: str, task_id: str, squa
     ask = Ask(base, landing_branch(task_id, addendum), squash, title.strip(), body, previous, auto_merge)
     proposal = forge.open_or_find(repo, remote, ask)
     if auto_merge and proposal.auto_merge is None and proposal.state is State.OPEN:
-        proposal = replace(proposal, auto_merge=forge.auto_merge(proposal, merge_method))
+        proposal = replace(proposal, auto_merge=_auto_merge(forge, proposal, merge_method))
     return proposal
+
+
+def _auto_merge(forge: Forge, proposal: Proposal, method: str | None) -> AutoMerge:
+    """Auto-merge asked; a forge that fails to answer leaves the request open, and says why."""
+    try:
+        return forge.auto_merge(proposal, method)
+    except ForgeFailure as failure:
+        return AutoMerge(False, failure.message)
 
 
 def proposal_state(repo: Repo, forge: Forge, remote: str, proposal: Proposal, task_id: str,

@@ -8,6 +8,7 @@ scrubbed of the token [T5].
 
 from __future__ import annotations
 
+import http.client
 import json
 import re
 import urllib.error
@@ -90,7 +91,7 @@ class Api:
             raise ForgeFailure(self.scrub(f"{self.forge}: {method} {self._path(url)} answered {error.code}: "
                                           f"{words(data_back) or error.reason}"
                                           f"{_moved(error)}")) from None
-        except (urllib.error.URLError, OSError, ValueError) as error:
+        except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as error:
             reason = getattr(error, "reason", error)
             raise ForgeFailure(self.scrub(f"{self.forge}: cannot reach {self.root}: {reason}")) from None
 

@@ -18,6 +18,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 
 from git_harn.errors import BadInput
+from git_harn.forge.content import carries_task
 from git_harn.git import Oid, Repo, to_oid
 from git_harn.git.branches import keep_ref
 from git_harn.git.remote import fetch_branch
@@ -163,7 +164,6 @@ def squash_of(repo: Repo, base: Oid, task_id: str, addendum: int | None) -> str 
     ``Harnery-Task:`` trailer, and this addendum's (or, for the task itself,
     no) ``Harnery-Addendum:`` trailer."""
     for commit, message in repo.grep_log(base, f"^Harnery-Task: {re.escape(task_id)}$"):
-        addenda = re.findall(r"^Harnery-Addendum: ([0-9]+)$", message, re.MULTILINE)
-        if addenda == ([str(addendum)] if addendum is not None else []):
+        if carries_task(message, task_id, addendum):
             return commit
     return None
