@@ -11,9 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from git_harn.workflow.model.result import TaskResult
+from git_harn.workflow.model.result import TaskResult, WorkflowResult
 from git_harn.workflow.model.state import (
     ENDS,
+    STATUSES,
     TRANSITIONS,
     Ending,
     Facts,
@@ -97,6 +98,24 @@ def test_every_end_the_table_reaches_is_a_state_the_schema_names() -> None:
     for state in State:
         assert state.value in SCHEMA_STATES and state.reported in SCHEMA_STATUSES
         assert state.terminal == (not TRANSITIONS[state]) or state is State.PLANNED
+
+
+def test_the_statuses_are_what_the_states_report_ends_first_and_pending_last() -> None:
+    """The one list of statuses is derived from State: the schema's, each once,
+    in the order a run's summary counts them."""
+    assert set(STATUSES) == SCHEMA_STATUSES and len(STATUSES) == len(SCHEMA_STATUSES)
+    ends = {s.reported for s in ENDS}
+    assert set(STATUSES[:len(ends)]) == ends and STATUSES[-1] == State.PENDING.value
+    assert STATUSES[0] == State.DONE.reported
+
+
+def test_a_run_summary_counts_its_tasks_in_that_order() -> None:
+    result = WorkflowResult("wf", "main", "origin", "0" * 40, False, "2026-01-01T00:00:00Z")
+    for n, state in enumerate((State.PENDING, State.DONE, State.REFUSED, State.FAILED, State.INTERRUPTED)):
+        tr = TaskResult(f"1.{n}", "t", f"roadmap-1.{n}", None)
+        tr.state, tr.status = state.value, state.reported
+        result.tasks.append(tr)
+    assert result.make_summary() == "5 tasks: 1 done, 2 failed, 1 halted, 1 pending"
 
 
 def test_a_move_the_table_does_not_have_is_refused() -> None:

@@ -13,23 +13,7 @@ from typing import Any, ClassVar
 from git_harn.results import Result
 from git_harn.tasks.roadmap import Unparsed, work_key
 from git_harn.text import jsonable
-from git_harn.workflow.model.state import State, suppression
-
-# task status, as the result schema names them (State.reported); every rule
-# about them is a property of workflow/model/state.py's State
-PENDING = "pending"
-RUNNING = "running"
-DONE = "done"
-FAILED = "failed"
-BLOCKED = "blocked"
-HALTED = "halted"
-PLANNED = "planned"
-INFRA_FAULT = "infra-fault"
-PROVIDER_FAULT = "provider-fault"
-AUTH_FAULT = "auth-fault"
-CONFIG_FAULT = "config-fault"  # the agent refused its own command line or setup: fix it, then relaunch
-TAMPER_FAULT = "tamper-fault"  # a stage changed what the host obeys [T2]
-MANUAL_MERGE_READY = "manual-merge-ready"  # an addendum whose agent did all but say ok [R5]
+from git_harn.workflow.model.state import STATUSES, State, suppression
 
 # workflow outcomes (exit codes in errors.EXIT_FOR_OUTCOME)
 ALL_DONE = "workflow-done"
@@ -63,7 +47,7 @@ class TaskResult:
     title: str
     branch: str
     runId: str | None
-    status: str = PENDING
+    status: str = State.PENDING.reported  # what the result schema names (State.reported)
     stage: str | None = None
     detail: str = ""
     attempts: dict[str, int] = field(default_factory=dict)
@@ -86,7 +70,7 @@ class TaskResult:
     usage: dict[str, Any] | None = None  # tokens and cost of its claude/codex agent runs
     agentLogs: list[str] = field(default_factory=list)  # event logs of those runs, in order
     addendum: int | None = None  # addendum <n> of the task, on roadmap-<id>-addendum-<n>
-    state: str = "pending"  # the lifecycle state (workflow/model/state.py); ``status`` is what it reports
+    state: str = State.PENDING.value  # the lifecycle state (workflow/model/state.py); ``status`` is what it reports
     next: dict[str, Any] | None = None  # the one next step: {"command", "why"} (state.advice)
     # every stage attempt, review round and wait, with its start, end and outcome (pipeline.Attempts)
     timeline: list[dict[str, Any]] = field(default_factory=list)
@@ -172,10 +156,8 @@ class WorkflowResult(Result):
         noun = "task" if count == 1 else "tasks"
         if not count:
             return "0 tasks: nothing selectable"
-        order = [DONE, FAILED, BLOCKED, HALTED, INFRA_FAULT, PROVIDER_FAULT, AUTH_FAULT, CONFIG_FAULT,
-                 TAMPER_FAULT, MANUAL_MERGE_READY, PLANNED, RUNNING, PENDING]
         shown = [t.status for t in self.tasks]  # the reported status, as the schema names it
-        parts = [f"{shown.count(s)} {s}" for s in order if s in shown]
+        parts = [f"{shown.count(s)} {s}" for s in STATUSES if s in shown]
         salvaged = sum(1 for t in self.tasks if t.salvage is not None and t.salvage.get("committed"))
         suffix = f" | salvaged artefacts on {salvaged} branch(es)" if salvaged else ""
         return f"{count} {noun}: " + ", ".join(parts) + suffix

@@ -21,6 +21,8 @@ string):
   ``resumable`` (its branch may re-enter a later run), ``fault`` (the fault
   class it counts as, or None), ``triaged_severity(stage)`` (which review
   findings remediation takes from it).
+- ``STATUSES``: every status the result schema names, derived from ``State``,
+  in the order a run's summary counts them.
 - ``State.of(doc)``: a recorded task (``workflow.json``'s task member, or a
   ``TaskResult``) back to its state; ``state`` is recorded beside ``status``.
 - ``Outcome``: what one stage came to. ``ending_for(outcome, stage)``: the
@@ -207,6 +209,10 @@ _BY_VALUE = {s.value: s for s in State}
 ENDS = frozenset({State.DONE, State.FAILED, State.REFUSED, State.BLOCKED, State.HALTED, State.INTERRUPTED,
                   State.INFRA_FAULT, State.PROVIDER_FAULT, State.AUTH_FAULT, State.CONFIG_FAULT,
                   State.TAMPER_FAULT, State.MANUAL_MERGE_READY})
+# every status the result schema names, in the order a run's summary counts them: the ends as
+# declared, then what has not ended (planned, running), pending last
+STATUSES: tuple[str, ...] = tuple(dict.fromkeys(
+    s.reported for s in sorted(State, key=lambda s: (not s.terminal, s is State.PENDING))))
 STAGES = frozenset({State.PLANNING, State.IMPLEMENTING, State.WRITING_ADDENDUM, State.GATING, State.REVIEWING,
                     State.INTEGRATING})
 IN_FLIGHT = frozenset({State.SELECTED, State.CLAIMED, State.STARTING}) | STAGES
