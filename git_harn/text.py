@@ -4,8 +4,21 @@ and untrusted text made safe to show on one line."""
 from __future__ import annotations
 
 import dataclasses
+import enum
 import json
 from typing import Any
+
+
+class Word(str, enum.Enum):
+    """A word of one vocabulary (a stage's name, a skip reason …): a member
+    is the string it spells wherever a string goes (compared, formatted,
+    written as JSON), so code names the member and never spells the word."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
 
 
 def jsonable(value: Any) -> Any:

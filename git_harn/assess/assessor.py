@@ -35,7 +35,7 @@ from git_harn.proc import Finished, exit_words, run_bounded, split_command, tail
 from git_harn.results import CheckResult, Result
 from git_harn.schemas import schema_errors
 from git_harn.store.seal import active
-from git_harn.tasks.config import configured_env_names
+from git_harn.tasks.config import Stage, configured_env_names
 from git_harn.text import jsonable, one_line
 from git_harn.workspace import sandbox as sandboxing
 
@@ -230,7 +230,7 @@ def assessment_problems(doc: Any) -> list[str]:
 def check_assessment(document: Any) -> CheckResult:
     """``git harn report check assessment``: schema, then the assessment rules."""
     problems = assessment_problems(document)
-    return CheckResult(not problems, "assess" if problems else None, "; ".join(problems) or "assessment ok")
+    return CheckResult(not problems, Stage.ASSESS if problems else None, "; ".join(problems) or "assessment ok")
 
 
 def has_reason(doc: dict[str, Any], code: str) -> bool:
@@ -273,7 +273,7 @@ def _run_checked(assessor: ExternalAssessor, payload: bytes) -> Finished:
     room = sandboxing.Room(cwd=assessor.cwd, writable=[Path(os.path.expanduser(p)) for p in policy.writable],
                            shown=[assessor.cwd]) if policy is not None and policy.active else None
     argv = sandboxing.confine(policy, room, assessor.argv, env, assessor.cwd)
-    with seal.around("assess") if seal is not None else nullcontext():
+    with seal.around(Stage.ASSESS) if seal is not None else nullcontext():
         done = run_bounded(argv, assessor.cwd, timeout=assessor.timeout, stdin=payload, env=env)
     if sandboxing.bwrapped(policy, argv, assessor.argv):
         done.exit_code = sandboxing.as_unconfined(done.exit_code)

@@ -15,13 +15,14 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from git_harn.errors import BadInput
 from git_harn.results import CheckResult, Result
 from git_harn.schemas import schema_errors
+from git_harn.tasks.config import Stage
 
 if TYPE_CHECKING:
     from git_harn.integrate.target import Target
 
 SCHEMA = "integration-report"
 INTEGRATOR_REPORT = "integratorReport"  # what any integrator writes; the top level is git-harn's own report
-STAGE = "integrate"
+STAGE = Stage.INTEGRATE
 FIVE = ("ok", "rebased", "squashMerged", "pushed", "roadmapMarkedDone")
 INCOMPLETE = "integration incomplete (need ok+rebased+squashMerged+pushed+roadmapMarkedDone)"
 

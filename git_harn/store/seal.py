@@ -588,6 +588,7 @@ class Window:
     stage: str
     opened: int
     closed: int | None = None
+    lands: bool = False  # an integration agent's stage: it may write remote-tracking refs and new branches
 
     @property
     def name(self) -> str:
@@ -781,7 +782,7 @@ class Seal:
 
     def _own(self, name: str) -> bool:
         """Refs a stage in flight may write besides its task branch (rule 4)."""
-        return any(w.closed is None and w.stage == "integrate" and (
+        return any(w.closed is None and w.lands and (
             name.startswith("refs/remotes/") or (name.startswith("refs/heads/") and name not in self.refs))
             for w in self.windows)
 
@@ -812,15 +813,16 @@ class Seal:
 
     # --- windows and who is told ---
 
-    def open_stage(self, key: str, stage: str) -> Window:
+    def open_stage(self, key: str, stage: str, lands: bool = False) -> Window:
         """Before an agent or gate starts: a check, then its window. TamperFound
-        when this task is blamed for a change (it must not start)."""
+        when this task is blamed for a change (it must not start). ``lands``:
+        the stage integrates, so the refs of rule 4 are its own to write."""
         if self._refs_unchanged_since_its_last_stage(key):
             self.check_files()
         else:
             self.check()
         self.raise_for(key)
-        window = Window(key, stage, self._tick())
+        window = Window(key, stage, self._tick(), lands=lands)
         with self._mutex:
             self.windows.append(window)
         return window

@@ -17,6 +17,7 @@ from git_harn.errors import BadInput
 from git_harn.git import Oid, Repo
 from git_harn.git.branches import file_at
 from git_harn.git.env import never_passed
+from git_harn.text import Word
 
 WORKFLOW_FILE = ".harn/workflow.toml"
 
@@ -85,9 +86,25 @@ def gate_env_names(config: dict[str, Any], where: str) -> tuple[str, ...]:
 
 # --- the workflow model: [workflow], [agents.<stage>], [gates] ------------------
 
-STAGES = ("plan", "implement", "review", "integrate")
+class Stage(Word):
+    """What a task's step is called, in the record (a task's ``stage``, the
+    result schema's names) and in ``[agents.<stage>]``: the one list of these words."""
+
+    WORKSPACE = "workspace"  # making or resuming the task's workspace: no agent
+    PLAN = "plan"
+    IMPLEMENT = "implement"
+    ADDENDUM = "addendum"  # writing an addendum [R5]
+    GATES = "gates"  # the host's gate commands: no agent
+    REVIEW = "review"
+    INTEGRATE = "integrate"
+    DONE = "done"  # where a landed task stands: no agent
+    ASSESS = "assess"  # judging a surviving branch [A1]
+    PREFLIGHT = "preflight"  # the run's login check before any task
+
+
+STAGES = (Stage.PLAN, Stage.IMPLEMENT, Stage.REVIEW, Stage.INTEGRATE)
 # optional agents beside the stages: [agents.addendum], [agents.assess], [agents.preflight]
-OPTIONAL_AGENTS = ("addendum", "assess", "preflight")
+OPTIONAL_AGENTS = (Stage.ADDENDUM, Stage.ASSESS, Stage.PREFLIGHT)
 BUILTIN = "builtin"
 STDIN_MODES = ("json", "prompt")
 DEFAULT_STAGE_TIMEOUT = 1800.0
@@ -160,7 +177,7 @@ class AgentSettings:
         if self.adapter != COMMAND_ADAPTER:
             shown.update(adapter=self.adapter, args=list(self.args), model=self.model, maxTurns=self.maxTurns,
                          maxBudgetUsd=self.maxBudgetUsd, idleTimeout=self.idleTimeout)
-        if self.stage == "preflight":
+        if self.stage == Stage.PREFLIGHT:
             shown.update(commands=[list(argv) for argv in self.commands], adapterChecks=self.adapterChecks)
         if self.env:
             shown["env"] = list(self.env)
@@ -244,7 +261,7 @@ def _agent(stage: str, table: object, where: str) -> AgentSettings:
     if not isinstance(table, dict):
         raise _bad(where, prefix, "must be a table")
     for key in table:
-        if key not in _AGENT_KEYS or (key in _PREFLIGHT_ONLY and stage != "preflight"):
+        if key not in _AGENT_KEYS or (key in _PREFLIGHT_ONLY and stage != Stage.PREFLIGHT):
             raise BadInput(f"{where}: unknown setting {prefix}.{key}")
     adapter = table.get("adapter", COMMAND_ADAPTER)
     if adapter not in ADAPTERS:
@@ -256,20 +273,20 @@ def _agent(stage: str, table: object, where: str) -> AgentSettings:
     for key in ADAPTER_ONLY_KEYS:
         if key in table:
             raise _bad(where, f"{prefix}.{key}", 'applies only with adapter = "claude" or "codex"')
-    if stage == "preflight":
+    if stage == Stage.PREFLIGHT:
         return _preflight(table, where)
     if "command" not in table:
-        if stage != "integrate":
+        if stage != Stage.INTEGRATE:
             raise BadInput(f"{where}: missing setting {prefix}.command (an argv list)")
         command: list[str] | None = None
     else:
         raw = table["command"]
-        if raw == BUILTIN and stage == "integrate":
+        if raw == BUILTIN and stage == Stage.INTEGRATE:
             command = None
         elif _is_argv(raw):
             command = list(raw)
         else:
-            builtin = ' or "builtin"' if stage == "integrate" else ""
+            builtin = ' or "builtin"' if stage == Stage.INTEGRATE else ""
             raise _bad(where, f"{prefix}.command", f'must be an argv list such as ["my-agent", "--flag"]{builtin}')
     timeout = _seconds(table["timeout"], where, f"{prefix}.timeout") if "timeout" in table else None
     stdin = table.get("stdin", "json")
@@ -358,7 +375,7 @@ def _preflight(table: dict[str, Any], where: str) -> AgentSettings:
     if "stdin" in table:
         raise BadInput(f"{where}: unknown setting agents.preflight.stdin (a preflight gets no input)")
     timeout = _seconds(table["timeout"], where, "agents.preflight.timeout") if "timeout" in table else None
-    return AgentSettings("preflight", list(commands[0]) if commands else [], timeout, "json",
+    return AgentSettings(Stage.PREFLIGHT, list(commands[0]) if commands else [], timeout, "json",
                          commands=tuple(commands), env=env_names(table, where, "agents.preflight.env"),
                          adapterChecks=checks)
 
@@ -411,8 +428,8 @@ def workflow_settings(config: dict[str, Any], where: str) -> WorkflowSettings:
     for stage in agents_table:
         if stage not in STAGES and stage not in OPTIONAL_AGENTS:
             raise BadInput(f"{where}: unknown setting agents.{stage} (stages: {', '.join(STAGES + OPTIONAL_AGENTS)})")
-    agents = {stage: _agent(stage, agents_table[stage], where) for stage in STAGES + OPTIONAL_AGENTS
-              if stage in agents_table}
+    agents: dict[str, AgentSettings] = {stage: _agent(stage, agents_table[stage], where)
+                                        for stage in STAGES + OPTIONAL_AGENTS if stage in agents_table}
     gates = config.get("gates", {})
     if isinstance(gates, dict):
         for key in gates:

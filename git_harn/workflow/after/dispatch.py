@@ -17,6 +17,7 @@ from git_harn.assess.assessor import ADOPT_COMPLETE, ADOPT_PARTIAL, UNVERIFIED_V
 from git_harn.assess.evidence import Evidence
 from git_harn.git import Repo
 from git_harn.store import runs
+from git_harn.tasks.config import Stage
 from git_harn.workflow.model.state import SkipReason
 from git_harn.workspace.resume import resumable, workspaces_on
 
@@ -39,7 +40,8 @@ CONTINUE_REFUSALS = (COLLECTION_ERROR, DIRTY, PLAN_BLOCKED, PLAN_UNREADABLE, MIS
                      WORKSPACE_BUSY)
 
 # ExecPlan status -> the stage the branch re-enters at (continue mode)
-CONTINUE_AT = {"DRAFT": "plan", "APPROVED": "implement", "IN PROGRESS": "implement", "COMPLETE": "review"}
+CONTINUE_AT = {"DRAFT": Stage.PLAN, "APPROVED": Stage.IMPLEMENT, "IN PROGRESS": Stage.IMPLEMENT,
+               "COMPLETE": Stage.REVIEW}
 
 
 def _common(evidence: Evidence) -> Refusal | None:
@@ -96,7 +98,7 @@ def continue_at(evidence: Evidence) -> tuple[str | None, str | None, str]:
         return None, common[0], common[1]
     plan = evidence.execPlan
     if plan is None or plan.path is None:
-        return "plan", None, "no ExecPlan is committed: planning"
+        return Stage.PLAN, None, "no ExecPlan is committed: planning"
     if plan.status is None:
         return None, PLAN_UNREADABLE, f"the committed {plan.path} has no Status: line the host can read"
     if plan.status == "BLOCKED":
@@ -105,7 +107,7 @@ def continue_at(evidence: Evidence) -> tuple[str | None, str | None, str]:
     if plan.status == "COMPLETE" and asked:
         what = " and ".join(words for key, words in (("gateFailure", "the gates failed"),
                                                      ("findings", "its reviewers refused it")) if key in asked)
-        return "implement", None, (f"{plan.path} says Status: COMPLETE, but {what} on the tip: implementing "
+        return Stage.IMPLEMENT, None, (f"{plan.path} says Status: COMPLETE, but {what} on the tip: implementing "
                                    "again with what they said (the same tip would only fail the same way)")
     return CONTINUE_AT[plan.status], None, f"{plan.path} says Status: {plan.status}"
 

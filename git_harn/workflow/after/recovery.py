@@ -35,6 +35,7 @@ from typing import Any
 from git_harn.assess import assessor
 from git_harn.assess.evidence import Evidence, collect
 from git_harn.git import Oid, Repo, to_oid
+from git_harn.tasks.config import Stage
 from git_harn.tasks.roadmap import Task, parse_task_branch, unblocked
 from git_harn.text import one_line
 from git_harn.workflow.after.dispatch import (
@@ -208,7 +209,7 @@ def _continue_refusal(repo: Repo, cand: Candidate, evidence: Evidence, ready: se
 
 def _assessor(repo: Repo, eff: Effective) -> assessor.ExternalAssessor | None:
     """``[agents.assess]`` when configured, else ``harn.assessor``, else the built-in [A3]."""
-    agent = eff.agents.get("assess")
+    agent = eff.agents.get(Stage.ASSESS)
     if agent is None or agent.command is None:
         configured = assessor.external_assessor(repo, None)
         if configured is not None:
@@ -216,7 +217,7 @@ def _assessor(repo: Repo, eff: Effective) -> assessor.ExternalAssessor | None:
         return configured
     retries = repo.config_int("harn.assessorRetries", assessor.DEFAULT_RETRIES)
     return assessor.ExternalAssessor(list(agent.command), max(0, min(retries, assessor.MAX_RETRIES)),
-                                     eff.timeout_of("assess"), repo.workdir or repo.common_dir, agent.secrets,
+                                     eff.timeout_of(Stage.ASSESS), repo.workdir or repo.common_dir, agent.secrets,
                                      eff.sandbox)
 
 
@@ -267,7 +268,7 @@ def _continue(repo: Repo, eff: Effective, rec: Recovery, workflow_id: str, cand:
         _skip(rec, cand.branch, cand.task.id, reason, detail)
         return
     _resume(repo, rec, eff, workflow_id, cand, evidence, stage, None, [],
-            asked=to_answer(evidence) if stage == "implement" else {},
+            asked=to_answer(evidence) if stage == Stage.IMPLEMENT else {},
             planStatus=evidence.execPlan.status if evidence.execPlan else None)
 
 
@@ -278,7 +279,7 @@ def _resume(repo: Repo, rec: Recovery, eff: Effective, workflow_id: str, cand: C
     run_id = workspace_run(repo, cand.branch, evidence) or run_id_for(workflow_id, cand.task.id)
     base = to_oid(evidence.mergeBase) if evidence.mergeBase else eff.base_oid
     rec.resumes.append(Resume(cand.task, cand.branch, stage, run_id, base, advisory, dict(asked or {})))
-    rec.results.append(_entry(cand, assessment, RESUME + ("review" if stage == REVIEW_ONLY else stage),
+    rec.results.append(_entry(cand, assessment, RESUME + (Stage.REVIEW if stage == REVIEW_ONLY else stage),
                               runId=run_id, **extra))
 
 

@@ -81,6 +81,7 @@ from git_harn.store.locks import (
     run_lock_path,
 )
 from git_harn.store.procs import Group, end_groups, judgeable, pid_dead
+from git_harn.tasks.config import Stage
 from git_harn.tasks.roadmap import Task, task_branch, work_key
 from git_harn.text import one_line
 from git_harn.workflow.after import remediation
@@ -552,7 +553,7 @@ def ended_by_death(task: TaskResult, settled: dict[str, Any] | None, where: stat
     stage = found.get("stage") or task.stage
     landed = found.get("landed")
     if landed:
-        ending = state.Ending(State.DONE, "done", f"landed on {where.remote}/{where.base} as {str(landed)[:12]}; "
+        ending = state.Ending(State.DONE, Stage.DONE, f"landed on {where.remote}/{where.base} as {str(landed)[:12]}; "
                               "the runner died before it recorded it (settled)")
     else:
         ending = state.Ending(State.INTERRUPTED, stage, f"the runner died during {stage or 'its start'}; "

@@ -20,7 +20,7 @@ from typing import Any
 from git_harn.git import Repo
 from git_harn.git.env import child_env
 from git_harn.proc import Finished, exit_words, run_bounded, tail
-from git_harn.tasks.config import STAGES
+from git_harn.tasks.config import STAGES, Stage
 from git_harn.text import one_line
 from git_harn.workflow.agents import adapters
 from git_harn.workflow.agents.adapters.classify import said
@@ -32,10 +32,10 @@ LOGIN_TIMEOUT = 30.0
 
 def run_preflight(repo: Repo, eff: Effective, workflow_id: str) -> dict[str, Any] | None:
     """The preflight's report ``{ok, commands: [...], detail}``; None when there is nothing to check."""
-    agent = eff.agents.get("preflight")
-    env = child_env({"HARN_STAGE": "preflight", "HARN_WORKFLOW_ID": workflow_id}, _secrets(eff))
+    agent = eff.agents.get(Stage.PREFLIGHT)
+    env = child_env({"HARN_STAGE": Stage.PREFLIGHT, "HARN_WORKFLOW_ID": workflow_id}, _secrets(eff))
     planned: list[tuple[list[str], float, str | None]] = [
-        (list(argv), eff.timeout_of("preflight"), None) for argv in (agent.commands if agent else ())]
+        (list(argv), eff.timeout_of(Stage.PREFLIGHT), None) for argv in (agent.commands if agent else ())]
     if agent is None or agent.adapterChecks:
         stages = [eff.agents[stage] for stage in STAGES if stage in eff.agents]
         planned += [(check.argv, LOGIN_TIMEOUT, check.adapter) for check in adapters.login_checks(stages, env)

@@ -30,7 +30,7 @@ from git_harn.git import Repo
 from git_harn.git.env import child_env
 from git_harn.proc import exit_words, run_bounded, tail
 from git_harn.results import Result
-from git_harn.tasks.config import COMMAND_ADAPTER, STAGES, AgentSettings
+from git_harn.tasks.config import COMMAND_ADAPTER, STAGES, AgentSettings, Stage
 from git_harn.text import one_line
 from git_harn.workflow.agents import adapters
 from git_harn.workflow.agents.adapters import claude
@@ -96,7 +96,7 @@ def _live(agent: AgentSettings) -> dict[str, Any]:
         report = where / "check.report.json"
         env = child_env({"HARN_STAGE": agent.stage, "HARN_REPORT": str(report)}, agent.secrets)
         env.setdefault("CLAUDE_CODE_MAX_RETRIES", LIVE_RETRIES)
-        run = adapters.run(adapters.Call(probe, "plan", where, LIVE_PROMPT, env, report, where / "check",
+        run = adapters.run(adapters.Call(probe, Stage.PLAN, where, LIVE_PROMPT, env, report, where / "check",
                                          LIVE_TIMEOUT, LIVE_IDLE))
         answered = run.verdict.fault is None and run.finished.exit_code == 0 and report.exists()
     verdict = run.verdict
@@ -113,7 +113,7 @@ def _root_unsandboxed() -> bool:
 
 def _login(agent: AgentSettings) -> str | None:
     """The CLI's own login check, as a run's preflight makes it: what it said when it failed."""
-    env = child_env({"HARN_STAGE": "preflight"}, agent.secrets)
+    env = child_env({"HARN_STAGE": Stage.PREFLIGHT}, agent.secrets)
     for check in adapters.login_checks([agent], env):
         if check.skipped is not None:
             continue

@@ -44,7 +44,7 @@ from git_harn.proc import NEVER_STARTS, Finished, end_adopted, exit_words, kill_
 from git_harn.resources import schema_path
 from git_harn.schemas import schema_errors
 from git_harn.store.seal import Seal, Tamper, TamperFound
-from git_harn.tasks.config import COMMAND_ADAPTER, DEFAULT_IDLE_TIMEOUT, AgentSettings
+from git_harn.tasks.config import COMMAND_ADAPTER, DEFAULT_IDLE_TIMEOUT, AgentSettings, Stage
 from git_harn.text import one_line, with_article
 from git_harn.workflow.agents import adapters
 from git_harn.workflow.agents.spend import Meter
@@ -368,7 +368,7 @@ def run_stage(ctx: TaskContext, agent: AgentSettings, attempt: int, timeout: flo
     window = None
     if ctx.seal is not None:
         try:
-            window = ctx.seal.open_stage(ctx.key or ctx.task_id, f"{stage}{suffix}")
+            window = ctx.seal.open_stage(ctx.key or ctx.task_id, f"{stage}{suffix}", lands=stage == Stage.INTEGRATE)
         except TamperFound as found:  # a change found before it started, and this task is blamed
             return tampered(stage, attempt, reviewer, found.tamper, "before it started")
     run: adapters.AgentRun | None = None
@@ -559,9 +559,9 @@ def _reset_words(reset: str | None) -> str:
 
 
 def _claim(stage: str, document: dict[str, Any]) -> bool:
-    if stage == "review":
+    if stage == Stage.REVIEW:
         return document.get("verdict") == "approve"
-    if stage == "integrate":
+    if stage == Stage.INTEGRATE:
         return check_integration(document).ok
     return document.get("ok") is True
 

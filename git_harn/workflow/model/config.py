@@ -34,6 +34,7 @@ from git_harn.tasks.config import (
     WORKFLOW_FILE,
     AgentSettings,
     Price,
+    Stage,
     WorkflowSettings,
     settings_at,
 )
@@ -168,10 +169,10 @@ def load(repo: Repo, options: Options) -> Effective:
     agents = dict(settings.agents)
     for stage in STAGES:
         if stage not in agents:
-            if stage != "integrate":
+            if stage != Stage.INTEGRATE:
                 raise BadInput(f"{WORKFLOW_FILE} at {remote}/{base}: missing setting agents.{stage} "
                                f"([agents.{stage}] command = [...])")
-            agents[stage] = AgentSettings("integrate", None)
+            agents[stage] = AgentSettings(Stage.INTEGRATE, None)
     gates = gate_commands(repo, Base(f"{remote}/{base}", oid))[0]
     if not gates:
         raise BadInput(f"{WORKFLOW_FILE} at {remote}/{base}: missing setting gates.commands "

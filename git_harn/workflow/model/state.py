@@ -59,6 +59,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from git_harn.tasks.config import Stage
+
 # fault classes (the host decides them from what it sees: stages.judge)
 INFRA = "infra"
 PROVIDER = "provider"
@@ -171,7 +173,7 @@ class State(enum.Enum):
         task that ended at review (refused, or failed there on a host check)."""
         if self is State.DONE:
             return "advisory"
-        ended_at_review = self is State.REFUSED or (self is State.FAILED and stage == "review")
+        ended_at_review = self is State.REFUSED or (self is State.FAILED and stage == Stage.REVIEW)
         return "blocking" if ended_at_review else None
 
     @property
@@ -191,7 +193,7 @@ class State(enum.Enum):
             return recorded
         if status == "halted" and get("fault") == INTERRUPTED_FAULT:
             return cls.INTERRUPTED
-        if status == "failed" and get("stage") == "review":
+        if status == "failed" and get("stage") == Stage.REVIEW:
             return cls.REFUSED
         if status == "running":
             return cls.STARTING
@@ -241,9 +243,10 @@ TRANSITIONS: dict[State, frozenset[State]] = {
 }
 
 # the stage names of the result schema, and the state each one is
-STAGE_STATE = {"workspace": State.STARTING, "plan": State.PLANNING, "implement": State.IMPLEMENTING,
-               "addendum": State.WRITING_ADDENDUM, "gates": State.GATING, "review": State.REVIEWING,
-               "integrate": State.INTEGRATING}
+STAGE_STATE: dict[str, State] = {
+    Stage.WORKSPACE: State.STARTING, Stage.PLAN: State.PLANNING, Stage.IMPLEMENT: State.IMPLEMENTING,
+    Stage.ADDENDUM: State.WRITING_ADDENDUM, Stage.GATES: State.GATING, Stage.REVIEW: State.REVIEWING,
+    Stage.INTEGRATE: State.INTEGRATING}
 
 
 def allowed(before: State, after: State) -> bool:
@@ -288,7 +291,7 @@ def ending_for(outcome: Outcome, stage: str | None) -> State:
     success may already have pushed, and it is never retried [I4]."""
     if outcome is Outcome.OK:
         raise IllegalTransition("an ok outcome does not end a task")
-    if stage == "integrate" and outcome in (Outcome.INFRA, Outcome.INTERRUPTED):
+    if stage == Stage.INTEGRATE and outcome in (Outcome.INFRA, Outcome.INTERRUPTED):
         return State.HALTED
     return _END_FOR[outcome]
 
@@ -337,7 +340,7 @@ class Lifecycle:
 
     def done(self, detail: str) -> Ending:
         self.enter(State.DONE)
-        return Ending(State.DONE, "done", detail)
+        return Ending(State.DONE, Stage.DONE, detail)
 
 
 class SkipReason(enum.Enum):

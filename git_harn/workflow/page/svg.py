@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
+from git_harn.tasks.config import Stage
 from git_harn.workflow.page.chart import Bar, Chart, Row, text
 from git_harn.workflow.page.escape import esc, fragment
 
@@ -37,7 +38,7 @@ OUTCOME_CLASS = {
     "tamper": "tamper", "tamper-fault": "tamper",
     "interrupted": "interrupted",
 }
-SHORT = {"workspace": "ws", "implement": "impl", "integrate": "land", "addendum": "add"}
+SHORT: dict[str, str] = {Stage.WORKSPACE: "ws", Stage.IMPLEMENT: "impl", Stage.INTEGRATE: "land", Stage.ADDENDUM: "add"}
 
 
 def colour_class(outcome: str) -> str:
@@ -143,7 +144,7 @@ def _bar_word(bar: Bar) -> str:
     if bar.kind == "task":
         return "no stage times in this record"
     word = SHORT.get(bar.stage, bar.stage)
-    if bar.stage == "review":
+    if bar.stage == Stage.REVIEW:
         return f"review r{bar.attempt}"
     return f"{word} {bar.attempt}" if bar.attempt > 1 else word
 
@@ -187,7 +188,8 @@ def _lanes(chart: Chart, scale: Scale, y: int) -> str:
 
 def tooltip(key: str, bar: Bar) -> str:
     """What a bar says when pointed at: task, stage, attempt, outcome, length, why."""
-    what = {"stage": f"{bar.stage} attempt {bar.attempt}" if bar.stage != "review" else f"review round {bar.attempt}",
+    said = f"{bar.stage} attempt {bar.attempt}" if bar.stage != Stage.REVIEW else f"review round {bar.attempt}"
+    what = {"stage": said,
             "reviewer": f"review round {bar.attempt}, reviewer {bar.reviewer}",
             "wait": f"waited: {bar.outcome}", "task": "the whole task (no stage times in this record)"}[bar.kind]
     said = "" if bar.kind == "wait" else f": {bar.outcome}"

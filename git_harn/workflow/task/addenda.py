@@ -20,7 +20,7 @@ from typing import Any
 from git_harn.errors import BadInput
 from git_harn.git import Oid, Repo
 from git_harn.tasks import roadmap as _roadmap
-from git_harn.tasks.config import WORKFLOW_FILE
+from git_harn.tasks.config import WORKFLOW_FILE, Stage
 from git_harn.tasks.roadmap import Task, roadmap_bytes_at, roadmap_file, work_key
 from git_harn.workflow.agents.stages import StageOutcome
 from git_harn.workflow.model.config import Effective
@@ -28,7 +28,6 @@ from git_harn.workflow.model.result import Skipped
 from git_harn.workflow.model.state import Outcome, SkipReason
 from git_harn.workflow.task.held import held_branch
 
-STAGE = "addendum"
 NO_AGENT_DETAIL = (f"{WORKFLOW_FILE} at the base has no [agents.addendum]; addenda are not run "
                    "without an addendum agent")
 HISTORY_LIMIT = 2000  # first-parent commits read back when looking for the commit that ticked a box
@@ -80,7 +79,7 @@ def held(repo: Repo, eff: Effective, tasks: list[Task], live: dict[str, str] | N
             if item.done:
                 continue
             why = held_branch(repo, task.id, live, item.number)
-            if why is None and STAGE not in eff.agents:
+            if why is None and Stage.ADDENDUM not in eff.agents:
                 why = Skipped(task.id, SkipReason.NO_ADDENDUM_AGENT.value, NO_AGENT_DETAIL, item.number)
             if why is not None:
                 out.append(why)

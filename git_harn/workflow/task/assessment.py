@@ -30,6 +30,7 @@ from git_harn.assess.evidence import collect
 from git_harn.errors import HarnError
 from git_harn.git import Repo, to_oid
 from git_harn.store.notes import merge_note
+from git_harn.tasks.config import Stage
 from git_harn.text import jsonable, one_line
 from git_harn.workflow.model.config import Effective
 from git_harn.workflow.model.result import TaskResult, WorkflowResult
@@ -65,7 +66,7 @@ def _assess(repo: Repo, eff: Effective, tr: TaskResult) -> tuple[dict[str, Any] 
 
 def external(repo: Repo, eff: Effective) -> ExternalAssessor | None:
     """``[agents.assess]`` as an external assessor [A3]; None: the builtin."""
-    agent = eff.agents.get("assess")
+    agent = eff.agents.get(Stage.ASSESS)
     if agent is None or agent.command is None:
         return None
     retries = repo.config_int("harn.assessorRetries", DEFAULT_RETRIES)

@@ -46,7 +46,7 @@ from git_harn.store.notes import merge_signed, read_note
 from git_harn.store.record import PRESERVED_DIRTY, PRESERVED_UNMERGED
 from git_harn.store.seal import Seal, Tamper, TamperFound
 from git_harn.tasks.branches import Base, Branch
-from git_harn.tasks.config import AgentSettings
+from git_harn.tasks.config import AgentSettings, Stage
 from git_harn.tasks.execplan import plan_at, plans_dir
 from git_harn.tasks.roadmap import Task, ticked_at
 from git_harn.text import jsonable, last_lines, last_lines_on_one_line, one_line
@@ -69,7 +69,7 @@ AGAIN = "again"  # a review round asked for changes and another round is left
 # where a resumed branch re-enters the one list of steps (by role), and how many review rounds it gets
 # (review-only enters at the gates: the exact tip is checked again before its review,
 # whatever a note on it says, for a note is evidence only of what ran where it was made)
-ENTRY = {None: "plan", "plan": "plan", "implement": "write", "review": "gates", REVIEW_ONLY: "gates"}
+ENTRY = {None: "plan", Stage.PLAN: "plan", Stage.IMPLEMENT: "write", Stage.REVIEW: "gates", REVIEW_ONLY: "gates"}
 
 
 class StageEnd(Exception):
@@ -101,12 +101,12 @@ class Attempts:
         """A stage starts (again): its attempt number, or the review round."""
         tr = self.job.result
         with self._lock:
-            tr.attempts[stage] = round_no if stage == "review" else tr.attempts.get(stage, 0) + 1
+            tr.attempts[stage] = round_no if stage == Stage.REVIEW else tr.attempts.get(stage, 0) + 1
             number = tr.attempts[stage]  # the gates count their own runs, not implement's
             self._open = {"kind": "stage", "stage": stage, "attempt": number, "startedAt": precise_iso(),
                           "finishedAt": None, "outcome": None, "fault": None, "faultKind": None}
             tr.timeline.append(self._open)
-        self.job.progress(self.job.task.key, stage, f"round {number}" if stage == "review" else f"attempt {number}")
+        self.job.progress(self.job.task.key, stage, f"round {number}" if stage == Stage.REVIEW else f"attempt {number}")
         return number
 
     def end(self, outcome: Outcome, fault: str | None = None, kind: str | None = None,
@@ -221,15 +221,15 @@ def run_task(main_repo: Repo, job: Job) -> TaskResult:
 def _in_workspace(repo: Repo, job: Job, life: Lifecycle) -> Ending:
     """Make (or resume) the workspace, walk the path, judge and clean up."""
     tr = job.result
-    _track(job, life, State.STARTING, "workspace")
+    _track(job, life, State.STARTING, Stage.WORKSPACE)
     if job.agents.stop.is_set():
         job.attempts.end(Outcome.INTERRUPTED)
-        return life.interrupted("workspace", "the workflow was interrupted before workspace")
+        return life.interrupted(Stage.WORKSPACE, "the workflow was interrupted before workspace")
     try:
         record = _workspace(repo, job)
     except HarnError as exc:
         job.attempts.end(Outcome.ERROR)
-        return life.stop(Outcome.ERROR, "workspace", one_line(exc.message, 500))
+        return life.stop(Outcome.ERROR, Stage.WORKSPACE, one_line(exc.message, 500))
     job.attempts.end(Outcome.OK)
     ending: Ending | None = None
     try:
@@ -271,7 +271,7 @@ def _tamper_detail(stage: str | None, tamper: Tamper) -> str:
 
 
 def _tamper_text(stage: str | None, detail: str) -> str:
-    return faults.halt_detail(stage or "workspace", state.TAMPER, detail, 1)
+    return faults.halt_detail(stage or Stage.WORKSPACE, state.TAMPER, detail, 1)
 
 
 def _blamed_late(job: Job, ending: Ending) -> Ending:
@@ -411,15 +411,15 @@ class TaskPath:
         self.rounds = 1 if job.resume_at == REVIEW_ONLY else self.eff.reviewRounds
         self.tr.review = {"rounds": 0, "approved": False, "reviews": []}
         if job.resume_at is not None:  # a surviving branch: its committed ExecPlan, if any
-            found, _ = plan_at(repo, _tip(repo, ctx.branch, "workspace"), ctx.task_id)
+            found, _ = plan_at(repo, _tip(repo, ctx.branch, Stage.WORKSPACE), ctx.task_id)
             ctx.plan_path = found or ctx.plan_path
 
     def steps(self) -> list[Step]:
-        write = Step("write", addenda.STAGE, self.addendum) if addenda.number_of(self.job.task) is not None \
-            else Step("write", "implement", self.implement)
-        return [Step("plan", "plan", self.plan), write,
-                Step("gates", "gates", self.gates), Step("review", "review", self.review),
-                Step("integrate", "integrate", self.integrate)]
+        write = Step("write", Stage.ADDENDUM, self.addendum) if addenda.number_of(self.job.task) is not None \
+            else Step("write", Stage.IMPLEMENT, self.implement)
+        return [Step("plan", Stage.PLAN, self.plan), write,
+                Step("gates", Stage.GATES, self.gates), Step("review", Stage.REVIEW, self.review),
+                Step("integrate", Stage.INTEGRATE, self.integrate)]
 
     def begin(self, step: Step, round_no: int) -> None:
         """A step starts: where the task stands in flight, and its count."""
@@ -436,7 +436,7 @@ class TaskPath:
         a fault ends the task, the worktree must be clean on its branch, a
         BLOCKED plan ends it. Returns (outcome, tip, plan path, plan status)."""
         extra = {"round": round_no, "earlier": dict(self.earlier), "findings": self.findings}
-        if self.gate_failure is not None and stage != "plan":
+        if self.gate_failure is not None and stage != Stage.PLAN:
             extra["gateFailure"] = self.gate_failure
         outcome = retries.run_in_place(self.ctx, self.eff.agents[stage], self.tr.attempts[stage],
                                        self.eff.timeout_of(stage), extra)
@@ -451,54 +451,54 @@ class TaskPath:
         return outcome, tip, path, status
 
     def plan(self, round_no: int) -> None:
-        outcome, _, path, status = self._run_checked("plan", round_no)
+        outcome, _, path, status = self._run_checked(Stage.PLAN, round_no)
         if not outcome.ok:
-            raise StageEnd(Outcome.PRODUCT_FAILURE, "plan", outcome.detail)
+            raise StageEnd(Outcome.PRODUCT_FAILURE, Stage.PLAN, outcome.detail)
         if path is None:
-            raise StageEnd(Outcome.PRODUCT_FAILURE, "plan", f"the plan agent reported ok but no ExecPlan "
+            raise StageEnd(Outcome.PRODUCT_FAILURE, Stage.PLAN, f"the plan agent reported ok but no ExecPlan "
                            f"{self.ctx.plan_path} is committed on {self.ctx.branch}")
         if status not in ("APPROVED", "IN PROGRESS"):
-            raise StageEnd(Outcome.PRODUCT_FAILURE, "plan", f"the committed ExecPlan {path} has Status: "
+            raise StageEnd(Outcome.PRODUCT_FAILURE, Stage.PLAN, f"the committed ExecPlan {path} has Status: "
                            f"{status or '(none)'}; the plan stage needs APPROVED or IN PROGRESS")
         self.ctx.plan_path = path
-        self.earlier["plan"] = outcome.summary
+        self.earlier[Stage.PLAN] = outcome.summary
 
     def implement(self, round_no: int) -> None:
-        before = _tip(self.repo, self.ctx.branch, "implement")
-        outcome, tip, path, status = self._run_checked("implement", round_no)
+        before = _tip(self.repo, self.ctx.branch, Stage.IMPLEMENT)
+        outcome, tip, path, status = self._run_checked(Stage.IMPLEMENT, round_no)
         branch = self.ctx.branch
         if not outcome.ok:
-            raise StageEnd(Outcome.PRODUCT_FAILURE, "implement", outcome.detail)
+            raise StageEnd(Outcome.PRODUCT_FAILURE, Stage.IMPLEMENT, outcome.detail)
         if tip == before:
-            raise StageEnd(Outcome.PRODUCT_FAILURE, "implement", f"the implement agent reported ok but committed "
+            raise StageEnd(Outcome.PRODUCT_FAILURE, Stage.IMPLEMENT, f"the implement agent reported ok but committed "
                            f"nothing on {branch} (tip still {str(before)[:12]})")
         if not self.repo.contains(tip, before):
-            raise StageEnd(Outcome.PRODUCT_FAILURE, "implement", f"the implement agent rewrote {branch}: "
+            raise StageEnd(Outcome.PRODUCT_FAILURE, Stage.IMPLEMENT, f"the implement agent rewrote {branch}: "
                            f"{str(before)[:12]} is no longer in it")
         if status != "COMPLETE":
-            raise StageEnd(Outcome.PRODUCT_FAILURE, "implement", f"the ExecPlan {path or self.ctx.plan_path} at "
+            raise StageEnd(Outcome.PRODUCT_FAILURE, Stage.IMPLEMENT, f"the ExecPlan {path or self.ctx.plan_path} at "
                            f"the tip has Status: {status or '(none)'}, not COMPLETE")
-        self.earlier["implement"] = outcome.summary
+        self.earlier[Stage.IMPLEMENT] = outcome.summary
         self.tip = tip
         self.gate_failure = None  # answered: the gates judge the new tip
 
     def addendum(self, round_no: int) -> None:
         """The addendum agent in place of plan and implement (workflow/task/addenda.py)."""
-        if addenda.STAGE not in self.eff.agents:
-            raise StageEnd(Outcome.PRODUCT_FAILURE, addenda.STAGE, addenda.NO_AGENT_DETAIL)
-        before = _tip(self.repo, self.ctx.branch, addenda.STAGE)
-        outcome, tip, _, _ = self._run_checked(addenda.STAGE, round_no)
+        if Stage.ADDENDUM not in self.eff.agents:
+            raise StageEnd(Outcome.PRODUCT_FAILURE, Stage.ADDENDUM, addenda.NO_AGENT_DETAIL)
+        before = _tip(self.repo, self.ctx.branch, Stage.ADDENDUM)
+        outcome, tip, _, _ = self._run_checked(Stage.ADDENDUM, round_no)
         grew = tip != before and self.repo.contains(tip, before)
         said = addenda.verdict(self.job.task, self.ctx.branch, outcome, before, tip, grew)
         if said is not None:
-            raise StageEnd(said[0], addenda.STAGE, said[1])
-        self.earlier[addenda.STAGE] = outcome.summary
+            raise StageEnd(said[0], Stage.ADDENDUM, said[1])
+        self.earlier[Stage.ADDENDUM] = outcome.summary
         self.tip = tip
 
     # --- gates, review, integrate ---
 
     def gates(self, round_no: int) -> None:
-        tip = self.tip or check_worktree(self.repo, self.ctx, "review")
+        tip = self.tip or check_worktree(self.repo, self.ctx, Stage.REVIEW)
         self.tip = tip
         base = Base(self.eff.upstream, self.eff.base_oid)
         groups: list[int] = []
@@ -508,7 +508,7 @@ class TaskPath:
             self.job.agents.started(pgid)
 
         seal = self.job.seal
-        window = seal.open_stage(self.job.task.key, "gates") if seal is not None else None
+        window = seal.open_stage(self.job.task.key, Stage.GATES) if seal is not None else None
         found = None
         try:
             branch = Branch(self.tr.branch, f"refs/heads/{self.tr.branch}", tip)
@@ -522,26 +522,27 @@ class TaskPath:
             if seal is not None and window is not None:
                 found = seal.close_stage(window)
         if found is not None:
-            raise StageEnd(Outcome.TAMPER, "gates", _tamper_detail("gates", found), state.TAMPER, found.kind)
+            raise StageEnd(Outcome.TAMPER, Stage.GATES, _tamper_detail(Stage.GATES, found), state.TAMPER, found.kind)
         if self.job.agents.stop.is_set():
-            raise StageEnd(Outcome.INTERRUPTED, "gates", "the workflow was interrupted while the gates ran")
+            raise StageEnd(Outcome.INTERRUPTED, Stage.GATES, "the workflow was interrupted while the gates ran")
         self.tr.gates = {"passed": result["passed"], "commit": result["commit"],
                          "commands": [_gate_entry(c) for c in result["commands"]]}
         if not result["passed"]:
             first = next(c for c in result["commands"] if c["exitCode"] != 0)
             why = first.get("error") or exit_words(first["exitCode"])
-            raise StageEnd(Outcome.PRODUCT_FAILURE, "gates", f"gate {shlex.join(first['argv'])} {why} on "
+            raise StageEnd(Outcome.PRODUCT_FAILURE, Stage.GATES, f"gate {shlex.join(first['argv'])} {why} on "
                            f"{str(tip)[:12]}: {last_lines_on_one_line(first.get('outputTail') or '', 300)}")
 
     def review(self, round_no: int) -> str | None:
         """One dual review of the exact tip, the same for every path: AGAIN
         when changes are requested and a round is left."""
         if self.tip is not None:  # the reviewers judge what the gates passed, or nothing [T4]
-            self._still_judged(self.tip, "review", "the gates passed")
-        tip = self.tip or check_worktree(self.repo, self.ctx, "review")
+            self._still_judged(self.tip, Stage.REVIEW, "the gates passed")
+        tip = self.tip or check_worktree(self.repo, self.ctx, Stage.REVIEW)
         assert self.tr.review is not None
-        verdict = review.dual_review(self.ctx, self.eff.agents["review"], round_no, self.eff.timeout_of("review"),
-                                     {"round": round_no, "earlier": dict(self.earlier)})
+        asked = {"round": round_no, "earlier": dict(self.earlier)}
+        verdict = review.dual_review(self.ctx, self.eff.agents[Stage.REVIEW], round_no,
+                                     self.eff.timeout_of(Stage.REVIEW), asked)
         self.tr.review["rounds"] = round_no
         self.tr.review["reviews"].extend(verdict.entries())
         usage.record(self.tr, verdict.outcomes, self.job.agents.meter)
@@ -549,15 +550,15 @@ class TaskPath:
         if faulted is None:
             self._note_review(tip, verdict)
             if not verdict.approved and round_no >= self.rounds:
-                raise StageEnd(Outcome.CHANGES_REQUESTED, "review", self._refused_at_last(tip, verdict, round_no))
-        _check_unchanged(self.repo, self.ctx, tip, "review")
+                raise StageEnd(Outcome.CHANGES_REQUESTED, Stage.REVIEW, self._refused_at_last(tip, verdict, round_no))
+        _check_unchanged(self.repo, self.ctx, tip, Stage.REVIEW)
         if faulted is not None:
             raise _faulted(faulted)
         if verdict.approved:
             self.judged = tip
             self.tr.judged = str(tip)
             self.tr.review.update(approved=True, tip=str(tip))
-            self.earlier["review"] = verdict.summary()
+            self.earlier[Stage.REVIEW] = verdict.summary()
             return None
         self.findings = verdict.findings()
         self.tip = None  # the next round's write step makes the next tip
@@ -592,8 +593,8 @@ class TaskPath:
         later), and what is kept is it, with its notes."""
         judged = self.judged
         assert judged is not None  # integrate follows an approving review
-        self._still_judged(judged, "integrate", "the gates and reviewers judged")
-        agent = self.eff.agents["integrate"]
+        self._still_judged(judged, Stage.INTEGRATE, "the gates and reviewers judged")
+        agent = self.eff.agents[Stage.INTEGRATE]
         if agent.builtin:
             rebased = self._integrate_builtin(judged)
         else:
@@ -635,16 +636,16 @@ class TaskPath:
         try:
             report = integrate_builtin(self.repo, ctx.branch, eff.base, eff.remote, ctx.task_id, judged)
         except Moved as moved:
-            raise self._moved(judged, moved.found, "integrate", "the gates and reviewers judged") from None
+            raise self._moved(judged, moved.found, Stage.INTEGRATE, "the gates and reviewers judged") from None
         finally:
             if self.repo.ref_oid(f"refs/heads/{ctx.branch}") is not None:
                 attach(ctx.worktree, ctx.branch)
         self.tr.integration = report
-        self.tr.stages["integrate"] = {"attempt": 1, "ok": bool(report.get("ok")),
+        self.tr.stages[Stage.INTEGRATE] = {"attempt": 1, "ok": bool(report.get("ok")),
                                        "summary": one_line(str(report.get("summary") or ""), 500), "fault": None}
         check = check_integration(report)
         if not check.ok:
-            raise StageEnd(Outcome.HALT, "integrate", check.detail)
+            raise StageEnd(Outcome.HALT, Stage.INTEGRATE, check.detail)
         rebased = report.get("rebasedTip")
         return to_oid(rebased) if rebased else None
 
@@ -652,24 +653,24 @@ class TaskPath:
         ctx, eff, job = self.ctx, self.eff, self.job
         with integration_turn(), merge_lock(
                 self.repo, f"workflow {job.workflow_id}: integration agent for task {ctx.task_id}"):
-            outcome = run_stage(ctx, agent, 1, eff.timeout_of("integrate"), {"round": 1})
+            outcome = run_stage(ctx, agent, 1, eff.timeout_of(Stage.INTEGRATE), {"round": 1})
             self.tr.stages[outcome.stage] = outcome.summary_entry()
             usage.record(self.tr, [outcome], self.job.agents.meter)
             self.tr.integration = outcome.report
             if outcome.fault is not None:  # never retried: a hidden success may already have pushed [I4]
-                raise StageEnd(Outcome.of_fault(outcome.fault), "integrate",
+                raise StageEnd(Outcome.of_fault(outcome.fault), Stage.INTEGRATE,
                                faults.integration_detail(outcome.detail, eff.upstream), outcome.fault,
                                outcome.faultKind)
             check = check_integration(outcome.report)
             if not check.ok:
-                raise StageEnd(Outcome.HALT, "integrate", check.detail)
+                raise StageEnd(Outcome.HALT, Stage.INTEGRATE, check.detail)
             landed = fetch_branch(self.repo, eff.remote, eff.base)
             if addenda.number_of(job.task) is not None:
                 problem = addenda.landed_problem(self.repo, job.task, landed, job.base_oid, eff.upstream)
                 if problem is not None:
-                    raise StageEnd(Outcome.HALT, "integrate", problem)
+                    raise StageEnd(Outcome.HALT, Stage.INTEGRATE, problem)
             elif not ticked_at(self.repo, landed, ctx.task_id):
-                raise StageEnd(Outcome.HALT, "integrate", f"the integration report passed the check but "
+                raise StageEnd(Outcome.HALT, Stage.INTEGRATE, f"the integration report passed the check but "
                                f"{eff.upstream} ({str(landed)[:12]}) does not have task {ctx.task_id} ticked")
 
 

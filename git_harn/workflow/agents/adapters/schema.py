@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from git_harn.tasks.config import Stage
+
 
 def _object(properties: dict[str, Any]) -> dict[str, Any]:
     return {"type": "object", "properties": properties, "required": list(properties),
@@ -57,7 +59,7 @@ def strict_schema(stage: str) -> dict[str, Any]:
 
 def to_report(stage: str, answer: dict[str, Any]) -> dict[str, Any]:
     """The protocol's report from a strict answer: empty finding paths dropped."""
-    if stage != "review" or not isinstance(answer.get("findings"), list):
+    if stage != Stage.REVIEW or not isinstance(answer.get("findings"), list):
         return answer
     findings = []
     for finding in answer["findings"]:
