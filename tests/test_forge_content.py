@@ -3,14 +3,17 @@ a remote's URL says a forge is, and the landing branch's name [F1]."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from git_harn.errors import BadInput
 from git_harn.forge.content import merged_by_content
-from git_harn.forge.model import landing_branch
+from git_harn.forge.model import Proposal, State, landing_branch, proposal_from
 from git_harn.forge.place import forge_of_host, place_of
 from git_harn.git.objects import to_oid
 from git_harn.git.patches import BaseCommit
+from git_harn.text import jsonable
 
 SQUASH = BaseCommit(to_oid("1" * 40), to_oid("a" * 40), "Add it\n\nHarnery-Task: 1.2\n", "p" * 40)
 
@@ -79,3 +82,13 @@ def test_the_landing_branch_names_the_work() -> None:
     for bad in ("1..2", "-x", "1.2/../main", ""):
         with pytest.raises(BadInput):
             landing_branch(bad)
+
+
+def test_a_proposal_comes_back_from_its_record_or_not_at_all() -> None:
+    kept = Proposal("github", "https://github.com/o/r/pull/3", 3, to_oid("1" * 40), "harnery/land/1.2", "main",
+                    State.OPEN)
+    assert proposal_from(json.loads(json.dumps(jsonable(kept)))) == kept
+    for bad in ({**jsonable(kept), "number": "3"}, {**jsonable(kept), "head": "HEAD"},
+                {**jsonable(kept), "state": "landed"}, {"forge": "github"}):
+        with pytest.raises(BadInput, match="not a proposal"):
+            proposal_from(bad)

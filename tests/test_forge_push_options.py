@@ -15,6 +15,7 @@ from git_harn.errors import BadInput, ForgeFailure
 from git_harn.forge.choose import forge_for
 from git_harn.forge.gitea import Gitea
 from git_harn.forge.gitlab import GitLab
+from git_harn.forge.landing import delete_branch
 from git_harn.forge.model import State
 from git_harn.forge.propose import proposal_state, propose
 from git_harn.git.objects import to_oid
@@ -193,3 +194,17 @@ def test_an_unknown_forge_is_one_line_of_bad_input(tmp_path: Path) -> None:
         forge_for(open_repo(work), "origin", "bitbucket", env=NO_TOKENS)
     with pytest.raises(BadInput, match="cannot tell which forge remote origin is"):
         forge_for(open_repo(work), "origin", env=NO_TOKENS)
+
+
+def test_a_merged_requests_branch_is_deleted_only_from_the_squash_git_harn_pushed(tmp_path: Path) -> None:
+    work, bare, forge = gitlab_world(tmp_path)
+    first = to_oid(one_squash(work))
+    propose(open_repo(work), forge, "origin", "main", "1.2", first, "T", "B")
+    foreign = squash(work, first, {"reviewer.txt": "a fix\n"})
+    git(work, "push", "-q", "origin", f"+{foreign}:{LANDING}")
+    assert not delete_branch(open_repo(work), "origin", "harnery/land/1.2", first)
+    assert branch_at(bare, LANDING) == foreign  # someone else's commit is kept
+    git(work, "push", "-q", "origin", f"+{first}:{LANDING}")
+    assert delete_branch(open_repo(work), "origin", "harnery/land/1.2", first)
+    assert branch_at(bare, LANDING) is None
+    assert delete_branch(open_repo(work), "origin", "harnery/land/1.2", first)  # gone already: done

@@ -46,3 +46,22 @@ def _pushed(outcome: Outcome, remote: str, where: str) -> Outcome:
         raise ForgeFailure(f"push of {where} to {remote} failed: {outcome.why}")
     failpoint(PUSHED_POINT)
     return outcome
+
+
+def delete_branch(repo: Repo, remote: str, branch: str, expected: Oid) -> bool:
+    """Delete the landing branch on ``remote`` once its request is merged
+    (where the forge did not), with a lease on ``expected``, the squash
+    git-harn pushed: a branch someone else moved is kept [P1] [P3]. Whether
+    it is gone now (False: it holds another commit, and is left)."""
+    ref = f"refs/heads/{branch}"
+    now = ls_remote(repo, remote, [ref]).get(ref)
+    if now is None:
+        return True
+    if now != expected:
+        return False
+    outcome = push(repo, remote, [Update(ref, None, old=expected)], lease=True)
+    if outcome.status == MOVED_ON:
+        return False
+    if not outcome.ok:
+        raise ForgeFailure(f"deleting {branch} on {remote} failed: {outcome.why}")
+    return True

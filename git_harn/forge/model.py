@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Any
 
 from git_harn.errors import BadInput
-from git_harn.git.objects import Oid
+from git_harn.git.objects import Oid, to_oid
 from git_harn.git.repo import Repo
 
 LANDING_PREFIX = "harnery/land/"  # git-harn's own branches on the remote: never the base
@@ -82,6 +84,23 @@ class Reading:
     words: str = ""
     by: str = "forge"
     head: Oid | None = None
+
+
+def proposal_from(data: Mapping[str, Any]) -> Proposal:
+    """A proposal as a record kept it (``text.jsonable`` of one): each value
+    checked, since a record is read back from git; BadInput when it is not one."""
+    try:
+        number = data.get("number")
+        url = data.get("url")
+        fields = (data["forge"], data["branch"], data["base"])
+        if not all(isinstance(value, str) for value in fields) or not isinstance(url, (str, type(None))):
+            raise TypeError
+        if number is not None and (not isinstance(number, int) or isinstance(number, bool)):
+            raise TypeError
+        return Proposal(data["forge"], url, number, to_oid(data["head"]), data["branch"], data["base"],
+                        State(data.get("state", State.OPEN.value)))
+    except (KeyError, TypeError, ValueError):
+        raise BadInput("not a proposal: it needs forge, url, number, head, branch and base") from None
 
 
 class Forge(ABC):
