@@ -152,6 +152,17 @@ def test_the_state_is_read_from_the_forge(world: tuple[Path, Path, FakeGitHub]) 
     assert closed.state is State.CLOSED and "2026-02-03" in closed.words
 
 
+def test_without_a_token_the_state_is_told_by_content(world: tuple[Path, Path, FakeGitHub]) -> None:
+    work, _, server = world
+    base = to_oid(git(work, "rev-parse", "main"))
+    got = propose(open_repo(work), github(work, server), "origin", "main", "1.2", to_oid(one_squash(work)), "T", "B")
+    tokenless = github(work, server, token=None)
+    assert proposal_state(open_repo(work), tokenless, "origin", got, "1.2", since=base).state is State.UNKNOWN
+    git(work, "push", "-q", "origin", f"{got.head}:refs/heads/main")  # merged on the forge by a fast-forward
+    merged = proposal_state(open_repo(work), tokenless, "origin", got, "1.2", since=base)
+    assert (merged.state, merged.merge_commit, merged.by) == (State.MERGED, got.head, "content")
+
+
 def test_auto_merge_is_asked_through_graphql_with_the_judged_head(world: tuple[Path, Path, FakeGitHub]) -> None:
     work, _, server = world
     sq = to_oid(one_squash(work))
