@@ -20,7 +20,7 @@ from git_harn import schemas
 from git_harn.git.repo import open_repo
 from git_harn.store import lease as leases
 from git_harn.workflow.model import config
-from git_harn.workflow.run.runner import run_workflow
+from git_harn.workflow.run.launch import run_workflow
 
 ROADMAP = "# R\n\n- [ ] 1.1 Held by a live run\n- [ ] 1.3 Free\n"
 

@@ -25,7 +25,7 @@ from git_harn.workflow.ledger.claims import take_over as take_over_claim
 from git_harn.workflow.model.config import Options
 from git_harn.workflow.model.result import InitResult, StoredWorkflow, WorkflowList, WorkflowResult
 from git_harn.workflow.model.state import State
-from git_harn.workflow.run.runner import run_workflow
+from git_harn.workflow.run.launch import run_workflow
 
 if TYPE_CHECKING:  # a command that does not run a workflow loads its module when asked
     from git_harn.workflow.after.discard import DiscardResult
