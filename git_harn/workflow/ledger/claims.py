@@ -55,10 +55,8 @@ from git_harn.tasks.roadmap import task_branch, tasks_at, ticked_at, work_key
 from git_harn.text import one_line
 from git_harn.workflow.model import state
 from git_harn.workflow.model.result import Skipped
+from git_harn.workflow.model.state import SkipReason
 
-CLAIMED_ELSEWHERE = "claimed-elsewhere"
-DONE_ELSEWHERE = "done-elsewhere"
-CLAIM_FAILED = "claim-failed"
 # events of a claim's chain
 CLAIM, HEARTBEAT, TAKE_OVER, PROBE = "claim", "heartbeat", "take-over", "probe"
 PROBES = "probe/"  # refs/harnery/claims/probe/<workflow-id>: the check that the remote takes claims
@@ -220,7 +218,7 @@ class Claims:
         try:
             claimed = self._claim(task_id)
         except HarnError as exc:
-            return Skipped(task_id, CLAIM_FAILED, one_line(exc.message, 300))
+            return Skipped(task_id, SkipReason.CLAIM_FAILED, one_line(exc.message, 300))
         if isinstance(claimed, Skipped):
             return claimed
         # Another machine may have landed it and released its claim before ours was made.
@@ -229,12 +227,12 @@ class Claims:
             landed = ticked_at(self.repo, oid, task_id)
         except HarnError as exc:
             self.release(task_id)
-            return Skipped(task_id, CLAIM_FAILED, f"the base could not be read after the claim: "
+            return Skipped(task_id, SkipReason.CLAIM_FAILED, f"the base could not be read after the claim: "
                            f"{one_line(exc.message, 200)}")
         if landed:
             self.release(task_id)
-            return Skipped(task_id, DONE_ELSEWHERE, f"{self.remote}/{self.base} ({str(oid)[:12]}) has it ticked: "
-                           "another machine landed it")
+            return Skipped(task_id, SkipReason.DONE_ELSEWHERE,
+                           f"{self.remote}/{self.base} ({str(oid)[:12]}) has it ticked: another machine landed it")
         return None
 
     def _claim(self, task_id: str) -> Held | Skipped:
@@ -244,10 +242,10 @@ class Claims:
         if push.ok:
             return self._hold(task_id, oid, now_iso())
         if push.status != MOVED_ON:
-            return Skipped(task_id, CLAIM_FAILED, f"claiming it on {self.remote} failed: {push.why}")
+            return Skipped(task_id, SkipReason.CLAIM_FAILED, f"claiming it on {self.remote} failed: {push.why}")
         there = read_remote(self.repo, self.remote, [task_id])
         if not there:  # it was there, and is gone again: try once more on the next selection
-            return Skipped(task_id, CLAIMED_ELSEWHERE, f"claimed on {self.remote} by another machine "
+            return Skipped(task_id, SkipReason.CLAIMED_ELSEWHERE, f"claimed on {self.remote} by another machine "
                            f"meanwhile ({push.why})")
         claim = there[0]
         if claim.text("clone") == self.me.clone and claim.text("event") == TAKE_OVER:
@@ -255,7 +253,7 @@ class Claims:
         self._note_lost(task_id, claim)
         ours = ("; that is this clone (a run that was killed?): once stale, take it over with "
                 f"git harn workflow claims --take-over {task_id}") if claim.text("clone") == self.me.clone else ""
-        return Skipped(task_id, CLAIMED_ELSEWHERE, f"claimed by {claim.holder()} at "
+        return Skipped(task_id, SkipReason.CLAIMED_ELSEWHERE, f"claimed by {claim.holder()} at "
                        f"{claim.text('claimedAt') or '?'}, heartbeat {claim.text('heartbeatAt') or '?'}{ours}")
 
     def _adopt(self, task_id: str, claim: Claim) -> Held | Skipped:
@@ -264,7 +262,7 @@ class Claims:
         push = refs.push_claim(self.repo, self.remote, claim.ref, oid, claim.oid)
         if push.ok:
             return self._hold(task_id, oid, now_iso())
-        return Skipped(task_id, CLAIMED_ELSEWHERE, f"the claim taken over here moved on {self.remote} "
+        return Skipped(task_id, SkipReason.CLAIMED_ELSEWHERE, f"the claim taken over here moved on {self.remote} "
                        f"({push.why})")
 
     def _note_lost(self, task_id: str, claim: Claim) -> None:
@@ -404,7 +402,8 @@ def drop_landed(repo: Repo, remote: str, base: Oid, there: list[Claim] | None = 
 def claimed_elsewhere(repo: Repo, remote: str, task_ids: list[str]) -> list[Skipped]:
     """For a dry run: which of ``task_ids`` the remote holds claims on (read only)."""
     claims = {c.claimId: c for c in read_remote(repo, remote)}
-    return [Skipped(t, CLAIMED_ELSEWHERE, f"claimed by {claims[t].holder()}") for t in task_ids if t in claims]
+    return [Skipped(t, SkipReason.CLAIMED_ELSEWHERE, f"claimed by {claims[t].holder()}")
+            for t in task_ids if t in claims]
 
 
 # --- git harn workflow claims ----------------------------------------------------

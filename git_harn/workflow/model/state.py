@@ -60,6 +60,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from git_harn.tasks.config import Stage
+from git_harn.text import Word
 
 # fault classes (the host decides them from what it sees: stages.judge)
 INFRA = "infra"
@@ -343,7 +344,7 @@ class Lifecycle:
         return Ending(State.DONE, Stage.DONE, detail)
 
 
-class SkipReason(enum.Enum):
+class SkipReason(Word):
     """Why a task was not started: the one list of these words (a task's ``skipped`` entry)."""
 
     SURVIVING_BRANCH = "surviving-branch"
@@ -357,6 +358,9 @@ class SkipReason(enum.Enum):
     PROVIDER_FAULT_HALT = "provider-fault-halt"  # a provider's reset time is not reached yet
     BUDGET_HALT = BUDGET  # the run's spending limit was reached: no agent stage starts
     RUNNER_GONE = "runner-gone"
+    CLAIMED_ELSEWHERE = "claimed-elsewhere"  # another run holds the task's claim on the remote
+    DONE_ELSEWHERE = "done-elsewhere"  # the base on the remote has it ticked already
+    CLAIM_FAILED = "claim-failed"  # its claim could not be made or confirmed on the remote
 
 
 def suppression(states: Iterable[State], interrupted: bool, blocked: str | None,
