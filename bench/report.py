@@ -3,7 +3,7 @@ way of getting the same facts out (`git show <record>:workflow.json` into a
 file), and the page itself: how long drawing it takes in one process and how
 large it is (issue 27: under a second, under 1 MB).
 
-The record is the tests' 50-task run (tests/reportdocs.py: four lanes, every
+The record is the tests' 50-task run (tests/kit/report_records.py: four lanes, every
 task with a crash retried in place, two review rounds with findings, a wait,
 gates and usage), stored as a workflow record with plain git.
 Run: python bench/report.py [rounds]
@@ -16,10 +16,11 @@ import sys
 import time
 from pathlib import Path
 
-sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent / "tests")]
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent)]
 
 from _common import HARN, cleanup, git, paired_samples, report, run_quiet, sandbox  # noqa: E402
-from reportdocs import WORKFLOW_ID, run_doc, store_record  # noqa: E402
+
+from tests.kit.report_records import WORKFLOW_ID, run_doc, store_record  # noqa: E402
 
 TASKS = 50
 

@@ -9,7 +9,8 @@ import time
 from pathlib import Path
 
 import pytest
-from adapterkit import (
+
+from tests.kit.adapter_fakes import (
     CLAUDE_NO_NETWORK,
     CLAUDE_NOT_LOGGED_IN,
     CLAUDE_ROOT_REFUSAL,

@@ -9,7 +9,8 @@ import time
 from pathlib import Path
 
 import pytest
-from adapterkit import (
+
+from tests.kit.adapter_fakes import (
     CODEX_FALLBACK,
     CODEX_WAITING,
     PLAN_OK,

@@ -21,10 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from adapterkit import agent, created, install
-from helpers import assert_valid, harn
-from realcli import FAKE_CLAUDE_KEY, FAKE_CODEX_KEY, command, env, needs_real_clis, scrub
-from wfrepo import setup
 
 from git_harn.tasks.config import AgentSettings, parse_toml, workflow_settings
 from git_harn.workflow.agents import adapters
@@ -32,6 +28,10 @@ from git_harn.workflow.agents.adapters import codex
 from git_harn.workflow.agents.adapters.starter import SECTIONS
 from git_harn.workflow.agents.retries import run_in_place
 from git_harn.workflow.agents.stages import AgentSession
+from tests.kit.adapter_fakes import agent, created, install
+from tests.kit.harn import assert_valid, harn
+from tests.kit.real_clis import FAKE_CLAUDE_KEY, FAKE_CODEX_KEY, command, env, needs_real_clis, scrub
+from tests.kit.workflow_repo import setup
 
 pytestmark = [pytest.mark.real_cli, needs_real_clis()]
 

@@ -1,7 +1,7 @@
 """End to end: an adapter agent that faults is retried in place and resumes
 its session. A real `git harn workflow run` against a bare remote, with a
 fake `claude` / `codex` on PATH for the implement stage; the plan and review
-stages are the scripted agents of ``wfrepo``."""
+stages are the scripted agents of ``tests.kit.workflow_repo``."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from adapterkit import (
+
+from tests.kit.adapter_fakes import (
     claude_assistant,
     claude_init,
     claude_result,
@@ -19,8 +20,8 @@ from adapterkit import (
     codex_started,
     fake_cli_env,
 )
-from helpers import assert_valid, ref
-from wfrepo import WF, config_text, setup
+from tests.kit.harn import assert_valid, ref
+from tests.kit.workflow_repo import WF, config_text, setup
 
 BUILT = {"ok": True, "summary": "built it on the second try"}
 

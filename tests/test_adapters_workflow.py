@@ -7,12 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
-from adapterkit import PLAN_OK, claude_init, claude_result, codex_ok, created, fake_cli_env
-from helpers import assert_valid
-from wfrepo import setup
 
 from git_harn.errors import BadInput
 from git_harn.tasks.config import parse_toml, workflow_settings
+from tests.kit.adapter_fakes import PLAN_OK, claude_init, claude_result, codex_ok, created, fake_cli_env
+from tests.kit.harn import assert_valid
+from tests.kit.workflow_repo import setup
 
 APPROVE = {"verdict": "approve", "summary": "fine", "findings": []}
 

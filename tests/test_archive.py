@@ -13,15 +13,15 @@ import time
 from pathlib import Path
 
 import pytest
-from gitlike_helpers import start
-from helpers import assert_valid, git, harn, make_repo, ref
-from runtools import at_failpoint
-from synctools import actions, add_record, make_world, sync
 
 from git_harn.git import open_repo
 from git_harn.store import notes
 from git_harn.store import runs as store
 from git_harn.store.archive import ARCHIVE_REF, blob_path
+from tests.kit.harn import assert_valid, git, harn, make_repo, ref
+from tests.kit.runners import at_failpoint
+from tests.kit.sync_world import actions, add_record, make_world, sync
+from tests.kit.user_tools import start
 
 RUNS = "refs/harnery/runs/"
 

@@ -11,10 +11,6 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import git, harn, ref
-from runtools import at_failpoint
-from synctools import actions, add_record, change_record, harnery_refs, make_world, sync
-from test_archive import gc, record_refs
 
 from git_harn.git import Signature, open_repo, to_oid
 from git_harn.git.objects import BLOB_MODE
@@ -22,6 +18,10 @@ from git_harn.store import archive
 from git_harn.store.archive import ARCHIVE_REF, archived, blob_path
 from git_harn.sync import archive as sync_archive
 from git_harn.sync import summary
+from tests.kit.harn import git, harn, ref
+from tests.kit.runners import at_failpoint
+from tests.kit.sync_world import actions, add_record, change_record, harnery_refs, make_world, sync
+from tests.test_archive import gc, record_refs
 
 RUNS = "refs/harnery/runs/"
 

@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import all_refs, assert_error_document, assert_valid, git, harn
-from taskrepo import task_branch, task_repo, write
+
+from tests.kit.harn import all_refs, assert_error_document, assert_valid, git, harn
+from tests.kit.task_repo import task_branch, task_repo, write
 
 
 def assess(repo: Path, *args: str) -> dict[str, Any]:

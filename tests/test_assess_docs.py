@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from helpers import docs_text
 
 from git_harn.commands.assess import assess, gates, salvage_artefacts
+from tests.kit.harn import docs_text
 
 ROOT = Path(__file__).resolve().parent.parent
 

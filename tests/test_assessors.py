@@ -6,8 +6,8 @@ import json
 import sys
 from pathlib import Path
 
-from helpers import assert_valid, git, harn
-from taskrepo import task_branch, task_repo
+from tests.kit.harn import assert_valid, git, harn
+from tests.kit.task_repo import task_branch, task_repo
 
 VALID = {"classification": "adopt-partial", "reasons": ["a coherent slice"],
          "missingEvidence": ["gates not run"], "residualRisk": []}

@@ -11,11 +11,11 @@ from itertools import pairwise
 from pathlib import Path
 
 import pytest
-from helpers import git, make_repo, ref
 
 from git_harn.errors import GitFailure
 from git_harn.git import Oid, open_repo
 from git_harn.workflow.run.fetcher import BaseFetcher, Fetched
+from tests.kit.harn import git, make_repo, ref
 
 
 def _clone(tmp_path: Path) -> tuple[Path, Path, BaseFetcher]:

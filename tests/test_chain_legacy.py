@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import git, harn
 
 from git_harn.git import open_repo, to_oid
 from git_harn.store import notes
 from git_harn.store import runs as store
 from git_harn.workflow.ledger import claims, record
+from tests.kit.harn import git, harn
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 BUNDLE = FIXTURES / "legacy-chains.bundle"

@@ -7,7 +7,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import all_refs, assert_valid, git, harn, make_repo, record, ref
+
+from tests.kit.harn import all_refs, assert_valid, git, harn, make_repo, record, ref
 
 
 @pytest.fixture

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import click
 import pytest
-from helpers import all_refs, docs_text, git, harn, make_repo, record, wait_for
 
 from git_harn.cli import cli
+from tests.kit.harn import all_refs, docs_text, git, harn, make_repo, record, wait_for
 
 INVALID_IDS = ["../x", "a..b", "x.lock", "", "a" * 200, "a b", "a\nb", "@{", "-x", "x/y", "x."]
 

@@ -16,10 +16,10 @@ import termios
 from pathlib import Path
 
 import pytest
-from helpers import git, harn, stored_workflow
 
 from git_harn.demo.basic import Screen
 from git_harn.text import cells
+from tests.kit.harn import git, harn, stored_workflow
 
 WIDTH = 80
 

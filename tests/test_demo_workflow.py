@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from helpers import git, harn
+from tests.kit.harn import git, harn
 
 
 def test_demo_workflow_lands_three_fails_one_and_names_the_next_step(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from helpers import git, harn
+from tests.kit.harn import git, harn
 
 
 def test_demo_workflow_retries_in_place_and_salvages_the_failed_plan(tmp_path: Path) -> None:

@@ -13,15 +13,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import assert_error_document, assert_valid, git, harn, make_repo, record, ref, wait_for
-from runtools import at_failpoint, start
-from wfrepo import setup
 
 from git_harn.doctor.findings import WORKSPACE, Finding, grouped
 from git_harn.git import open_repo
 from git_harn.git.objects import to_oid
 from git_harn.store.notes import merge_note
 from git_harn.workspace.paths import repo_key
+from tests.kit.harn import assert_error_document, assert_valid, git, harn, make_repo, record, ref, wait_for
+from tests.kit.runners import at_failpoint, start
+from tests.kit.workflow_repo import setup
 
 
 def _repo(tmp_path: Path, hooks: bool = True) -> Path:
@@ -407,7 +407,7 @@ def test_a_surviving_task_branch_is_reported_and_discard_retires_it_keeping_its_
 def test_a_dead_runners_live_orphan_agent_is_named_and_settle_ends_it(tmp_path: Path) -> None:
     import json
 
-    from runtools import alive, wait_for_log
+    from tests.kit.runners import alive, wait_for_log
 
     wf = setup(tmp_path, roadmap="# R\n\n- [ ] 1.1 First\n")
     assert harn(wf.work, "hooks", "install").code == 0
@@ -442,8 +442,8 @@ def test_a_dead_runners_sandboxed_agent_ends_with_it_and_the_host_recorded_its_r
     it started, which dies with its runner (--die-with-parent) and takes the agent with it."""
     import json
 
-    from runtools import wait_for_log
-    from trust_helpers import group_members
+    from tests.kit.git_crashes import group_members
+    from tests.kit.runners import wait_for_log
 
     wf = setup(tmp_path, roadmap="# R\n\n- [ ] 1.1 First\n")
     assert harn(wf.work, "hooks", "install").code == 0
@@ -484,7 +484,7 @@ def test_a_killed_reclaims_lock_is_fixed_and_the_reclaim_it_advises_finishes_the
 def test_an_integration_worktree_left_mid_operation_is_reported_and_its_command_clears_it(tmp_path: Path) -> None:
     import signal
 
-    from trust_helpers import integration_setup, make_task
+    from tests.kit.git_crashes import integration_setup, make_task
 
     roadmap = "# R\n\n- [ ] 1.1 One\n- [ ] 1.2 Two\n"
     _, work = integration_setup(tmp_path, {"README.md": "hi\n", "docs/roadmap.md": roadmap})
@@ -578,7 +578,7 @@ def test_notes_on_pruned_commits_are_counted_and_the_fix_keeps_the_others_and_th
 
 
 def test_a_claim_a_dead_run_left_is_listed_only_with_remote_and_settle_releases_it(tmp_path: Path) -> None:
-    from runtools import wait_for_log
+    from tests.kit.runners import wait_for_log
 
     wf = setup(tmp_path, roadmap="# R\n\n- [ ] 1.1 First\n")
     assert harn(wf.work, "hooks", "install").code == 0

@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import git, harn, ref
-from runtools import alive, start, wait_for_log
-from wfrepo import setup
+
+from tests.kit.harn import git, harn, ref
+from tests.kit.runners import alive, start, wait_for_log
+from tests.kit.workflow_repo import setup
 
 ROADMAP = "# R\n\n- [ ] 1.1 First\n- [ ] 1.2 Second\n  Requires: 1.1\n"
 

@@ -13,9 +13,9 @@ import shlex
 import subprocess
 from pathlib import Path
 
-from helpers import assert_valid, harn, ref
-from salvage_helpers import lock_files, make_dirty, started, tree_files, worktree_files
-from trust_helpers import admin_of, kill_group_when_blocked, make_gate, use_gate
+from tests.kit.git_crashes import admin_of, kill_group_when_blocked, make_gate, use_gate
+from tests.kit.harn import assert_valid, harn, ref
+from tests.kit.salvage_trees import lock_files, make_dirty, started, tree_files, worktree_files
 
 SALVAGE = "refs/heads/harnery/salvage/r1"
 

@@ -12,8 +12,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from helpers import assert_valid, git, harn, make_repo
-from wfrepo import setup
+from tests.kit.harn import assert_valid, git, harn, make_repo
+from tests.kit.workflow_repo import setup
 
 
 def _doctor(repo: Path) -> dict[str, Any]:

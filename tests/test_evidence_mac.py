@@ -12,9 +12,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from helpers import git, harn, ref
-from rcvrepo import ONE, RESUME
-from wfrepo import WF, config_text, setup
+from tests.kit.harn import git, harn, ref
+from tests.kit.recovery_repo import ONE, RESUME
+from tests.kit.workflow_repo import WF, config_text, setup
 
 # An implement agent that commits broken code with its plan COMPLETE, writes
 # a passing gates note on its own tip with plumbing (the shape git-harn

@@ -8,10 +8,10 @@ import threading
 from pathlib import Path
 
 import pytest
-from helpers import git, make_repo, ref
 
 from git_harn.git import open_repo, remote
 from git_harn.git.run import run_git as real_run_git
+from tests.kit.harn import git, make_repo, ref
 
 
 def test_threads_of_one_process_fetch_one_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

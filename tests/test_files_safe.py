@@ -10,10 +10,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hostile import VICTIM, victims
 
 from git_harn.errors import TooLarge
 from git_harn.files import UnsafeFile, atomic_write, create_private, private_dir, read_private, unlink_entry
+from tests.kit.victims import VICTIM, victims
 
 
 def _atomic(path: Path, data: bytes) -> None:

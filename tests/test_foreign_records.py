@@ -9,10 +9,10 @@ import json
 import subprocess
 from pathlib import Path
 
-from helpers import all_refs, assert_valid, git, harn, make_repo, record
-from hooktools import git_run, install_hooks
-from salvage_helpers import worktree_files
-from trust_helpers import TwoClones, share_records, start_in, two_clones
+from tests.kit.git_crashes import TwoClones, share_records, start_in, two_clones
+from tests.kit.harn import all_refs, assert_valid, git, harn, make_repo, record
+from tests.kit.hook_repo import git_run, install_hooks
+from tests.kit.salvage_trees import worktree_files
 
 
 def drop_clone_field(repo: Path, run_id: str) -> None:

@@ -13,7 +13,7 @@ import pytest
 
 from git_harn.forge.github import OPENED_POINT
 from git_harn.forge.landing import PUSHED_POINT
-from tests.forgetools import FakeGitHub, bare_forge, branch_at, git, make_clone, new_bare, requests_of, squash
+from tests.kit.local_forges import FakeGitHub, bare_forge, branch_at, git, make_clone, new_bare, requests_of, squash
 
 TOKEN = "ghp_crashTestToken"
 PROPOSE = """

@@ -17,7 +17,7 @@ from git_harn.forge.model import State
 from git_harn.forge.propose import proposal_state, propose
 from git_harn.git.objects import to_oid
 from git_harn.git.repo import open_repo
-from tests.forgetools import FakeGitHub, branch_at, git, make_clone, new_bare, squash
+from tests.kit.local_forges import FakeGitHub, branch_at, git, make_clone, new_bare, squash
 
 TOKEN = "ghp_s3cretTokenValue0123456789"
 LANDING = "refs/heads/harnery/land/1.2"

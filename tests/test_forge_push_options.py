@@ -20,7 +20,7 @@ from git_harn.forge.model import State
 from git_harn.forge.propose import proposal_state, propose
 from git_harn.git.objects import to_oid
 from git_harn.git.repo import open_repo
-from tests.forgetools import bare_forge, branch_at, git, make_clone, requests_of, squash
+from tests.kit.local_forges import bare_forge, branch_at, git, make_clone, requests_of, squash
 
 LANDING = "refs/heads/harnery/land/1.2"
 NO_TOKENS = {"PATH": ""}

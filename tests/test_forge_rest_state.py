@@ -16,7 +16,7 @@ from git_harn.forge.model import State
 from git_harn.forge.propose import proposal_state, propose
 from git_harn.git.objects import to_oid
 from git_harn.git.repo import open_repo
-from tests.forgetools import FakeRest, bare_forge, git, make_clone, squash
+from tests.kit.local_forges import FakeRest, bare_forge, git, make_clone, squash
 
 TOKENS = {"GITLAB_TOKEN": "glpat-restStateToken", "GITEA_TOKEN": "gitea-restStateToken", "PATH": ""}
 

@@ -22,7 +22,7 @@ from git_harn.forge.tokens import Token, gh_token
 from git_harn.git.objects import to_oid
 from git_harn.git.repo import open_repo
 from git_harn.text import jsonable
-from tests.forgetools import FakeGitHub, bare_forge, git, make_clone, new_bare, recorded, recorder, squash
+from tests.kit.local_forges import FakeGitHub, bare_forge, git, make_clone, new_bare, recorded, recorder, squash
 
 GH = "ghp_TokenThatMustNotLeak0001"
 GL = "glpat-TokenThatMustNotLeak02"

@@ -9,8 +9,8 @@ import json
 import sys
 from pathlib import Path
 
-from helpers import git
-from wfrepo import setup
+from tests.kit.harn import git
+from tests.kit.workflow_repo import setup
 
 ROADMAP = "# R\n\n- [ ] 5.1 One\n- [ ] 5.2 Two\n- [ ] 5.3 Three\n"
 

@@ -7,8 +7,9 @@ import os
 from pathlib import Path
 
 import pytest
-from helpers import assert_valid, descendants, git, harn, is_python_of_git_harn, wait_for
-from taskrepo import task_branch, task_repo, write
+
+from tests.kit.harn import assert_valid, descendants, git, harn, is_python_of_git_harn, wait_for
+from tests.kit.task_repo import task_branch, task_repo, write
 
 MARKING_GATES = '[gates]\ncommands = [["sh", "-c", "echo base-gate; pwd"]]\n'
 

@@ -8,10 +8,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from helpers import git, make_repo
 
 from git_harn.errors import BadInput
 from git_harn.git.repo import open_repo
+from tests.kit.harn import git, make_repo
 
 VALUES = ("true", "On", "YES", "1", "2", "-1", "10k", "0", "0k", "", "false", "Off", "no")
 

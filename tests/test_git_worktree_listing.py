@@ -15,10 +15,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from helpers import git, make_repo
 
 from git_harn.git.repo import open_repo
 from git_harn.git.worktrees import Listed, linked_problem, listed_worktrees, main_worktree, registered_worktrees
+from tests.kit.harn import git, make_repo
 
 
 def as_git_lists(common_dir: Path) -> list[Listed]:

@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import TypeVar
 
 import pytest
-from helpers import git, make_repo, ref
 
 from git_harn.errors import GitFailure
 from git_harn.git.repo import open_repo
 from git_harn.git.worktrees import add_detached, registered_worktrees, remove_scratch
+from tests.kit.harn import git, make_repo, ref
 
 T = TypeVar("T")
 

@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gitlike_helpers import bash_git_completion, start
-from helpers import assert_valid, git, harn, make_repo
+
+from tests.kit.harn import assert_valid, git, harn, make_repo
+from tests.kit.user_tools import bash_git_completion, start
 
 # --- item 2: one JSON document ----------------------------------------------------
 

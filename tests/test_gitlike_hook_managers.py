@@ -10,7 +10,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from gitlike_helpers import (
+
+from tests.kit.harn import git, harn, make_repo, record, ref
+from tests.kit.hook_repo import git_run, leave_a_vanished_worktree
+from tests.kit.user_tools import (
     calls,
     files_with_our_marker,
     git_harn_logger,
@@ -21,8 +24,6 @@ from gitlike_helpers import (
     start,
     ws_path,
 )
-from helpers import git, harn, make_repo, record, ref
-from hooktools import git_run, leave_a_vanished_worktree
 
 needs_pre_commit = pytest.mark.skipif(pre_commit_exe() is None,
                                       reason="pre-commit is not installed (pip install pre-commit)")

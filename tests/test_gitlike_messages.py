@@ -10,9 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from gitlike_helpers import display_width, harn_on_terminal, start
-from helpers import git, harn, make_repo, record, wait_for
-from taskrepo import task_branch, task_repo
+
+from tests.kit.harn import git, harn, make_repo, record, wait_for
+from tests.kit.task_repo import task_branch, task_repo
+from tests.kit.user_tools import display_width, harn_on_terminal, start
 
 
 @pytest.fixture

@@ -8,8 +8,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from gitlike_helpers import has_record, start, ws_path
-from helpers import Result, git, harn, make_repo, record, ref
+
+from tests.kit.harn import Result, git, harn, make_repo, record, ref
+from tests.kit.user_tools import has_record, start, ws_path
 
 
 def git_then_harn(cwd: Path, git_options: list[str], *args: str) -> Result:

@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import all_refs, git, harn, make_repo, record, ref
+
+from tests.kit.harn import all_refs, git, harn, make_repo, record, ref
 
 
 @pytest.fixture

@@ -6,7 +6,8 @@ import os
 from pathlib import Path
 
 import platformdirs
-from helpers import git, make_repo
+
+from tests.kit.harn import git, make_repo
 
 
 def test_home_is_a_folder_that_does_not_exist() -> None:

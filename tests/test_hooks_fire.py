@@ -8,8 +8,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from helpers import git, harn, make_repo, record, ref
-from hooktools import commit_in, git_run, install_hooks, leave_a_vanished_worktree, remove_folder, state
 
 from git_harn import notices
 from git_harn.git import open_repo
@@ -17,6 +15,8 @@ from git_harn.hooks.actions import run_hook
 from git_harn.store import live as live_module
 from git_harn.store import runs as runs_module
 from git_harn.store.locks import hold_run
+from tests.kit.harn import git, harn, make_repo, record, ref
+from tests.kit.hook_repo import commit_in, git_run, install_hooks, leave_a_vanished_worktree, remove_folder, state
 
 
 @pytest.fixture

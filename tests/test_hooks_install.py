@@ -7,8 +7,9 @@ import stat
 from pathlib import Path
 
 import pytest
-from helpers import assert_valid, git, harn, make_repo
-from hooktools import HOOKS, SHIPPED, git_run, remove_folder, state
+
+from tests.kit.harn import assert_valid, git, harn, make_repo
+from tests.kit.hook_repo import HOOKS, SHIPPED, git_run, remove_folder, state
 
 
 def snapshot(folder: Path) -> dict[str, tuple[bytes, int, int, int]]:

@@ -6,10 +6,9 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from helpers import git, make_repo
-
 from git_harn.git.hookspath import provide_hooks_folder
 from git_harn.git.repo import open_repo
+from tests.kit.harn import git, make_repo
 
 
 def test_a_valueless_hooks_path_copies_no_folder_into_a_workspace(tmp_path: Path) -> None:

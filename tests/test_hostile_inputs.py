@@ -7,9 +7,9 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import harn, make_repo
 
 from git_harn.proc import MAX_CAPTURE, run_bounded
+from tests.kit.harn import harn, make_repo
 
 
 @pytest.mark.parametrize("make", [

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from helpers import all_refs, assert_error_document, git, harn
-from wfrepo import WF, setup
+from tests.kit.harn import all_refs, assert_error_document, git, harn
+from tests.kit.workflow_repo import WF, setup
 
 
 def _workspace(wf: WF, *args: str) -> Path:

@@ -18,7 +18,8 @@ import venv
 from pathlib import Path
 
 import pytest
-from helpers import assert_valid, git, make_repo
+
+from tests.kit.harn import assert_valid, git, make_repo
 
 SOURCE = Path(__file__).resolve().parent.parent
 

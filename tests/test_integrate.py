@@ -11,12 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from helpers import all_refs, assert_error_document, assert_valid, git, harn, make_repo, ref
 
 from git_harn.errors import GitFailure
 from git_harn.git import remote as door
 from git_harn.git.checkout import wt_git as _wt
 from git_harn.integrate.target import slug
+from tests.kit.harn import all_refs, assert_error_document, assert_valid, git, harn, make_repo, ref
 
 ROADMAP = (
     "# Roadmap\n\n"

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import assert_error_document, assert_valid, harn
 
 from git_harn.integrate.report import INCOMPLETE
+from tests.kit.harn import assert_error_document, assert_valid, harn
 
 FIVE = ("ok", "rebased", "squashMerged", "pushed", "roadmapMarkedDone")
 GENERIC = "integration incomplete (need ok+rebased+squashMerged+pushed+roadmapMarkedDone)"

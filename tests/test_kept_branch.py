@@ -14,8 +14,8 @@ import shlex
 import subprocess
 from pathlib import Path
 
-from helpers import assert_valid, git, harn, ref
-from salvage_helpers import started
+from tests.kit.harn import assert_valid, git, harn, ref
+from tests.kit.salvage_trees import started
 
 SALVAGE = "refs/heads/harnery/salvage/r1"
 WS = "refs/heads/harnery/ws/r1"

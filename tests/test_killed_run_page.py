@@ -7,12 +7,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers import assert_valid, git, harn
-from pagetools import parse
-from runtools import start, wait_for_log
-from wfrepo import setup
-
 from git_harn.clock import parse_iso
+from tests.kit.harn import assert_valid, git, harn
+from tests.kit.page_reader import parse
+from tests.kit.runners import start, wait_for_log
+from tests.kit.workflow_repo import setup
 
 FINISHED = ["plan", "implement", "gates"]
 AGENT_STAGES = {*FINISHED, "review", "integrate"}  # the spans of the agents' stages (the others: git-harn's own)

@@ -10,16 +10,16 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from gitlike_helpers import start
-from helpers import assert_valid, git, harn, make_repo, record, ref
-from runtools import at_failpoint
-from synctools import actions, add_record, change_record, harnery_refs, make_world, sync
 
 from git_harn.git import open_repo
 from git_harn.store import runs as store
 from git_harn.store.ids import new_workspace_id
 from git_harn.store.record import RELEASED, RunRecord
 from git_harn.workspace.resume import workspaces_on
+from tests.kit.harn import assert_valid, git, harn, make_repo, record, ref
+from tests.kit.runners import at_failpoint
+from tests.kit.sync_world import actions, add_record, change_record, harnery_refs, make_world, sync
+from tests.kit.user_tools import start
 
 MARKER = "refs/harnery/live-index/v1"
 

@@ -9,10 +9,10 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import git, harn
-from synctools import World, add_note, make_world, sync
 
 from git_harn.sync import summary
+from tests.kit.harn import git, harn
+from tests.kit.sync_world import World, add_note, make_world, sync
 
 NOTES = "refs/harnery/notes"
 

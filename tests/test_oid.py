@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import git, make_repo
 
 from git_harn.git import Oid, Signature, open_repo, to_oid
 from git_harn.git.worktrees import head_of
+from tests.kit.harn import git, make_repo
 
 HEX = "0123456789abcdef0123456789abcdef01234567"
 

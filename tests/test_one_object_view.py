@@ -8,8 +8,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from helpers import git, harn
-from taskrepo import task_branch, task_repo
+from tests.kit.harn import git, harn
+from tests.kit.task_repo import task_branch, task_repo
 
 # Writes the subject of the commit HEAD names, as git shows it to the gate.
 GATE = "import subprocess, sys\nopen(sys.argv[1], 'w').write(subprocess.run(['git', 'log', '-1', '--format=%s'], " \

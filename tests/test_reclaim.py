@@ -7,8 +7,8 @@ import os
 import shutil
 from pathlib import Path
 
-from helpers import all_refs, assert_valid, git, harn, record, ref
-from salvage_helpers import (
+from tests.kit.harn import all_refs, assert_valid, git, harn, record, ref
+from tests.kit.salvage_trees import (
     EXEC,
     LINK,
     PLAIN,

@@ -15,9 +15,9 @@ import shlex
 import subprocess
 from pathlib import Path
 
-from helpers import all_refs, assert_valid, git, harn, record, ref
-from salvage_helpers import tree_files, worktree_files
-from trust_helpers import TwoClones, start_in, two_clones
+from tests.kit.git_crashes import TwoClones, start_in, two_clones
+from tests.kit.harn import all_refs, assert_valid, git, harn, record, ref
+from tests.kit.salvage_trees import tree_files, worktree_files
 
 SALVAGE = "refs/heads/harnery/salvage/x"
 

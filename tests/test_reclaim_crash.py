@@ -12,8 +12,9 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import assert_valid, git, harn, record, ref
-from salvage_helpers import PLAIN, lock_files, make_dirty, started, tree_files, worktree_files
+
+from tests.kit.harn import assert_valid, git, harn, record, ref
+from tests.kit.salvage_trees import PLAIN, lock_files, make_dirty, started, tree_files, worktree_files
 
 SALVAGE = "refs/heads/harnery/salvage/r1"
 WS = "refs/heads/harnery/ws/r1"

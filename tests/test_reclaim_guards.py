@@ -9,14 +9,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import descendants, git, harn, is_python_of_git_harn, make_repo, record, ref, wait_for, wait_gone
-from salvage_helpers import started, tree_files
 
 from git_harn.errors import Refused
 from git_harn.git import open_repo
 from git_harn.store import runs as store
 from git_harn.workspace import reclaim
 from git_harn.workspace.snapshot import take
+from tests.kit.harn import descendants, git, harn, is_python_of_git_harn, make_repo, record, ref, wait_for, wait_gone
+from tests.kit.salvage_trees import started, tree_files
 
 SALVAGE = "refs/heads/harnery/salvage/r1"
 WS = "refs/heads/harnery/ws/r1"

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers import all_refs, git, harn, record, ref
-from runtools import at_failpoint
-from wfrepo import setup
+from tests.kit.harn import all_refs, git, harn, record, ref
+from tests.kit.runners import at_failpoint
+from tests.kit.workflow_repo import setup
 
 ROADMAP = "# R\n\n- [ ] 1.1 First\n- [ ] 1.3 Second\n"
 

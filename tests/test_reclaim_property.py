@@ -12,15 +12,15 @@ import os
 import tempfile
 from pathlib import Path
 
-from helpers import git, make_repo, ref
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-from salvage_helpers import tree_files, worktree_files
 
 from git_harn.git import open_repo
 from git_harn.store.locks import hold_run
 from git_harn.workspace.reclaim import SALVAGE, reclaim_locked
 from git_harn.workspace.start import start_locked
+from tests.kit.harn import git, make_repo, ref
+from tests.kit.salvage_trees import tree_files, worktree_files
 
 NAMES = ["a.txt", "with space.txt", "ünïcødé ✓.md", "new\nline", "bin.dat", "sub/x.py",
          "sub/deep/y.py", "run.sh", "z", "other/ü w.txt"]

@@ -19,9 +19,10 @@ from contextlib import suppress
 from pathlib import Path
 
 import pytest
-from helpers import assert_valid, git, harn, record, ref
-from salvage_helpers import lock_files, make_dirty, started, tree_files, worktree_files
-from trust_helpers import _stat, group_members
+
+from tests.kit.git_crashes import _stat, group_members
+from tests.kit.harn import assert_valid, git, harn, record, ref
+from tests.kit.salvage_trees import lock_files, make_dirty, started, tree_files, worktree_files
 
 SALVAGE = "refs/heads/harnery/salvage/r1"
 WS = "refs/heads/harnery/ws/r1"

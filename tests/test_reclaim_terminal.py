@@ -7,8 +7,8 @@ import pty
 import subprocess
 from pathlib import Path
 
-from helpers import all_refs, ref
-from salvage_helpers import lock_files, make_dirty, started
+from tests.kit.harn import all_refs, ref
+from tests.kit.salvage_trees import lock_files, make_dirty, started
 
 
 def discard_on_a_terminal(repo: Path, answer: str) -> tuple[int, str]:

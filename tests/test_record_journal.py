@@ -8,7 +8,6 @@ import threading
 from pathlib import Path
 
 import pytest
-from helpers import git, make_repo, stored_workflow
 
 from git_harn.clock import now_iso
 from git_harn.errors import RaceLost
@@ -17,6 +16,7 @@ from git_harn.workflow.ledger import journal as journals
 from git_harn.workflow.ledger.journal import Journal
 from git_harn.workflow.ledger.record import workflow_ref
 from git_harn.workflow.model.result import TaskResult, WorkflowResult
+from tests.kit.harn import git, make_repo, stored_workflow
 
 
 def _result(repo: Path, workflow_id: str) -> WorkflowResult:

@@ -9,7 +9,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import git, harn, make_repo, record, ref
+
+from tests.kit.harn import git, harn, make_repo, record, ref
 
 WORK_REF_PREFIXES = ["refs/heads", "refs/tags", "refs/remotes", "refs/stash", "refs/harnery/detached",
                      "refs/harnery/integrated", "refs/harnery/tamper"]

@@ -8,11 +8,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from helpers import git, harn, make_repo, record, ref
 
 from git_harn.errors import GitFailure, RaceLost
 from git_harn.git import open_repo
 from git_harn.git.repo import BIG_PACKED_REFS
+from tests.kit.harn import git, harn, make_repo, record, ref
 
 
 def pad(repo: Path, count: int) -> None:

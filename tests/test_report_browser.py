@@ -11,8 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import git, harn, stored_workflow
-from pagetools import (
+
+from git_harn.workflow.page import render
+from git_harn.workflow.page.chart import chart
+from tests.kit.harn import git, harn, stored_workflow
+from tests.kit.page_reader import (
     HOSTILE,
     assert_at_the_records_times,
     chromium,
@@ -25,10 +28,7 @@ from pagetools import (
     structure,
     what_could_run,
 )
-from reportdocs import run_doc
-
-from git_harn.workflow.page import render
-from git_harn.workflow.page.chart import chart
+from tests.kit.report_records import run_doc
 
 BROWSER = chromium()
 pytestmark = pytest.mark.skipif(BROWSER is None, reason="no chromium on this machine: the report's browser "

@@ -7,11 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import all_refs, assert_valid, harn
-from wfrepo import setup
 
 from git_harn.errors import BadInput
 from git_harn.tasks.roadmap import parse_roadmap, read_roadmap, tick, validate_task_id
+from tests.kit.harn import all_refs, assert_valid, harn
+from tests.kit.workflow_repo import setup
 
 ODD = (
     "# R\n\n"

@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import assert_valid, git, harn, make_repo, record, ref
+
+from tests.kit.harn import assert_valid, git, harn, make_repo, record, ref
 
 PY = sys.executable
 

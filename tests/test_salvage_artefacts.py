@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import all_refs, assert_valid, git, harn
-from taskrepo import task_branch, task_repo, write
 
 from git_harn.assess.artefacts import vet_path
+from tests.kit.harn import all_refs, assert_valid, git, harn
+from tests.kit.task_repo import task_branch, task_repo, write
 
 PLAN = "docs/execplans/1.2.md"
 

@@ -12,8 +12,8 @@ import shlex
 import subprocess
 from pathlib import Path
 
-from helpers import git, harn
-from salvage_helpers import make_dirty, started
+from tests.kit.harn import git, harn
+from tests.kit.salvage_trees import make_dirty, started
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCUMENTED = "git log --branches='harnery/salvage/*'"

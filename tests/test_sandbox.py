@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import assert_valid, git, harn
-from synctools import read_note
-from wfrepo import WF, setup
+
+from tests.kit.harn import assert_valid, git, harn
+from tests.kit.sync_world import read_note
+from tests.kit.workflow_repo import WF, setup
 
 ROADMAP = "# Roadmap\n\n- [ ] 1.1 First thing\n"
 
@@ -344,7 +345,7 @@ def test_a_worktree_past_the_disk_limit_ends_the_task_and_keeps_the_work(tmp_pat
 def test_the_agents_die_with_a_runner_that_is_killed(tmp_path: Path) -> None:
     """No watchdog, the runner SIGKILLed with its group: under the sandbox its agents, and a
     setsid daemon of theirs, go with it (bubblewrap's --die-with-parent, the PID namespace)."""
-    from runtools import start
+    from tests.kit.runners import start
 
     wf = _setup(tmp_path)
     lock = tmp_path / "extra" / "orphan.lock"
@@ -370,7 +371,7 @@ def test_the_agents_die_with_a_runner_that_is_killed(tmp_path: Path) -> None:
 
 @needs_bwrap
 def test_an_external_assessor_reads_its_evidence_and_writes_nothing(tmp_path: Path) -> None:
-    from taskrepo import task_branch, task_repo
+    from tests.kit.task_repo import task_branch, task_repo
 
     repo = task_repo(tmp_path / "t")
     task_branch(repo)
@@ -397,7 +398,7 @@ def test_an_external_assessor_reads_its_evidence_and_writes_nothing(tmp_path: Pa
 
 @needs_bwrap
 def test_git_harn_gates_run_confines_its_gates(tmp_path: Path) -> None:
-    from taskrepo import task_branch, task_repo
+    from tests.kit.task_repo import task_branch, task_repo
 
     repo = task_repo(tmp_path / "t")
     task_branch(repo)

@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import assert_valid, harn, make_repo
 
 from git_harn.schemas import schema_errors
+from tests.kit.harn import assert_valid, harn, make_repo
 
 ROOT = Path(__file__).resolve().parent.parent
 NAMES = sorted(p.name.removesuffix(".schema.json") for p in (ROOT / "schemas").glob("*.schema.json"))
@@ -72,7 +72,7 @@ def test_the_integrators_report_requires_one_thing_said_but_gits_own_report_ever
 def test_every_schema_is_checked_by_some_test(name: str) -> None:
     """A schema no test validates against can drift from what is printed."""
     quoted = re.compile(rf"[\"']{re.escape(name)}[\"']")
-    lines = [line for p in (ROOT / "tests").glob("*.py") for line in p.read_text().splitlines()]
+    lines = [line for p in (ROOT / "tests").rglob("*.py") for line in p.read_text().splitlines()]
     assert any(("assert_valid(" in line or "schema_errors(" in line) and quoted.search(line) for line in lines), \
         f"no test validates a document against {name}"
 

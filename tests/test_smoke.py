@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from helpers import assert_valid, harn, make_repo, record
+from tests.kit.harn import assert_valid, harn, make_repo, record
 
 
 def test_start_makes_branch_worktree_and_record(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from helpers import harn, make_repo
+from tests.kit.harn import harn, make_repo
 
 # Run the command in-process and write down every git_harn module it loaded.
 _PROBE = """

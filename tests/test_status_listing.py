@@ -8,12 +8,12 @@ import unicodedata
 from pathlib import Path
 
 import pytest
-from gitlike_helpers import start
-from helpers import assert_valid, git, harn, make_repo, record
 from hypothesis import given
 from hypothesis import strategies as st
 
 from git_harn.text import cells, clip
+from tests.kit.harn import assert_valid, git, harn, make_repo, record
+from tests.kit.user_tools import start
 
 
 @pytest.fixture

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pygit2
 import pytest
-from helpers import assert_valid, git, harn, make_repo, record
 
 from git_harn.git import open_repo
 from git_harn.store import runs as store
 from git_harn.store.record import RunRecord
+from tests.kit.harn import assert_valid, git, harn, make_repo, record
 
 
 @pytest.fixture

@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import git, make_repo
 
 from git_harn.errors import CorruptRecord, RaceLost
 from git_harn.git import Repo, open_repo
 from git_harn.store import chain
+from tests.kit.harn import git, make_repo
 
 
 def _check(record_id: str, raw: bytes, where: str) -> dict[str, Any]:

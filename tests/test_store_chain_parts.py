@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import git, make_repo
 
 from git_harn.errors import CorruptRecord
 from git_harn.git import Oid, Repo, open_repo, to_oid
 from git_harn.git.objects import BLOB_MODE
 from git_harn.store import chain
+from tests.kit.harn import git, make_repo
 
 
 def _check(record_id: str, raw: bytes, where: str) -> dict[str, Any]:

@@ -6,12 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import git, make_repo
 
 from git_harn.errors import CorruptRecord
 from git_harn.git import open_repo
 from git_harn.git import remote as door
 from git_harn.store import claims as refs
+from tests.kit.harn import git, make_repo
 
 REF = "refs/harnery/claims/4.2"
 

@@ -8,8 +8,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from helpers import assert_valid, git, harn, record
-from synctools import (
+
+from git_harn.git import open_repo
+from git_harn.sync.summary import SUMMARY_REF
+from git_harn.workflow.ledger import record as workflow_record
+from tests.kit.harn import assert_valid, git, harn, record
+from tests.kit.sync_world import (
     World,
     actions,
     add_note,
@@ -21,10 +25,6 @@ from synctools import (
     read_note,
     sync,
 )
-
-from git_harn.git import open_repo
-from git_harn.sync.summary import SUMMARY_REF
-from git_harn.workflow.ledger import record as workflow_record
 
 
 @pytest.fixture

@@ -7,8 +7,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from helpers import git, record
-from synctools import (
+
+from git_harn.sync.summary import SUMMARY_REF
+from tests.kit.harn import git, record
+from tests.kit.sync_world import (
     World,
     actions,
     add_note,
@@ -21,8 +23,6 @@ from synctools import (
     sync,
     sync_raw,
 )
-
-from git_harn.sync.summary import SUMMARY_REF
 
 
 @pytest.fixture
@@ -233,7 +233,7 @@ def test_the_push_staging_namespace_never_leaves_the_clone(world: World) -> None
 def test_a_killed_sync_leaves_no_staging_namespace_for_ever(world: World) -> None:
     """Issue 21, defect 9: a sync killed with its git leaves its staging
     namespace; the next sync sweeps it whatever it has to push."""
-    from runtools import at_failpoint
+    from tests.kit.runners import at_failpoint
 
     add_record(world.a, "one")
     at_failpoint(world.a, "push-staged", "sync").kill_group()

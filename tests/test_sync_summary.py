@@ -9,13 +9,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import git, harn
-from synctools import World, add_note, add_record, change_record, harnery_refs, make_world, remote_summary, sync
 
 from git_harn.git import open_repo
 from git_harn.git.reffiles import fingerprint
 from git_harn.sync import summary
 from git_harn.sync.summary import SUMMARY_REF
+from tests.kit.harn import git, harn
+from tests.kit.sync_world import (
+    World,
+    add_note,
+    add_record,
+    change_record,
+    harnery_refs,
+    make_world,
+    remote_summary,
+    sync,
+)
 
 
 @pytest.fixture
@@ -34,7 +43,7 @@ def traced_sync(clone: Path, tmp_path: Path, *args: str) -> tuple[dict[str, Any]
     events, packets = tmp_path / "events.json", tmp_path / "packets.txt"
     events.unlink(missing_ok=True)
     packets.unlink(missing_ok=True)
-    from helpers import assert_valid, harn
+    from tests.kit.harn import assert_valid, harn
     done = harn(clone, "sync", "--json", *args,
                 env={"GIT_TRACE2_EVENT": str(events), "GIT_TRACE_PACKET": str(packets)})
     assert done.code == 0, (done.err, done.out)
@@ -230,7 +239,7 @@ def test_a_salvage_branch_pushed_by_another_clone_is_shared(world: World) -> Non
 
 
 def test_the_local_fingerprint_moves_with_every_ref_write(tmp_path: Path) -> None:
-    from helpers import make_repo
+    from tests.kit.harn import make_repo
     path = make_repo(tmp_path / "repo")
     repo = open_repo(path)
     head = git(path, "rev-parse", "HEAD")
@@ -263,7 +272,7 @@ def test_the_local_fingerprint_moves_with_every_ref_write(tmp_path: Path) -> Non
 @pytest.mark.parametrize("point", ["push-staged", "sync-pushed"])
 def test_a_sync_killed_around_its_push_never_leaves_a_summary_that_hides_a_change(world: World,
                                                                                   point: str) -> None:
-    from runtools import at_failpoint
+    from tests.kit.runners import at_failpoint
 
     add_record(world.a, "one")
     in_step(world, world.a, world.b)

@@ -12,12 +12,12 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from helpers import git
-from synctools import World, add_note, add_record, change_record, harnery_refs, make_world, sync
 
 from git_harn.git import open_repo
 from git_harn.sync import summary
 from git_harn.sync.summary import OLD_SUMMARY_REF, SUMMARY_REF
+from tests.kit.harn import git
+from tests.kit.sync_world import World, add_note, add_record, change_record, harnery_refs, make_world, sync
 
 ZERO = "0" * 40
 STRICT = """#!/bin/sh

@@ -12,11 +12,11 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import git, make_repo
 
 from git_harn.git import open_repo, to_oid
 from git_harn.git.run import run_git
 from git_harn.store.seal import RACY_NS, Seal, TamperFound, include_paths
+from tests.kit.harn import git, make_repo
 
 
 def sealed(repo_path: Path, tmp: Path) -> Seal:

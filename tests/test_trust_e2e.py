@@ -14,13 +14,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from adapterkit import PLAN_OK, claude_init, claude_result, codex_completed, codex_item, codex_started, fake_cli_env
-from helpers import assert_valid, git
-from hostile import adapter_config, fingerprint, hook_files, victims
-from test_trust_limits import filler
-from wfrepo import setup
 
 from git_harn.workflow.agents.stages import stage_file_stem
+from tests.kit.adapter_fakes import (
+    PLAN_OK,
+    claude_init,
+    claude_result,
+    codex_completed,
+    codex_item,
+    codex_started,
+    fake_cli_env,
+)
+from tests.kit.harn import assert_valid, git
+from tests.kit.victims import adapter_config, fingerprint, hook_files, victims
+from tests.kit.workflow_repo import setup
+from tests.test_trust_limits import filler
 
 DEEP = "[" * 200000
 SUFFIXES = (".prompt.md", ".input.json", ".report.json", ".report.json.partial", ".events.jsonl", ".schema.json",

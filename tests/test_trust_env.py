@@ -10,12 +10,13 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 import pytest
-from adapterkit import PLAN_OK, agent, claude_ok, codex_ok, install
-from helpers import assert_valid, git, harn, make_repo
 from hypothesis import given
 from hypothesis import strategies as st
-from taskrepo import task_branch, task_repo
-from wfrepo import config_text, setup
+
+from tests.kit.adapter_fakes import PLAN_OK, agent, claude_ok, codex_ok, install
+from tests.kit.harn import assert_valid, git, harn, make_repo
+from tests.kit.task_repo import task_branch, task_repo
+from tests.kit.workflow_repo import config_text, setup
 
 # What an operator's shell holds: secrets of every kind, git location and
 # config variables (as a hook or `git -c` exports them), and ordinary ones.

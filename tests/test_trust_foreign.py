@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers import all_refs, assert_valid, git, harn, make_repo, record, ref
-from salvage_helpers import started, tree_files, worktree_files
-from trust_helpers import share_records, start_in, two_clones
+from tests.kit.git_crashes import share_records, start_in, two_clones
+from tests.kit.harn import all_refs, assert_valid, git, harn, make_repo, record, ref
+from tests.kit.salvage_trees import started, tree_files, worktree_files
 
 PRESERVED = ("preserved_dirty", "preserved_unmerged")
 

@@ -1,7 +1,7 @@
 """Killed together with git: the whole process group frozen, then SIGKILLed,
 while git holds its lock (issue 10, defects 2 and 3) [P1] [P6].
 
-A gate filter (see trust_helpers) stops git at a known instant inside
+A gate filter (see tests/kit/git_crashes.py) stops git at a known instant inside
 ``git add -A``, ``reset --hard`` or ``merge --squash``; the test then kills
 every process in the group it started, so the leftovers are exactly what an
 out-of-memory kill or a container stop leaves: git's lock files, git-harn's
@@ -13,9 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import assert_valid, git, harn, make_repo, record, ref
-from salvage_helpers import lock_files, make_dirty, started, tree_files, worktree_files
-from trust_helpers import (
+
+from tests.kit.git_crashes import (
     Gate,
     admin_of,
     integration_setup,
@@ -26,6 +25,8 @@ from trust_helpers import (
     start_in,
     use_gate,
 )
+from tests.kit.harn import assert_valid, git, harn, make_repo, record, ref
+from tests.kit.salvage_trees import lock_files, make_dirty, started, tree_files, worktree_files
 
 SALVAGE = "refs/heads/harnery/salvage/r1"
 WS = "refs/heads/harnery/ws/r1"

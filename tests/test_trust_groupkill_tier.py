@@ -21,9 +21,10 @@ from pathlib import Path
 
 import pygit2
 import pytest
-from helpers import assert_valid, git, harn, make_repo, record, ref
-from salvage_helpers import EXEC, LINK, PLAIN, lock_files, make_dirty, worktree_files
-from trust_helpers import _stat, group_members, integration_setup, make_task, squashes_of, start_in
+
+from tests.kit.git_crashes import _stat, group_members, integration_setup, make_task, squashes_of, start_in
+from tests.kit.harn import assert_valid, git, harn, make_repo, record, ref
+from tests.kit.salvage_trees import EXEC, LINK, PLAIN, lock_files, make_dirty, worktree_files
 
 SEED = 1010
 RANDOM_KILLS = 2  # random instants per command

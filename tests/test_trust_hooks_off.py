@@ -11,9 +11,9 @@ import json
 import os
 from pathlib import Path
 
-from helpers import assert_valid, git, harn, record
-from hostile import CLIENT_HOOKS, hook_files
-from wfrepo import WF, config_text, setup
+from tests.kit.harn import assert_valid, git, harn, record
+from tests.kit.victims import CLIENT_HOOKS, hook_files
+from tests.kit.workflow_repo import WF, config_text, setup
 
 HOOK_WRITER = r'''
 import json, os, sys

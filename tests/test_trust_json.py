@@ -9,13 +9,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from adapterkit import PLAN_OK, agent, claude_init, claude_result, install
-from helpers import assert_valid
-from wfrepo import config_text, setup
 
 from git_harn.errors import CorruptRecord
 from git_harn.store.record import RunRecord
 from git_harn.tasks.config import AgentSettings
+from tests.kit.adapter_fakes import PLAN_OK, agent, claude_init, claude_result, install
+from tests.kit.harn import assert_valid
+from tests.kit.workflow_repo import config_text, setup
 
 DEEP = "[" * 200000
 

@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from helpers import assert_valid, git
-from wfrepo import WF, config_text, setup
+from tests.kit.harn import assert_valid, git
+from tests.kit.workflow_repo import WF, config_text, setup
 
 ROADMAP = "# Roadmap\n\n- [ ] 1.1 First thing\n- [ ] 1.3 Third thing\n"
 

@@ -12,12 +12,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from addendatools import EXTRA_AGENT, config
-from helpers import assert_valid, git, harn, make_repo
-from taskrepo import task_branch, task_repo, write
-from wfrepo import WF, setup
 
 from git_harn.git import open_repo
+from tests.kit.addenda_repo import EXTRA_AGENT, config
+from tests.kit.harn import assert_valid, git, harn, make_repo
+from tests.kit.task_repo import task_branch, task_repo, write
+from tests.kit.workflow_repo import WF, setup
 
 ONE_ROUND = "stageTimeout = 60\nreviewRounds = 1\n"
 

@@ -11,12 +11,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from adapterkit import PLAN_OK, agent, claude_init, claude_result, codex_ok, fake_cli_env, install
-from helpers import assert_valid
-from hostile import VICTIM, adapter_config, victims
-from wfrepo import config_text, setup
 
 from git_harn.tasks.config import AgentSettings
+from tests.kit.adapter_fakes import PLAN_OK, agent, claude_init, claude_result, codex_ok, fake_cli_env, install
+from tests.kit.harn import assert_valid
+from tests.kit.victims import VICTIM, adapter_config, victims
+from tests.kit.workflow_repo import config_text, setup
 
 # the host's own defences against links its agents plant: under the sandbox the run folder is a
 # mount of its own, so a hard link to a file outside cannot even be made (conftest.unsandboxed)

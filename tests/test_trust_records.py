@@ -8,10 +8,10 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import stored_workflow, stored_workflow_files
-from wfrepo import config_text, setup
 
 from git_harn.tasks.roadmap import parse_roadmap, parse_task_branch
+from tests.kit.harn import stored_workflow, stored_workflow_files
+from tests.kit.workflow_repo import config_text, setup
 
 
 @pytest.mark.parametrize("line", ["- [ ] １.２ Full-width digits", "- [ ] ١.١ Arabic-Indic digits",

@@ -16,9 +16,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from canary import host_runs, plant_canary
-from helpers import assert_valid, git, harn
-from wfrepo import WF, config_text, setup
+from tests.kit.canary import host_runs, plant_canary
+from tests.kit.harn import assert_valid, git, harn
+from tests.kit.workflow_repo import WF, config_text, setup
 
 ROADMAP = "# Roadmap\n\n- [ ] 1.1 First thing\n- [ ] 1.3 Third thing\n"
 

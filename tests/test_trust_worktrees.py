@@ -9,10 +9,10 @@ import json
 import shutil
 from pathlib import Path
 
-from helpers import assert_valid, git, harn, make_repo, record, ref
-from hooktools import commit_in, git_run, install_hooks
-from salvage_helpers import started, tree_files
-from trust_helpers import admin_of, start_in
+from tests.kit.git_crashes import admin_of, start_in
+from tests.kit.harn import assert_valid, git, harn, make_repo, record, ref
+from tests.kit.hook_repo import commit_in, git_run, install_hooks
+from tests.kit.salvage_trees import started, tree_files
 
 TERMINAL = ("released", "already_gone")
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers import git, harn, record
-from salvage_helpers import started
+from tests.kit.harn import git, harn, record
+from tests.kit.salvage_trees import started
 
 
 def _dirty_then_forced_away(tmp_path: Path) -> tuple[Path, Path]:

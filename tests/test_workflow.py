@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers import all_refs, assert_valid, git, ref
-from wfrepo import setup
+from tests.kit.harn import all_refs, assert_valid, git, ref
+from tests.kit.workflow_repo import setup
 
 
 def test_four_tasks_land_each_as_one_squash_with_box_ticked(tmp_path: Path) -> None:
@@ -100,7 +100,7 @@ def test_show_list_and_plain_progress(tmp_path: Path) -> None:
     assert "task 4.1: plan (attempt 1)" in done.err  # plain event lines when piped
     assert "task 4.1: done" in done.err
     assert "1 task: 1 done" in done.out
-    from helpers import harn
+    from tests.kit.harn import harn
 
     listed = harn(wf.work, "workflow", "list", "--json")
     assert listed.code == 0
@@ -123,7 +123,7 @@ def test_show_list_and_plain_progress(tmp_path: Path) -> None:
 
 
 def test_init_writes_starter_files_and_overwrites_nothing(tmp_path: Path) -> None:
-    from helpers import harn, make_repo
+    from tests.kit.harn import harn, make_repo
 
     repo = make_repo(tmp_path / "r")
     (repo / ".harn").mkdir()
@@ -153,7 +153,7 @@ def test_stage_inputs_prompts_and_reports_are_kept_and_named_plainly(tmp_path: P
     import json
     import re
 
-    from helpers import assert_valid as valid
+    from tests.kit.harn import assert_valid as valid
 
     wf = setup(tmp_path, roadmap="# R\n\n- [ ] 6.1 Reviewed twice\n")
     wf.script({"review": "changes-then-approve"})

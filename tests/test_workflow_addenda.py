@@ -7,8 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from addendatools import extra_log, make, script
-from helpers import all_refs, assert_valid, git, ref
+
+from tests.kit.addenda_repo import extra_log, make, script
+from tests.kit.harn import all_refs, assert_valid, git, ref
 
 ROADMAP = (
     "# Roadmap\n\n"

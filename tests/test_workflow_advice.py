@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from faultrepo import fault_setup, faults
-from helpers import assert_valid, git, ref
-from wfrepo import WF, setup, sigterm_when_hanging
+
+from tests.kit.fault_repo import fault_setup, faults
+from tests.kit.harn import assert_valid, git, ref
+from tests.kit.workflow_repo import WF, setup, sigterm_when_hanging
 
 ONE = "# Roadmap\n\n- [ ] 21.1 One thing\n"
 ROUND_ONE = "stageTimeout = 30\nreviewRounds = 1\n"
@@ -251,8 +252,8 @@ def test_a_blocked_preflight_names_the_relaunch_that_starts_the_run(tmp_path: Pa
 
 
 def test_a_manual_merge_ready_addendum_advises_the_integrate_that_lands_it(tmp_path: Path) -> None:
-    from addendatools import make
-    from addendatools import script as addendum_script
+    from tests.kit.addenda_repo import make
+    from tests.kit.addenda_repo import script as addendum_script
 
     wf = make(tmp_path, "# R\n\n- [x] 2.1 Landed\n  - [ ] addendum 1: polish it\n")
     addendum_script(wf, {"addendum": "mmr"})

@@ -13,9 +13,10 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import all_refs, harn, record
-from runtools import alive, start, wait_for_log
-from wfrepo import WF, setup
+
+from tests.kit.harn import all_refs, harn, record
+from tests.kit.runners import alive, start, wait_for_log
+from tests.kit.workflow_repo import WF, setup
 
 # the agents report their pids, which a PID namespace would make their own (conftest.unsandboxed)
 pytestmark = pytest.mark.usefixtures("unsandboxed")
@@ -97,7 +98,7 @@ def test_a_group_whose_leader_pid_went_to_another_process_is_never_signalled(tmp
 def test_a_gate_dies_with_a_killed_runner(tmp_path: Path) -> None:
     import sys
 
-    from wfrepo import config_text
+    from tests.kit.workflow_repo import config_text
 
     marker = tmp_path / "gate.pid"
     hang = f"import os, time; open({str(marker)!r}, 'w').write(str(os.getpid())); time.sleep(120)"

@@ -10,9 +10,9 @@ import subprocess
 import time
 from pathlib import Path
 
-from helpers import all_refs, assert_valid, harn
-from runtools import start
-from wfrepo import WF, setup
+from tests.kit.harn import all_refs, assert_valid, harn
+from tests.kit.runners import start
+from tests.kit.workflow_repo import WF, setup
 
 THREE = "# R\n\n- [ ] 1.1 First\n- [ ] 1.3 Second\n- [ ] 1.4 Third\n"
 

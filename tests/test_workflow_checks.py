@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import all_refs, assert_valid, git, harn, ref
-from wfrepo import config_text, setup
 
 from git_harn.integrate.report import INCOMPLETE
+from tests.kit.harn import all_refs, assert_valid, git, harn, ref
+from tests.kit.workflow_repo import config_text, setup
 
 TWO = "# R\n\n- [ ] 5.1 Misbehaving\n- [ ] 5.2 Well behaved\n"
 
@@ -203,7 +203,7 @@ def test_stage_inputs_are_valid_and_name_everything(tmp_path: Path) -> None:
 
 @pytest.mark.usefixtures("unsandboxed")  # it reads the agent's pid, its own PID namespace's under the sandbox
 def test_stage_timeout_kills_the_agent_group(tmp_path: Path) -> None:
-    from wfrepo import config_text as text
+    from tests.kit.workflow_repo import config_text as text
 
     agents = tmp_path / "agents"
     wf = setup(tmp_path, roadmap="# R\n\n- [ ] 13.1 Hangs\n",

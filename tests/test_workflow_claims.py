@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import all_refs, assert_valid, descendants, git, harn, is_python_of_git_harn, ref
-from wfrepo import WF, config_text, setup
+
+from tests.kit.harn import all_refs, assert_valid, descendants, git, harn, is_python_of_git_harn, ref
+from tests.kit.workflow_repo import WF, config_text, setup
 
 CLAIMS = "refs/harnery/claims/"
 

@@ -8,8 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import all_refs, assert_valid, git, harn
-from wfrepo import config_text, setup
+
+from tests.kit.harn import all_refs, assert_valid, git, harn
+from tests.kit.workflow_repo import config_text, setup
 
 
 def _state(wf: object) -> tuple[dict[str, str], str, list[str]]:

@@ -16,9 +16,10 @@ import re
 from pathlib import Path
 
 import pytest
-from helpers import assert_valid, git, harn
-from runtools import at_failpoint
-from wfrepo import WF, setup
+
+from tests.kit.harn import assert_valid, git, harn
+from tests.kit.runners import at_failpoint
+from tests.kit.workflow_repo import WF, setup
 
 ROADMAP = "# R\n\n- [ ] 1.1 First\n- [ ] 1.2 Second\n  Requires: 1.1\n"
 RERUN = ("workflow", "run", "--resume-partial-branches", "--resume-mode", "continue", "--json")

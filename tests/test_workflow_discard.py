@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers import all_refs, assert_valid, git, harn, ref
-from rcvrepo import RESUME, hand_branch, survivor, wf_with
+from tests.kit.harn import all_refs, assert_valid, git, harn, ref
+from tests.kit.recovery_repo import RESUME, hand_branch, survivor, wf_with
 
 # --- discard ------------------------------------------------------------------------
 

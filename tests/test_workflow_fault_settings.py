@@ -9,8 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import all_refs
-from wfrepo import setup
+
+from tests.kit.harn import all_refs
+from tests.kit.workflow_repo import setup
 
 PY = json.dumps(sys.executable)
 AGENTS = (f'[agents.plan]\ncommand = [{PY}, "x"]\n[agents.implement]\ncommand = [{PY}, "x"]\n'

@@ -6,9 +6,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from faultrepo import fault_setup, faults, runs
-from helpers import alive, assert_valid, ref
-from wfrepo import WF
+
+from tests.kit.fault_repo import fault_setup, faults, runs
+from tests.kit.harn import alive, assert_valid, ref
+from tests.kit.workflow_repo import WF
 
 # the agents report their pids, which a PID namespace would make their own (conftest.unsandboxed)
 pytestmark = pytest.mark.usefixtures("unsandboxed")
@@ -214,7 +215,7 @@ def test_an_integration_agent_that_crashes_is_not_retried(tmp_path: Path) -> Non
 
 
 def test_a_stage_that_always_hangs_ends_infra_fault_with_its_plan_salvaged(tmp_path: Path) -> None:
-    from helpers import git
+    from tests.kit.harn import git
 
     wf = fault_setup(tmp_path, TWO, workflow="stageTimeout = 1\n")
     faults(wf, {"21.1:implement": "hang-plan"})
@@ -248,7 +249,7 @@ def test_a_stage_that_always_hangs_ends_infra_fault_with_its_plan_salvaged(tmp_p
 
 
 def test_a_product_failure_is_assessed_adopt_partial_and_its_plan_salvaged(tmp_path: Path) -> None:
-    from helpers import git
+    from tests.kit.harn import git
 
     wf = fault_setup(tmp_path, TWO)
     faults(wf, {"21.1:implement": "partial"})
@@ -330,7 +331,7 @@ def test_a_reviewer_that_crashes_once_is_retried_alone_and_the_round_stands(tmp_
 
 
 def test_a_task_whose_worktree_could_not_be_made_is_not_assessed(tmp_path: Path) -> None:
-    from helpers import git
+    from tests.kit.harn import git
 
     wf = fault_setup(tmp_path, ONE)
     blocker = tmp_path / "not-a-folder"

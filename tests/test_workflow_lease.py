@@ -12,15 +12,15 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from helpers import all_refs, assert_valid, git, harn, make_repo, record
-from runtools import start, wait_for_log
-from wfrepo import setup
 
 from git_harn import schemas
 from git_harn.git.repo import open_repo
 from git_harn.store import lease as leases
 from git_harn.workflow.model import config
 from git_harn.workflow.run.launch import run_workflow
+from tests.kit.harn import all_refs, assert_valid, git, harn, make_repo, record
+from tests.kit.runners import start, wait_for_log
+from tests.kit.workflow_repo import setup
 
 ROADMAP = "# R\n\n- [ ] 1.1 Held by a live run\n- [ ] 1.3 Free\n"
 
@@ -87,7 +87,7 @@ def test_a_runner_whose_pid_was_reused_is_gone_and_its_lease_is_taken_over(tmp_p
     (ours, started by this test): its start time differs, so the runner is
     gone, the next run settles it and takes the lease, and the other process
     is never signalled [L3]."""
-    from runtools import alive, at_failpoint
+    from tests.kit.runners import alive, at_failpoint
 
     wf = setup(tmp_path, roadmap=ROADMAP)
     runner = at_failpoint(wf.work, "workflow-stage-plan", "workflow", "run")

@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from adapterkit import PLAN_OK, claude_init, claude_result, codex_ok, fake_cli_env
-from faultrepo import fault_setup, faults, runs
-from helpers import assert_valid, git, harn, ref
-from wfrepo import WF, config_text, setup
+from tests.kit.adapter_fakes import PLAN_OK, claude_init, claude_result, codex_ok, fake_cli_env
+from tests.kit.fault_repo import fault_setup, faults, runs
+from tests.kit.harn import assert_valid, git, harn, ref
+from tests.kit.workflow_repo import WF, config_text, setup
 
 ONE = "# Roadmap\n\n- [ ] 21.1 One thing\n"
 ROUND_ONE = "stageTimeout = 30\nreviewRounds = 1\n"

@@ -7,11 +7,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from faultrepo import fault_setup, faults
-from helpers import harn
-
 from git_harn.commands.render import wrapped_table
 from git_harn.text import with_article
+from tests.kit.fault_repo import fault_setup, faults
+from tests.kit.harn import harn
 
 TWO = "# Roadmap\n\n- [ ] 21.1 One thing\n- [ ] 21.2 Another thing\n"
 

@@ -7,8 +7,8 @@ import json
 import sys
 from pathlib import Path
 
-from faultrepo import fault_setup, runs
-from helpers import all_refs, assert_valid
+from tests.kit.fault_repo import fault_setup, runs
+from tests.kit.harn import all_refs, assert_valid
 
 ONE = "# R\n\n- [ ] 22.1 Needs credentials\n"
 

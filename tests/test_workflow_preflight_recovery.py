@@ -12,13 +12,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import all_refs, assert_valid, git, ref
-from rcvrepo import ASSESSOR, ONE, RESUME, survivor
-from wfrepo import WF, config_text, setup
+
+from tests.kit.harn import all_refs, assert_valid, git, ref
+from tests.kit.recovery_repo import ASSESSOR, ONE, RESUME, survivor
+from tests.kit.workflow_repo import WF, config_text, setup
 
 
 def _wf(tmp: Path) -> WF:
-    """The rcvrepo setup with an external assessor (it leaves a file when it
+    """The recovery_repo setup with an external assessor (it leaves a file when it
     runs) and a preflight that fails once ``refuse`` exists."""
     agents = tmp / "agents"
     flag = tmp / "refuse"
@@ -35,7 +36,7 @@ def _wf(tmp: Path) -> WF:
 
 
 def _survivor(wf: WF) -> dict[str, Any]:
-    """``rcvrepo.survivor``, with the in-run assessment's trace of the assessor wiped."""
+    """``recovery_repo.survivor``, with the in-run assessment's trace of the assessor wiped."""
     first = survivor(wf)
     assert first["assessment"] is not None  # the failed task was assessed by the external assessor
     for found in wf.agents.glob("assessed-*.json"):

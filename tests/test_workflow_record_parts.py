@@ -10,9 +10,9 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from helpers import assert_valid, git, harn, stored_workflow, stored_workflow_files
-from synctools import sync
-from wfrepo import setup
+from tests.kit.harn import assert_valid, git, harn, stored_workflow, stored_workflow_files
+from tests.kit.sync_world import sync
+from tests.kit.workflow_repo import setup
 
 ROADMAP = "# R\n\n- [ ] 1.1 First\n- [ ] 1.2 Second\n- [ ] 1.3 Third\n"
 

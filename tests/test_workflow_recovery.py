@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import all_refs, assert_valid, git, harn, record, ref
-from rcvrepo import ONE, RESUME, hand_branch, survivor, wf_with
-from wfrepo import WF, config_text, setup
+
+from tests.kit.harn import all_refs, assert_valid, git, harn, record, ref
+from tests.kit.recovery_repo import ONE, RESUME, hand_branch, survivor, wf_with
+from tests.kit.workflow_repo import WF, config_text, setup
 
 
 def recovery_of(doc: dict[str, Any]) -> dict[str, Any]:

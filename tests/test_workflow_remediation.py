@@ -7,11 +7,11 @@ import os
 from pathlib import Path
 
 import pytest
-from addendatools import make, script
-from helpers import assert_valid, git, ref, stored_workflow
-from wfrepo import WF
 
 from git_harn.schemas import schema_errors
+from tests.kit.addenda_repo import make, script
+from tests.kit.harn import assert_valid, git, ref, stored_workflow
+from tests.kit.workflow_repo import WF
 
 ROADMAP = "# Roadmap\n\n- [ ] 1.1 First thing\n- [ ] 1.2 Second thing\n  - [x] addendum 1: an old one\n"
 ONE_ROUND = "stageTimeout = 30\nreviewRounds = 1\n"

@@ -13,8 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import assert_valid, harn
-from pagetools import (
+
+from git_harn.clock import parse_iso
+from git_harn.workflow.page import render
+from git_harn.workflow.page.chart import chart
+from tests.kit.harn import assert_valid, harn
+from tests.kit.page_reader import (
     HOSTILE,
     Page,
     assert_at_the_records_times,
@@ -24,12 +28,8 @@ from pagetools import (
     structure,
     what_could_run,
 )
-from reportdocs import WORKFLOW_ID, run_doc, store_record
-from wfrepo import WF, setup
-
-from git_harn.clock import parse_iso
-from git_harn.workflow.page import render
-from git_harn.workflow.page.chart import chart
+from tests.kit.report_records import WORKFLOW_ID, run_doc, store_record
+from tests.kit.workflow_repo import WF, setup
 
 SCRIPT = {"1.3:plan": {"1": "crash"}, "1.4:review": "never-approve"}
 

@@ -12,9 +12,9 @@ import os
 import time
 from pathlib import Path
 
-from helpers import all_refs, assert_valid, git, harn, make_repo, record, ref
-from runtools import at_failpoint
-from wfrepo import WF, setup
+from tests.kit.harn import all_refs, assert_valid, git, harn, make_repo, record, ref
+from tests.kit.runners import at_failpoint
+from tests.kit.workflow_repo import WF, setup
 
 ROADMAP = "# R\n\n- [ ] 1.1 First\n- [ ] 1.3 Second\n"
 

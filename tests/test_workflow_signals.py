@@ -11,9 +11,10 @@ import time
 from pathlib import Path
 
 import pytest
-from faultrepo import fault_setup, faults, runs
-from helpers import alive, descendants, git, harn, is_python_of_git_harn, ref
-from wfrepo import setup, sigterm_when_hanging
+
+from tests.kit.fault_repo import fault_setup, faults, runs
+from tests.kit.harn import alive, descendants, git, harn, is_python_of_git_harn, ref
+from tests.kit.workflow_repo import setup, sigterm_when_hanging
 
 # the agents report their pids, which a PID namespace would make their own (conftest.unsandboxed)
 pytestmark = pytest.mark.usefixtures("unsandboxed")

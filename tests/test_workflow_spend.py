@@ -11,14 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from adapterkit import PLAN_OK, claude_init, claude_result, codex_ok, fake_cli_env
-from helpers import assert_valid, git, harn
-from wfrepo import WF, setup
 
 from git_harn.errors import BadInput
 from git_harn.tasks.config import Price, parse_toml, workflow_settings
 from git_harn.workflow.agents.spend import priced
 from git_harn.workflow.model.state import Where, budget_advice
+from tests.kit.adapter_fakes import PLAN_OK, claude_init, claude_result, codex_ok, fake_cli_env
+from tests.kit.harn import assert_valid, git, harn
+from tests.kit.workflow_repo import WF, setup
 
 APPROVE = {"verdict": "approve", "summary": "fine", "findings": []}
 ROADMAP = "# R\n\n- [ ] 9.1 First\n- [ ] 9.2 Second\n- [ ] 9.3 Third\n"

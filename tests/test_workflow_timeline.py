@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import assert_valid, git, harn
-from wfrepo import WF, setup
 
 from git_harn.clock import parse_iso, precise_iso
 from git_harn.store.locks import process_owner
+from tests.kit.harn import assert_valid, git, harn
+from tests.kit.workflow_repo import WF, setup
 
 SCRIPT = {"1.3:plan": {"1": "crash"}, "1.4:review": "never-approve"}
 

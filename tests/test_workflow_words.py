@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers import assert_valid, harn
-from wfrepo import setup
+from tests.kit.harn import assert_valid, harn
+from tests.kit.workflow_repo import setup
 
 ONE = "# Roadmap\n\n- [ ] 21.1 One thing\n"
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import git, make_repo
 
 from git_harn.git.branches import worktree_branch
+from tests.kit.harn import git, make_repo
 
 
 def test_the_branch_of_a_worktree_as_git_names_it(tmp_path: Path) -> None:

@@ -7,10 +7,10 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from helpers import all_refs, assert_valid, git, harn, make_repo, record, ref
-from hooktools import commit_in, install_hooks
-from salvage_helpers import started, tree_files
-from trust_helpers import admin_of, start_in
+from tests.kit.git_crashes import admin_of, start_in
+from tests.kit.harn import all_refs, assert_valid, git, harn, make_repo, record, ref
+from tests.kit.hook_repo import commit_in, install_hooks
+from tests.kit.salvage_trees import started, tree_files
 
 
 def ws(run_id: str) -> str:

@@ -7,10 +7,10 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from helpers import git, harn, record
+from tests.kit.harn import git, harn, record
 
 HOOKS = ("reference-transaction", "post-checkout", "pre-auto-gc")
-SHIPPED = Path(__file__).resolve().parent.parent / "hooks"
+SHIPPED = Path(__file__).resolve().parents[2] / "hooks"
 
 
 def git_run(repo: Path, *args: str, env: dict[str, str] | None = None,

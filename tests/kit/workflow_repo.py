@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from helpers import Result, git, harn, make_repo
+from tests.kit.harn import Result, git, harn, make_repo
 
 ROADMAP = (
     "# Roadmap\n\n"
@@ -240,7 +240,7 @@ def sigterm_when_hanging(wf: WF, args: list[str], count: int) -> tuple[int, str,
     import subprocess
     import time
 
-    from helpers import descendants, is_python_of_git_harn
+    from tests.kit.harn import descendants, is_python_of_git_harn
 
     proc = subprocess.Popen(["git", "harn", "workflow", "run", *args], cwd=wf.work,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import all_refs, git, make_repo
 
 from git_harn.git import open_repo
 from git_harn.tasks.config import AgentSettings
 from git_harn.workflow.agents.stages import Agents, StageOutcome, TaskContext, run_stage, stage_file_stem
+from tests.kit.harn import all_refs, git, make_repo
 
 FAKE = Path(__file__).resolve().parent / "fake_cli.py"
 PLAN_OK = {"ok": True, "summary": "planned it"}

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from trust_helpers import group_members
+from tests.kit.git_crashes import group_members
 
 GIT_HARN = shutil.which("git-harn") or "git-harn"
 

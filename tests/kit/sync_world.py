@@ -6,8 +6,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from helpers import Result, all_refs, assert_valid, git, harn, make_repo
-
 from git_harn.clock import now_iso
 from git_harn.git import open_repo, to_oid
 from git_harn.git.identity import host_name
@@ -16,6 +14,7 @@ from git_harn.store import runs as store
 from git_harn.store.ids import new_workspace_id
 from git_harn.store.record import ACTIVE, RunRecord
 from git_harn.sync.summary import OLD_SUMMARY_REF, SUMMARY_REF
+from tests.kit.harn import Result, all_refs, assert_valid, git, harn, make_repo
 
 HOSTS = ("alpha", "beta", "gamma")
 

@@ -1,5 +1,5 @@
 """Stage agents for the addendum and remediation tests, beside the ones in
-``wfrepo``: an addendum agent, a reviewer that writes advisory or blocking
+``workflow_repo``: an addendum agent, a reviewer that writes advisory or blocking
 findings, and an implement agent that can exit 75 (a provider fault)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from wfrepo import WF, setup
+from tests.kit.workflow_repo import WF, setup
 
 EXTRA_AGENT = r'''
 import json, os, subprocess, sys

@@ -10,7 +10,7 @@ import sys
 import unicodedata
 from pathlib import Path
 
-from helpers import git, harn, record
+from tests.kit.harn import git, harn, record
 
 MARKER = b"# git-harn hook: "  # the second line of every hook script git-harn writes
 

@@ -1,6 +1,6 @@
 """Stage agents that fault on purpose, for the fault-handling tests (issue 13).
 
-``faults.py`` sits beside the ordinary scripted agent of ``wfrepo`` and runs
+``faults.py`` sits beside the ordinary scripted agent of ``workflow_repo`` and runs
 in its place: it counts its own runs per task and stage, logs what the host
 passed it (attempt, schema error), and either misbehaves as ``faults.json``
 says for that run or hands over to ``agent.py`` with the same stdin.
@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from wfrepo import WF, config_text, setup
+from tests.kit.workflow_repo import WF, config_text, setup
 
 FAULT_AGENT = r'''
 import json, os, subprocess, sys, time

@@ -19,7 +19,7 @@ from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
-from helpers import git, harn, make_repo, record
+from tests.kit.harn import git, harn, make_repo, record
 
 GATE_WAIT_TICKS = 400  # the filter gives up after about 20 s on its own
 

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from helpers import git, ref
-from wfrepo import WF, config_text, setup
+from tests.kit.harn import git, ref
+from tests.kit.workflow_repo import WF, config_text, setup
 
 ONE = "# R\n\n- [ ] 5.1 The task that failed\n"
 RESUME = ("--resume-partial-branches",)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers import git, make_repo
+from tests.kit.harn import git, make_repo
 
 PASSING_GATES = '[gates]\ncommands = [["sh", "-c", "test ! -e broken"]]\n'
 

@@ -155,5 +155,5 @@ def assert_error_document(stdout: str, code: int) -> None:
 
 def docs_text() -> str:
     """The Markdown documentation: the README and every page of docs/."""
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     return "".join(p.read_text() for p in [root / "README.md", *sorted((root / "docs").glob("*.md"))])

@@ -7,7 +7,8 @@ import stat
 from pathlib import Path
 
 import pygit2
-from helpers import git, harn, make_repo, record
+
+from tests.kit.harn import git, harn, make_repo, record
 
 # path (bytes) -> (git file mode, content bytes; a symlink's content is its target)
 Files = dict[bytes, tuple[int, bytes]]

@@ -1,0 +1,1 @@
+"""git-harn's tests: folders mirror git_harn/'s, the shared pieces are in kit/."""
