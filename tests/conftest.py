@@ -97,7 +97,7 @@ def _no_home_writes() -> Iterator[None]:
 def unsandboxed(monkeypatch: pytest.MonkeyPatch) -> None:
     """``git -c harn.sandbox=off`` for every git harn the test runs: for the tests that
     check, by the pids an agent reports, that its processes died; inside the sandbox those
-    are pids of its own PID namespace (tests/test_sandbox.py checks the sandboxed case)."""
+    are pids of its own PID namespace (tests/trust/test_sandbox.py checks the sandboxed case)."""
     monkeypatch.setenv("GIT_CONFIG_COUNT", "1")
     monkeypatch.setenv("GIT_CONFIG_KEY_0", "harn.sandbox")
     monkeypatch.setenv("GIT_CONFIG_VALUE_0", "off")

@@ -123,7 +123,7 @@ def claude_ok(report: Any = None) -> list[dict[str, Any]]:
 
 
 # What Claude Code 2.1.197 printed with no network (`unshare -n`) and no credentials, trimmed to the
-# members the adapter reads (tests/test_adapters_real.py runs the real one):
+# members the adapter reads (tests/workflow/agents/adapters/test_adapters_real.py runs the real one):
 
 def claude_synthetic(error: str, text: str) -> dict[str, Any]:
     """The CLI's own assistant message about a failed request: a top-level

@@ -1,5 +1,5 @@
 """The real Claude Code and Codex CLIs for the real-CLI tests
-(``tests/test_adapters_real.py``, marker ``real_cli``).
+(``tests/workflow/agents/adapters/test_adapters_real.py``, marker ``real_cli``).
 
 ``.ci/run`` installs the versions it pins from the npm registry into
 ``.agent-clis/`` of the checkout (``HARN_AGENT_CLIS`` names another

@@ -11,7 +11,7 @@ whose item has ``type: "error"`` (an error, never progress); codex exits 0
 or 1 and reports no cost.
 
 What codex-cli 0.171.0 prints with no network (``unshare -n``), logged in
-or not (the tests in ``tests/test_adapters_real.py`` run it): it creates
+or not (the tests in ``tests/workflow/agents/adapters/test_adapters_real.py`` run it): it creates
 the ``-o`` file empty at once; ``thread.started``, ``turn.started``, then
 ``error`` events "Reconnecting... 2/5 (stream disconnected before
 completion: failed to lookup address information: Try again)" every 5–8 s,

@@ -12,7 +12,7 @@ from git_harn.tasks.config import parse_toml, workflow_settings
 from tests.kit.adapter_fakes import PLAN_OK, claude_init, claude_result, codex_failed, codex_started
 from tests.kit.harn import assert_valid, harn, make_repo
 from tests.kit.workflow_repo import setup
-from tests.test_adapters_workflow import CONFIG, _fake_bin
+from tests.workflow.agents.adapters.test_adapters_workflow import CONFIG, _fake_bin
 
 
 @pytest.mark.parametrize("cli", ["claude", "codex"])

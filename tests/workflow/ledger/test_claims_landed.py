@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tests.kit.harn import assert_valid, git, harn
 from tests.kit.workflow_repo import WF
-from tests.test_workflow_claims import CLAIMS, claims_setup, clone, remote_claims
+from tests.workflow.ledger.test_workflow_claims import CLAIMS, claims_setup, clone, remote_claims
 
 ROADMAP = "# R\n\n- [ ] 1.1 Lands, then the runner dies\n- [ ] 1.2 Later\n  Requires: 1.1\n"
 

@@ -343,7 +343,7 @@ def test_demo_reclaims_and_shows_the_salvage_log(tmp_path: Path) -> None:
 
 def test_reclaim_is_documented(tmp_path: Path) -> None:
     assert harn(tmp_path, "reclaim", "--help").code == 0
-    man = (Path(__file__).resolve().parent.parent / "man" / "git-harn.1").read_text()
+    man = (Path(__file__).resolve().parents[2] / "man" / "git-harn.1").read_text()
     for word in ("reclaim", r"\-\-discard", r"\-\-yes", r"\-\-json", "harnery/salvage"):
         assert word in man, word
 

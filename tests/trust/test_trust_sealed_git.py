@@ -7,7 +7,7 @@ it. It must not: fsmonitor is off for every git, the settings that name a
 program or a place are passed as they stood before any agent ran, fetch and
 push go to the remote of then, and git-harn's own commands come from the
 operator's config, never the repository's. These runs have no sandbox,
-which would refuse the agents' writes (tests/test_sandbox.py): what is
+which would refuse the agents' writes (tests/trust/test_sandbox.py): what is
 tested is what holds without one."""
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from git_harn.store import runs as store
 from git_harn.workflow.ledger import claims, record
 from tests.kit.harn import git, harn
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 BUNDLE = FIXTURES / "legacy-chains.bundle"
 EXPECTED: dict[str, Any] = json.loads((FIXTURES / "legacy-chains.json").read_text())
 

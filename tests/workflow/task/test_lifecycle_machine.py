@@ -28,7 +28,7 @@ from git_harn.workflow.model.state import (
 )
 from git_harn.workflow.task.pipeline import AGAIN, ENTRY, StageEnd, Step, walk
 
-SCHEMA = json.loads((Path(__file__).resolve().parent.parent / "schemas" / "workflow-result.schema.json").read_text())
+SCHEMA = json.loads((Path(__file__).resolve().parents[3] / "schemas" / "workflow-result.schema.json").read_text())
 TASK = SCHEMA["$defs"]["task"]["properties"]
 SCHEMA_STATUSES = set(TASK["status"]["enum"])
 SCHEMA_STATES = set(TASK["state"]["enum"])

@@ -545,7 +545,7 @@ def test_the_one_table_reads_what_git_says(words: str, expected: str) -> None:
 def test_man_page_documents_integrate_and_its_options() -> None:
     from git_harn.commands.integrate import integrate
 
-    page = (Path(__file__).resolve().parent.parent / "man" / "git-harn.1").read_text().replace("\\-", "-")
+    page = (Path(__file__).resolve().parents[2] / "man" / "git-harn.1").read_text().replace("\\-", "-")
     assert "git harn integrate" in page and "harn.mergeLockTimeout" in page
     for option in integrate.params:
         for flag in getattr(option, "opts", []):

@@ -28,7 +28,7 @@ from tests.kit.adapter_fakes import (
 from tests.kit.harn import assert_valid, git
 from tests.kit.victims import adapter_config, fingerprint, hook_files, victims
 from tests.kit.workflow_repo import setup
-from tests.test_trust_limits import filler
+from tests.trust.test_trust_limits import filler
 
 DEEP = "[" * 200000
 SUFFIXES = (".prompt.md", ".input.json", ".report.json", ".report.json.partial", ".events.jsonl", ".schema.json",

@@ -15,7 +15,7 @@ from pathlib import Path
 from tests.kit.harn import git, harn
 from tests.kit.salvage_trees import make_dirty, started
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOCUMENTED = "git log --branches='harnery/salvage/*'"
 
 

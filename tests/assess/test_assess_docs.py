@@ -9,7 +9,7 @@ import click
 from git_harn.commands.assess import assess, gates, salvage_artefacts
 from tests.kit.harn import docs_text
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_every_assessment_command_and_option_is_in_the_man_page_and_readme() -> None:

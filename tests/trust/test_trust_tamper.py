@@ -5,7 +5,7 @@ named in the halt; nothing the agent planted runs as the host or the
 operator; no process it started outlives the run; an innocent task beside
 a hostile one is not blamed unless both were in flight. The seal alone:
 these runs have no sandbox, which would refuse most of these writes
-(tests/test_sandbox.py)."""
+(tests/trust/test_sandbox.py)."""
 
 from __future__ import annotations
 

@@ -70,7 +70,7 @@ def test_the_demo_and_its_readme_paragraph_say_what_the_run_advises(tmp_path: Pa
     # Piped, the refused task's event line is whole (it was cut at about 200 characters).
     ended = next(line for line in lines if line.startswith("git harn: task 1.4: failed at review: "))
     assert ended.endswith("docs/execplans/1.4.md"), ended
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
     paragraph = readme[readme.index("`git harn demo --workflow` shows"):].split("\n\n")[0]
     assert "--resume-partial-branches" in paragraph
     assert "the next step for the failed branch:\n`assess`, then `reclaim`" not in paragraph

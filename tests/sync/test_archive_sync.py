@@ -21,7 +21,7 @@ from git_harn.sync import summary
 from tests.kit.harn import git, harn, ref
 from tests.kit.runners import at_failpoint
 from tests.kit.sync_world import actions, add_record, change_record, harnery_refs, make_world, sync
-from tests.test_archive import gc, record_refs
+from tests.store.test_archive import gc, record_refs
 
 RUNS = "refs/harnery/runs/"
 

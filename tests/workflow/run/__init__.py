@@ -1,0 +1,1 @@
+"""Tests of git_harn/workflow/run/."""
