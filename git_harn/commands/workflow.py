@@ -77,13 +77,17 @@ def workflow() -> None:
               help="Start no agent stage once the stages that ended cost this much (default: "
               "workflow.maxCostUsd, none).")
 @click.option("--hard-limit", is_flag=True, help="At the spending limit, stop the agent stages still running too.")
+@click.option("--land", type=click.Choice(["push", "pull-request"]), default=None,
+              help="Push each judged squash onto the base, or propose it as a pull request from "
+              "harnery/land/<id> (default: workflow.land, else push).")
 @json_option
 def run(base: str | None, remote: str | None, max_tasks: int | None, parallel: int | None,
         dry_run: bool, claims: bool | None, claim_heartbeat: float | None, claim_stale_after: float | None,
         resume_partial_branches: bool | None, resume_mode: str | None,
         max_recovery_candidates: int | None, idle_timeout: float | None, stage_attempts: int | None,
         schema_retries: int | None, assess_partial_branches: bool | None, wait_for_provider: str | None,
-        sandbox: str | None, max_cost_usd: float | None, hard_limit: bool, as_json: bool) -> int:
+        sandbox: str | None, max_cost_usd: float | None, hard_limit: bool, land: str | None,
+        as_json: bool) -> int:
     """Select unblocked roadmap tasks on REMOTE/BASE and drive each to integration."""
     result = run_workflow(repository(), Options(base, remote, max_tasks, parallel, dry_run, as_json,
                                                 claims=claims, claim_heartbeat=claim_heartbeat,
@@ -95,7 +99,8 @@ def run(base: str | None, remote: str | None, max_tasks: int | None, parallel: i
                                                 stage_attempts=stage_attempts, schema_retries=schema_retries,
                                                 assess_partial_branches=assess_partial_branches,
                                                 wait_for_provider=wait_for_provider, sandbox=sandbox,
-                                                max_cost_usd=max_cost_usd, hard_limit=hard_limit))
+                                                max_cost_usd=max_cost_usd, hard_limit=hard_limit,
+                                                land=land))
     return show(result, as_json, _view)
 
 

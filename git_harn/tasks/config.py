@@ -8,6 +8,7 @@ file and the revision [P7].
 
 from __future__ import annotations
 
+import enum
 import re
 import sys
 from dataclasses import dataclass, field
@@ -114,6 +115,23 @@ DEFAULT_CLAIM_HEARTBEAT = 60.0
 DEFAULT_CLAIM_STALE_AFTER = 900.0
 RESUME_MODES = ("assess", "review", "continue")  # how far recovery may go [R7]
 DEFAULT_RESUME_MODE = "assess"
+
+
+class LandMode(str, enum.Enum):
+    """How a task's judged squash reaches the base [F1]: pushed onto it, or
+    proposed as a pull (merge) request from git-harn's own landing branch."""
+
+    PUSH = "push"
+    PULL_REQUEST = "pull-request"
+
+    @classmethod
+    def parse(cls, value: object, where: str) -> LandMode:
+        for mode in cls:
+            if value == mode.value:
+                return mode
+        raise BadInput(f"{where} must be one of {', '.join(repr(m.value) for m in cls)}, not {value!r}")
+
+
 DEFAULT_MAX_RECOVERY_CANDIDATES = 20
 DEFAULT_STAGE_ATTEMPTS = 3
 DEFAULT_SCHEMA_RETRIES = 2
@@ -124,7 +142,7 @@ _WORKFLOW_KEYS = ("base", "remote", "maxTasks", "parallel", "stageTimeout", "rev
                   "claims", "claimHeartbeat", "claimStaleAfter",
                   "resumePartialBranches", "resumeMode", "maxRecoveryCandidates", "idleTimeout",
                   "stageAttempts", "schemaRetries", "assessPartialBranches",
-                  "sandbox", "gateNetwork", "stageDiskLimit", "stageProcessLimit", "maxCostUsd")
+                  "sandbox", "gateNetwork", "stageDiskLimit", "stageProcessLimit", "maxCostUsd", "land")
 _AGENT_KEYS = ("command", "timeout", "stdin", "commands", "adapter", "args", "model", "maxTurns", "maxBudgetUsd",
                "idleTimeout", "env", "adapterChecks", "writable")
 _PREFLIGHT_ONLY = ("commands", "adapterChecks")
@@ -224,6 +242,7 @@ class WorkflowSettings:
     stageProcessLimit: int | None = None
     maxCostUsd: float | None = None  # the run's spending limit (workflow/agents/spend.py)
     prices: dict[str, Price] = field(default_factory=dict)  # [prices.<model>]
+    land: LandMode | None = None  # push | pull-request [F1]
 
 
 def _bad(where: str, key: str, must: str) -> BadInput:
@@ -409,6 +428,8 @@ def workflow_settings(config: dict[str, Any], where: str) -> WorkflowSettings:
     if "idleTimeout" in table:
         values["idleTimeout"] = _seconds(table["idleTimeout"], where, "workflow.idleTimeout")
     values.update(_claim_settings(table, where))
+    if "land" in table:
+        values["land"] = LandMode.parse(table["land"], f"{where}: setting workflow.land")
     values.update(_recovery_settings(table, where))
     values.update(_sandbox_settings(table, where))
     if "maxCostUsd" in table:

@@ -33,6 +33,7 @@ from git_harn.tasks.config import (
     STAGES,
     WORKFLOW_FILE,
     AgentSettings,
+    LandMode,
     Price,
     Stage,
     WorkflowSettings,
@@ -69,6 +70,7 @@ class Options:
     sandbox: str | None = None  # --sandbox auto|bwrap|off
     max_cost_usd: float | None = None  # --max-cost-usd: the run's spending limit
     hard_limit: bool = False  # --hard-limit: the crossing stops the stages still running too
+    land: str | None = None  # --land push|pull-request [F1]
 
 
 @dataclass
@@ -96,6 +98,7 @@ class Effective:
     maxCostUsd: float | None = None  # the spending limit of the run (agents/spend.py), None: none
     hardLimit: bool = False
     prices: dict[str, Price] = field(default_factory=dict)  # [prices.<model>]: dollars per million tokens
+    land: LandMode = LandMode.PUSH  # how a judged squash reaches the base [F1]
 
     @property
     def upstream(self) -> str:
@@ -114,7 +117,7 @@ class Effective:
                 "maxRecoveryCandidates": self.maxRecoveryCandidates, "idleTimeout": self.idleTimeout,
                 "stageAttempts": self.stageAttempts, "schemaRetries": self.schemaRetries,
                 "assessPartialBranches": self.assessPartialBranches, "sandbox": self.sandbox.shown(),
-                "maxCostUsd": self.maxCostUsd, "hardLimit": self.hardLimit}
+                "maxCostUsd": self.maxCostUsd, "hardLimit": self.hardLimit, "land": self.land.value}
 
 
 def _check_flags(options: Options) -> None:
@@ -138,6 +141,8 @@ def _check_flags(options: Options) -> None:
         raise BadInput(f"--schema-retries must be between 0 and {MAX_RETRIES}")
     if options.max_cost_usd is not None and not 0 < options.max_cost_usd < float("inf"):
         raise BadInput("--max-cost-usd must be a positive amount of US dollars")
+    if options.land is not None:
+        LandMode.parse(options.land, "--land")
 
 
 def _read(repo: Repo, remote: str, base: str, dry_run: bool) -> tuple[Oid, WorkflowSettings]:
@@ -202,6 +207,7 @@ def load(repo: Repo, options: Options) -> Effective:
         stageAttempts=_first(options.stage_attempts, settings.stageAttempts, DEFAULT_STAGE_ATTEMPTS),
         schemaRetries=_first(options.schema_retries, settings.schemaRetries, DEFAULT_SCHEMA_RETRIES),
         assessPartialBranches=_first(options.assess_partial_branches, settings.assessPartialBranches, True),
+        land=LandMode.parse(options.land, "--land") if options.land is not None else settings.land or LandMode.PUSH,
         sandbox=policy_of(repo, Asked(options.sandbox, settings.sandbox, settings.gateNetwork,
                                       settings.stageDiskLimit, settings.stageProcessLimit)),
         maxCostUsd=max_cost, hardLimit=options.hard_limit, prices=dict(settings.prices),

@@ -120,6 +120,9 @@ class State(enum.Enum):
     CONFIG_FAULT = "config-fault"  # never retried: fix the agent's command line, then relaunch
     TAMPER_FAULT = "tamper-fault"  # a stage changed what the host obeys: undone, kept as evidence [T2]
     MANUAL_MERGE_READY = "manual-merge-ready"  # an addendum an operator merges [R5]
+    # the judged squash waits in a pull request on the forge [F1]: not landed, its claim kept;
+    # the next run reconciles it (merged: done; closed: refused; open: held) [F2]
+    PROPOSED = "proposed"
 
     @property
     def reported(self) -> str:
@@ -161,7 +164,7 @@ class State(enum.Enum):
     def resumable(self) -> bool:
         """Its branch may re-enter a later run (recovery), when it holds work."""
         return self.terminal and self not in (State.DONE, State.BLOCKED, State.MANUAL_MERGE_READY,
-                                              State.TAMPER_FAULT)
+                                              State.TAMPER_FAULT, State.PROPOSED)
 
     @property
     def fault(self) -> str | None:
@@ -211,7 +214,7 @@ _BY_VALUE = {s.value: s for s in State}
 
 ENDS = frozenset({State.DONE, State.FAILED, State.REFUSED, State.BLOCKED, State.HALTED, State.INTERRUPTED,
                   State.INFRA_FAULT, State.PROVIDER_FAULT, State.AUTH_FAULT, State.CONFIG_FAULT,
-                  State.TAMPER_FAULT, State.MANUAL_MERGE_READY})
+                  State.TAMPER_FAULT, State.MANUAL_MERGE_READY, State.PROPOSED})
 # every status the result schema names, in the order a run's summary counts them: the ends as
 # declared, then what has not ended (planned, running), pending last
 STATUSES: tuple[str, ...] = tuple(dict.fromkeys(
@@ -239,7 +242,7 @@ TRANSITIONS: dict[State, frozenset[State]] = {
     State.GATING: frozenset({State.REVIEWING}) | _STAGE_ENDS,
     State.REVIEWING: frozenset({State.IMPLEMENTING, State.WRITING_ADDENDUM, State.INTEGRATING,
                                 State.REFUSED}) | _STAGE_ENDS,
-    State.INTEGRATING: frozenset({State.DONE, State.HALTED}) | _STAGE_ENDS,
+    State.INTEGRATING: frozenset({State.DONE, State.PROPOSED, State.HALTED}) | _STAGE_ENDS,
     **{end: frozenset() for end in ENDS},
 }
 
@@ -263,6 +266,7 @@ class Outcome(enum.Enum):
     CHANGES_REQUESTED = "changes-requested"  # review, in its last round
     MANUAL_MERGE_READY = "manual-merge-ready"
     HALT = "halt"  # an operator must look (an integration the host cannot confirm)
+    PROPOSED = "proposed"  # integration opened (or found) the task's pull request [F1]
     INFRA = INFRA
     PROVIDER = PROVIDER
     AUTH = AUTH
@@ -280,7 +284,8 @@ class Outcome(enum.Enum):
 
 _END_FOR = {Outcome.PRODUCT_FAILURE: State.FAILED, Outcome.BLOCKED: State.BLOCKED,
             Outcome.CHANGES_REQUESTED: State.REFUSED, Outcome.MANUAL_MERGE_READY: State.MANUAL_MERGE_READY,
-            Outcome.HALT: State.HALTED, Outcome.INFRA: State.INFRA_FAULT, Outcome.PROVIDER: State.PROVIDER_FAULT,
+            Outcome.HALT: State.HALTED, Outcome.PROPOSED: State.PROPOSED,
+            Outcome.INFRA: State.INFRA_FAULT, Outcome.PROVIDER: State.PROVIDER_FAULT,
             Outcome.AUTH: State.AUTH_FAULT, Outcome.CONFIG: State.CONFIG_FAULT, Outcome.TAMPER: State.TAMPER_FAULT,
             Outcome.INTERRUPTED: State.INTERRUPTED,
             Outcome.LOST_CLAIM: State.FAILED, Outcome.ERROR: State.FAILED}
@@ -361,6 +366,7 @@ class SkipReason(Word):
     CLAIMED_ELSEWHERE = "claimed-elsewhere"  # another run holds the task's claim on the remote
     DONE_ELSEWHERE = "done-elsewhere"  # the base on the remote has it ticked already
     CLAIM_FAILED = "claim-failed"  # its claim could not be made or confirmed on the remote
+    PROPOSED = "proposed"  # its squash waits in an open pull request: held, never failed [F2]
 
 
 def suppression(states: Iterable[State], interrupted: bool, blocked: str | None,
@@ -433,6 +439,9 @@ def advice(ending: Ending, facts: Facts, where: Where) -> Next:
     state = ending.state
     if state.landed or facts.landed:
         return Next(None, "landed")
+    if state is State.PROPOSED:
+        return Next(None, "proposed on the forge: the next run reconciles it (merged: done; closed: refused; "
+                    "open: held, with its branch)")
     step = _advice_from_facts(state, facts, where)
     first = _FIRST.get(state)
     if first is not None and step.command is not None:

@@ -38,7 +38,7 @@ MEANING = {
     "workflow-blocked": "nothing was started (the auth preflight failed)",
     "workflow-dry-run": "a dry run: nothing was created",
 }
-STATUS_ORDER = ("done", "failed", "blocked", "halted", "infra-fault", "provider-fault", "auth-fault",
+STATUS_ORDER = ("done", "proposed", "failed", "blocked", "halted", "infra-fault", "provider-fault", "auth-fault",
                 "config-fault", "tamper-fault", "manual-merge-ready", "planned", "running", "pending")
 
 

@@ -36,7 +36,7 @@ OUTCOME_CLASS = {
     "infra": "infra", "infra-fault": "infra", "provider": "provider", "provider-fault": "provider",
     "auth": "auth", "auth-fault": "auth", "config": "config", "config-fault": "config",
     "tamper": "tamper", "tamper-fault": "tamper",
-    "interrupted": "interrupted",
+    "interrupted": "interrupted", "proposed": "ok",
 }
 SHORT: dict[str, str] = {Stage.WORKSPACE: "ws", Stage.IMPLEMENT: "impl", Stage.INTEGRATE: "land", Stage.ADDENDUM: "add"}
 

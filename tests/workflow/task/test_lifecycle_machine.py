@@ -39,7 +39,8 @@ SAID = st.sampled_from(["ok", "again", *[o.value for o in Outcome if o is not Ou
 
 # outcomes only some stages can come to
 ONLY_AT = {Outcome.CHANGES_REQUESTED.value: {"review"}, Outcome.MANUAL_MERGE_READY.value: {"addendum"},
-           Outcome.BLOCKED.value: {"plan", "implement", "addendum"}, Outcome.HALT.value: {"integrate"}}
+           Outcome.BLOCKED.value: {"plan", "implement", "addendum"}, Outcome.HALT.value: {"integrate"},
+           Outcome.PROPOSED.value: {"integrate"}}
 
 
 def _steps(script: list[str], addendum: bool) -> tuple[list[Step], list[str]]:
@@ -89,7 +90,9 @@ def test_random_outcomes_move_only_along_the_table_to_an_end_the_schema_names(
     tr = TaskResult(taskId="1.1", title="t", branch="roadmap-1.1", runId="r")
     end(tr, ending, Facts("1.1", "1.1", "roadmap-1.1", False, False, ending.state.landed), Where("origin", "main"))
     assert tr.status == ending.state.reported and State.of(tr) is ending.state
-    assert (tr.next is not None) and (tr.next["command"] is None) == ending.state.landed
+    # nothing to run: landed, or proposed (the forge decides, the next run reconciles) [F2]
+    assert (tr.next is not None) and (tr.next["command"] is None) == (
+        ending.state.landed or ending.state is State.PROPOSED)
 
 
 def test_every_end_the_table_reaches_is_a_state_the_schema_names() -> None:
@@ -141,6 +144,7 @@ def test_a_move_the_table_does_not_have_is_refused() -> None:
     (Outcome.INTERRUPTED, "gates", State.INTERRUPTED),
     (Outcome.TAMPER, "implement", State.TAMPER_FAULT),
     (Outcome.TAMPER, "integrate", State.TAMPER_FAULT),  # not a halt: what moved is named and undone [T2]
+    (Outcome.PROPOSED, "integrate", State.PROPOSED),  # a pull request opened: not landed [F1]
 ])
 def test_each_outcome_has_one_end(outcome: Outcome, stage: str, state: State) -> None:
     assert ending_for(outcome, stage) is state
