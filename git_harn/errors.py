@@ -37,6 +37,7 @@ EXIT_FOR_OUTCOME: dict[str, int] = {
     "needs-operator": EXIT_NEEDS_OPERATOR,
     "nothing-to-integrate": EXIT_NEEDS_OPERATOR,
     "refused": EXIT_NEEDS_OPERATOR,
+    "proposed": EXIT_OK,  # the request is open: the forge decides, the next run reconciles [F1]
     "push-failed": EXIT_ERROR,
     "retries-exhausted": EXIT_ERROR,
     # sync

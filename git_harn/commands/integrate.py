@@ -11,6 +11,7 @@ from git_harn.commands.render import show
 from git_harn.integrate.batch import BatchResult, integrate_branches
 from git_harn.integrate.report import IntegrationReport
 from git_harn.integrate.target import DEFAULT_MAX_ATTEMPTS, Request
+from git_harn.tasks.config import LandMode
 from git_harn.text import printable_path
 
 
@@ -25,14 +26,17 @@ from git_harn.text import printable_path
               help="Pushes to try while the base keeps moving.")
 @click.option("--resume-after-crash", is_flag=True,
               help="Go on after an interrupted integrate of this task, once you have inspected the base.")
+@click.option("--land", type=click.Choice([m.value for m in LandMode]), default=LandMode.PUSH.value,
+              show_default=True,
+              help="Push the squash onto the base, or propose it as a pull request from harnery/land/<id>.")
 @json_option
 def integrate(task_branches: tuple[str, ...], base: str | None, remote: str | None, task_id: str | None,
-              max_attempts: int, resume_after_crash: bool, as_json: bool) -> int:
+              max_attempts: int, resume_after_crash: bool, land: str, as_json: bool) -> int:
     """Squash each TASK_BRANCH onto REMOTE/BASE in turn, tick its roadmap task, push.
 
     Several branches land in the order given; the first that does not land
     stops the rest."""
-    requests = [Request(branch, base, remote, task_id, max_attempts, resume_after_crash)
+    requests = [Request(branch, base, remote, task_id, max_attempts, resume_after_crash, land=LandMode(land))
                 for branch in task_branches]
     result = integrate_branches(repository(), requests)
     if isinstance(result, BatchResult):
@@ -59,3 +63,5 @@ def _report_lines(report: IntegrationReport) -> Iterator[str]:
         yield f"    {printable_path(path)}"
     if report.commit:
         yield f"commit {report.commit}"
+    if report.proposal is not None:
+        yield f"proposal {report.proposal['url'] or report.proposal['branch']} ({report.proposal['state']})"

@@ -45,6 +45,29 @@ class Retry:
 
 def attempt(repo: Repo, target: Target, worktree: Path, base: Oid, task: Task,
             number: int) -> IntegrationReport | Retry:
+    made = squash(repo, target, worktree, base, task, number)
+    if isinstance(made, IntegrationReport):
+        return made
+    commit, tip = made
+    failpoint("integrate-after-commit")
+    failpoint("integrate-before-push")
+    pushed = push(repo, target.remote, [Update(f"refs/heads/{target.base}", f"refs/heads/{target.work_branch}",
+                                               str(base))], lease=True, cwd=worktree)
+    if pushed.status == MOVED_ON:
+        return Retry(pushed.words, str(commit))
+    if not pushed.ok:
+        told = pushed.told("\n")
+        return new_report(target, number, rebased=True, squashMerged=True, roadmapMarkedDone=True,
+                          outcome=PUSH_FAILED, summary=f"push to {target.upstream} was refused: {told}")
+    failpoint("integrate-after-push")
+    return _landed(repo, target, commit, base, number, tip)
+
+
+def squash(repo: Repo, target: Target, worktree: Path, base: Oid, task: Task,
+           number: int) -> tuple[Oid, Oid] | IntegrationReport:
+    """The judged commit rebased onto ``base`` and squashed with its box
+    ticked, as one commit on ``base`` (``integrate-<slug>`` points at it):
+    (that commit, the rebased tip), or the report of why there is none."""
     tip = _rebase(repo, target, worktree, base)
     if isinstance(tip, list):
         return _conflict(target, number, "rebase", tip, repo.ref_oid(target.branch_ref))
@@ -66,18 +89,7 @@ def attempt(repo: Repo, target: Target, worktree: Path, base: Oid, task: Task,
     commit = wt.commit_tree(worktree, ticked, base, commit_message(target, task, repo.ahead_behind(tip, base)[0]),
                             sign=repo.config_bool("commit.gpgSign", False))
     _point_work_branch(repo, target, commit)
-    failpoint("integrate-after-commit")
-    failpoint("integrate-before-push")
-    pushed = push(repo, target.remote, [Update(f"refs/heads/{target.base}", f"refs/heads/{target.work_branch}",
-                                               str(base))], lease=True, cwd=worktree)
-    if pushed.status == MOVED_ON:
-        return Retry(pushed.words, str(commit))
-    if not pushed.ok:
-        told = pushed.told("\n")
-        return new_report(target, number, rebased=True, squashMerged=True, roadmapMarkedDone=True,
-                          outcome=PUSH_FAILED, summary=f"push to {target.upstream} was refused: {told}")
-    failpoint("integrate-after-push")
-    return _landed(repo, target, commit, base, number, tip)
+    return commit, tip
 
 
 def _rebase(repo: Repo, target: Target, worktree: Path, base: Oid) -> Oid | list[str]:

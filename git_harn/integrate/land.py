@@ -24,6 +24,7 @@ from git_harn.git.branches import keep_ref
 from git_harn.git.remote import fetch_branch
 from git_harn.integrate.attempt import Retry, attempt
 from git_harn.integrate.crash import crash_marker, interrupted_report
+from git_harn.integrate.propose import propose_target
 from git_harn.integrate.report import (
     ALREADY_INTEGRATED,
     NEEDS_OPERATOR,
@@ -37,19 +38,25 @@ from git_harn.integrate.worktree import ensure_worktree
 from git_harn.notices import info
 from git_harn.store.bookkeeping import INTEGRATED_ROOT
 from git_harn.store.locks import hold_merge
+from git_harn.tasks.config import LandMode
 from git_harn.tasks.roadmap import Task, find_task, parse_roadmap, work_key
 
 MERGE_LOCK_TIMEOUT = 600  # seconds; git config harn.mergeLockTimeout
 INTEGRATED_PREFIX = INTEGRATED_ROOT  # + <id> or <id>-addendum-<n>: the tip that landed
 
 
-def integrate(repo: Repo, request: Request) -> IntegrationReport:
+def integrate(repo: Repo, request: Request, run: dict[str, str] | None = None) -> IntegrationReport:
     """Land ``request.branch`` on ``<remote>/<base>``; see the module docstring."""
-    return integrate_target(repo, resolve_target(repo, request), request.resume_after_crash)
+    return integrate_target(repo, resolve_target(repo, request), request.resume_after_crash, run)
 
 
-def integrate_target(repo: Repo, target: Target, resume_after_crash: bool = False) -> IntegrationReport:
-    """Land an already validated ``target``, under the merge lock."""
+def integrate_target(repo: Repo, target: Target, resume_after_crash: bool = False,
+                     run: dict[str, str] | None = None) -> IntegrationReport:
+    """Land an already validated ``target``, under the merge lock (in
+    pull-request mode: propose it [F1]; ``run`` names the workflow run)."""
+    if target.land is LandMode.PULL_REQUEST:
+        with merge_lock(repo, f"propose {target.branch} to {target.upstream}"):
+            return _propose(repo, target, run or {})
     with merge_lock(repo, f"integrate {target.branch} into {target.upstream}"):
         interrupted = interrupted_report(repo, target, resume_after_crash)
         if interrupted is not None:
@@ -59,6 +66,16 @@ def integrate_target(repo: Repo, target: Target, resume_after_crash: bool = Fals
         if report.ok:
             keep_integrated(repo, target, report, f"git-harn: integrate: task {integrated_key(target)} landed")
         return report
+
+
+def _propose(repo: Repo, target: Target, run: dict[str, str]) -> IntegrationReport:
+    """The squash of ``target`` proposed from its landing branch, unless the base has it already."""
+    base = fetch_branch(repo, target.remote, target.base, target.tracking_ref)
+    task = _roadmap_task(repo, target, base)
+    landed = _landed_before(repo, target, base, task, 1)
+    if landed is not None:
+        return landed
+    return propose_target(repo, target, integrated_key(target), task, base, run)
 
 
 def merge_lock(repo: Repo, purpose: str) -> AbstractContextManager[None]:

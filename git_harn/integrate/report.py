@@ -35,6 +35,7 @@ PUSH_FAILED = "push-failed"
 RETRIES_EXHAUSTED = "retries-exhausted"
 NOTHING_TO_INTEGRATE = "nothing-to-integrate"
 REFUSED = "refused"
+PROPOSED = "proposed"  # workflow.land = pull-request: the squash waits in a request, nothing landed [F1]
 
 
 @dataclass
@@ -58,6 +59,7 @@ class IntegrationReport(Result):
     outcome: str = ""
     judged: str | None = None  # the commit that was judged, and the only one this integration lands [T4]
     rebasedTip: str | None = None  # its rebase onto the base, when the base had moved
+    proposal: dict[str, Any] | None = None  # the request it waits in (outcome proposed) [F1]
 
 
 

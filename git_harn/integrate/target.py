@@ -8,6 +8,7 @@ from git_harn.errors import BadInput, Refused
 from git_harn.git import Oid, Repo
 from git_harn.git.refnames import branch_name
 from git_harn.tasks.branches import DEFAULT_BASE, default_remote
+from git_harn.tasks.config import LandMode
 from git_harn.tasks.roadmap import parse_task_branch, roadmap_file, validate_task_id
 
 DEFAULT_MAX_ATTEMPTS = 5
@@ -22,6 +23,8 @@ class Request:
     max_attempts: int = DEFAULT_MAX_ATTEMPTS
     resume_after_crash: bool = False
     judged: Oid | None = None  # the commit to land (None: the branch's tip, read once here) [T4]
+    land: LandMode = LandMode.PUSH  # pull-request: propose it from harnery/land/<key> instead [F1]
+    body: str = ""  # what the request says beside the squash's message (the workflow's evidence)
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,8 @@ class Target:
     # branch is compared-and-swapped from it, never read again as "whatever
     # it points at now" [T4].
     judged: Oid
+    land: LandMode = LandMode.PUSH
+    body: str = ""
 
     @property
     def branch_ref(self) -> str:
@@ -98,4 +103,4 @@ def resolve_target(repo: Repo, request: Request) -> Target:
     if request.max_attempts < 1:
         raise BadInput("--max-attempts must be at least 1")
     return Target(branch, base, remote, task_id, addendum, roadmap_file(repo), request.max_attempts,
-                  request.judged if request.judged is not None else tip)
+                  request.judged if request.judged is not None else tip, request.land, request.body)

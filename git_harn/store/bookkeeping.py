@@ -17,6 +17,7 @@ from git_harn.git import Oid, Repo
 from git_harn.store.archive import ARCHIVE_REF
 from git_harn.store.claims import CLAIMS
 from git_harn.store.notes import NOTES_REF
+from git_harn.store.proposals import KEPT_ROOT, PROPOSALS
 from git_harn.store.runs import LIVE, RUNS
 from git_harn.store.workflows import WORKFLOWS
 
@@ -25,7 +26,7 @@ TRACKING_ROOT = "refs/harnery-remotes/"
 # The live index (store/live) points at record commits, the archive holds
 # ended records' blobs: bookkeeping too.
 BOOKKEEPING = (RUNS.namespace, LIVE.namespace, LIVE.marker, WORKFLOWS.namespace, CLAIMS.namespace, NOTES_REF,
-               ARCHIVE_REF, TRACKING_ROOT)
+               ARCHIVE_REF, TRACKING_ROOT, PROPOSALS.namespace)
 
 # A vanished worktree's detached HEAD, pinned; a landed task's tip.
 DETACHED_ROOT = "refs/harnery/detached/"
@@ -34,7 +35,7 @@ INTEGRATED_ROOT = "refs/harnery/integrated/"
 TAMPER_ROOT = "refs/harnery/tamper/"
 # for-each-ref patterns: a folder matches without its slash
 WORK_REFS = ("refs/heads", "refs/tags", "refs/remotes", "refs/stash", DETACHED_ROOT.rstrip("/"),
-             INTEGRATED_ROOT.rstrip("/"), TAMPER_ROOT.rstrip("/"))
+             INTEGRATED_ROOT.rstrip("/"), TAMPER_ROOT.rstrip("/"), KEPT_ROOT.rstrip("/"))
 
 
 def history_tips(repo: Repo) -> dict[str, Oid]:

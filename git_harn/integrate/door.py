@@ -1,0 +1,91 @@
+"""The door a proposal goes through to the forge [F1] [F2].
+
+``open_request`` pushes the squash to git-harn's own landing branch
+(``harnery/land/<key>``, with a lease on the value it held: never the base)
+and opens the pull request from it, or finds the one already open;
+``request_state`` asks what became of it. A remote that is no forge git-harn
+speaks to (a plain git server, a bare repository) still takes the landing
+branch: it is then the proposal itself, with no URL or number, and its
+state is read from content alone (merged when its change is on the base,
+closed when the branch was deleted without that).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from git_harn.errors import Refused
+from git_harn.failpoints import failpoint
+from git_harn.git import Oid, Repo, to_oid
+from git_harn.git.remote import Update, ls_remote, push
+
+LANDING_PREFIX = "harnery/land/"  # git-harn's own branches on the remote: never the base
+PLAIN = "plain"  # no forge: the landing branch is the proposal
+# what a forge says of a request (the store keeps its own words for a proposal's states)
+OPEN, MERGED, CLOSED, UNKNOWN = "open", "merged", "closed", "unknown"
+
+
+@dataclass(frozen=True)
+class Opened:
+    """The request: which forge, its URL and number (None: the forge gives none)."""
+
+    forge: str
+    url: str | None
+    number: int | None
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A request's state as the forge tells it, and its words for a close."""
+
+    state: str
+    words: str = ""
+
+
+def landing_branch(key: str) -> str:
+    return LANDING_PREFIX + key
+
+
+def landing_ref(key: str) -> str:
+    return "refs/heads/" + landing_branch(key)
+
+
+def remote_landing(repo: Repo, remote: str, key: str) -> Oid | None:
+    """What ``<remote>``'s landing branch of ``key`` holds now (None: absent)."""
+    found = ls_remote(repo, remote, [landing_ref(key)]).get(landing_ref(key))
+    return to_oid(found) if found else None
+
+
+def push_landing(repo: Repo, remote: str, key: str, squash: Oid, previous: Oid | None) -> None:
+    """Move the landing branch to ``squash`` from ``previous`` (None: it must
+    not exist), never forced; Refused with the remote's words otherwise."""
+    if previous == squash:
+        return
+    pushed = push(repo, remote, [Update(landing_ref(key), str(squash), str(previous) if previous else None)],
+                  lease=True)
+    if not pushed.ok:
+        raise Refused(f"push of {landing_branch(key)} to {remote} was refused: {pushed.told()}")
+
+
+def delete_landing(repo: Repo, remote: str, key: str, held: Oid) -> bool:
+    """Delete the landing branch, only if it still holds ``held``; whether it went."""
+    return push(repo, remote, [Update(landing_ref(key), None, str(held))], lease=True).ok
+
+
+def open_request(repo: Repo, remote: str, key: str, base: str, squash: Oid, previous: Oid | None,
+                 title: str, body: str) -> Opened:
+    """Push the landing branch and open (or find) its request; idempotent.
+    ``title`` and ``body`` are for the forge's request (untrusted task text
+    made printable by the caller)."""
+    del base, title, body  # a plain remote takes no request
+    push_landing(repo, remote, key, squash, previous)
+    failpoint("propose-after-push")
+    return Opened(PLAIN, None, None)
+
+
+def request_state(repo: Repo, remote: str, key: str, forge: str, number: int | None) -> Reading:
+    """What the forge says of the request; UNKNOWN when it cannot tell (the caller reads content)."""
+    del forge, number
+    if remote_landing(repo, remote, key) is None:
+        return Reading(CLOSED, f"{landing_branch(key)} was deleted from {remote}")
+    return Reading(UNKNOWN)

@@ -1,0 +1,114 @@
+"""Proposals: a task's judged squash waiting in a pull (merge) request [F1].
+
+``refs/harnery/proposals/<key>`` (``<id>`` or ``<id>-addendum-<n>``) is a
+chain of ``proposal.json`` commits (a kind of ``store/chain``), written by
+this clone as the proposal moves: ``proposing`` (the squash is made and kept,
+before anything is pushed: what a killed integration left is finished from
+it), ``open`` (the request exists: its URL and number), and the ends the next
+run reconciles it to, ``merged``, ``closed`` or ``conflict`` [F2].
+
+What the proposal lands is kept beside it, so no ``git gc`` takes it and the
+task's branch may go: ``refs/harnery/proposed/<key>/squash`` (the commit on
+the landing branch), ``/judged`` (what the gates and reviewers passed, which
+their notes sit on) and ``/tip`` (the judged commit rebased onto the base the
+squash was made on: what a rebuild onto a newer base starts from) [P1] [T4].
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import suppress
+from typing import Any
+
+from git_harn.clock import now_iso
+from git_harn.errors import CorruptRecord, RaceLost
+from git_harn.git import Oid, Repo
+from git_harn.store import chain
+
+PREFIX = chain.ROOT + "proposals/"
+KEPT_ROOT = chain.ROOT + "proposed/"  # + <key>/squash|judged|tip
+FILE = "proposal.json"
+FORMAT_VERSION = 1
+_KEY = re.compile(r"[0-9]+(\.[0-9]+)*(-addendum-[0-9]+)?")
+
+# a proposal's states: where it stands, as this clone last saw it
+PROPOSING = "proposing"  # the squash is made and kept; the push or the request may not have happened
+OPEN = "open"
+MERGED = "merged"  # the base took it (the forge said so, or its content is there)
+CLOSED = "closed"  # closed without a merge: the task is refused, its branch kept
+CONFLICT = "conflict"  # the base moved and the squash no longer applies: an operator looks
+LIVE_STATES = (PROPOSING, OPEN)  # what a run reconciles and holds out of selection
+STATES = (PROPOSING, OPEN, MERGED, CLOSED, CONFLICT)
+
+
+def _check_id(key: str) -> None:
+    if not _KEY.fullmatch(key):
+        raise CorruptRecord(f"not a proposal key: {key!r}")
+
+
+def _check(key: str, raw: bytes, where: str) -> dict[str, Any]:
+    data = chain.json_object(PROPOSALS, raw, where)
+    if data.get("key") != key or data.get("state") not in STATES:
+        raise CorruptRecord(f"{where}: not a proposal of {key}")
+    return data
+
+
+def _as_dict(body: dict[str, Any]) -> dict[str, Any]:
+    return body
+
+
+PROPOSALS: chain.Kind[dict[str, Any]] = chain.Kind("proposal", PREFIX, FILE, "Harnery-Proposal", FORMAT_VERSION,
+                                                   _check, _as_dict, check_id=_check_id)
+
+
+def kept_ref(key: str, what: str) -> str:
+    """Where the ``squash``, ``judged`` or ``tip`` commit of a proposal is kept."""
+    return f"{KEPT_ROOT}{key}/{what}"
+
+
+def read(repo: Repo, key: str) -> dict[str, Any] | None:
+    found = chain.read(repo, PROPOSALS, key)
+    return found.record if found is not None else None
+
+
+def every(repo: Repo) -> Iterator[dict[str, Any]]:
+    """Every readable proposal of this clone, by key (an unreadable one is skipped: it names no request)."""
+    for found in chain.list_all(repo, PROPOSALS):
+        if isinstance(found, chain.Stored):
+            yield found.record
+
+
+def write(repo: Repo, body: dict[str, Any], event: str, summary: str) -> dict[str, Any]:
+    """Append ``body`` (the whole proposal after ``event``) to its chain, with CAS."""
+    key = str(body["key"])
+    _check_id(key)
+    now = dict(body, schemaVersion=FORMAT_VERSION, updatedAt=now_iso())
+
+    def change(current: chain.Stored[dict[str, Any]] | None) -> chain.Change[dict[str, Any]]:
+        return chain.Change(now, chain.encode(now), event, summary,
+                            [("Harnery-Task", str(now["taskId"]))])
+
+    chain.update(repo, PROPOSALS, key, change)
+    return now
+
+
+def keep(repo: Repo, key: str, what: str, oid: Oid) -> None:
+    """Point ``kept_ref(key, what)`` at ``oid``: git-harn's own ref, moved from what it held."""
+    ref = kept_ref(key, what)
+    for _ in range(3):
+        try:
+            repo.move_ref(ref, oid, repo.ref_oid(ref), f"git-harn: keep the {what} of proposal {key}")
+            return
+        except RaceLost:
+            continue
+
+
+def drop_kept(repo: Repo, key: str) -> None:
+    """The kept commits of a proposal that ended: another ref holds each now."""
+    for what in ("squash", "judged", "tip"):
+        ref = kept_ref(key, what)
+        oid = repo.ref_oid(ref)
+        if oid is not None:
+            with suppress(RaceLost):
+                repo.delete_ref(ref, oid)
