@@ -15,6 +15,7 @@ from git_harn.commands.render import show, table, terminal_width, wrapped_table
 from git_harn.errors import BadInput
 from git_harn.notices import interactive, warn
 from git_harn.proc import exit_status
+from git_harn.tasks.config import LandMode
 from git_harn.tasks.roadmap import work_key
 from git_harn.text import clip, one_line
 from git_harn.workflow.after.settle import SettleResult, settle
@@ -77,7 +78,7 @@ def workflow() -> None:
               help="Start no agent stage once the stages that ended cost this much (default: "
               "workflow.maxCostUsd, none).")
 @click.option("--hard-limit", is_flag=True, help="At the spending limit, stop the agent stages still running too.")
-@click.option("--land", type=click.Choice(["push", "pull-request"]), default=None,
+@click.option("--land", type=click.Choice([m.value for m in LandMode]), default=None,
               help="Push each judged squash onto the base, or propose it as a pull request from "
               "harnery/land/<id> (default: workflow.land, else push).")
 @json_option

@@ -301,6 +301,16 @@ class Claims:
                     held.lost = f"it moved on {self.remote} (taken over?): {push.why}"
                     return
 
+    def keep(self, task_id: str) -> None:
+        """Stop the heartbeat of a claim whose task is proposed and leave the
+        claim on the remote: its request is not merged, so no other machine
+        takes the task [F1]; the base ticking it, or its request closing,
+        lets it go (``drop_landed``, ``release_mine``)."""
+        with self._lock:
+            held = self.held.pop(task_id, None)
+        if held is not None:
+            self._stop(held)
+
     def release(self, task_id: str) -> None:
         """Delete the claim with a lease on the value this run holds; a claim
         that moved is someone else's and stays [P3]."""
@@ -366,6 +376,16 @@ def release_dead_run(repo: Repo, remote: str, workflow_id: str) -> list[str]:
         if gone.ok:
             released.append(claim.claimId)
     return released
+
+
+def release_mine(repo: Repo, remote: str, claim_id: str) -> bool:
+    """Delete this clone's claim of ``claim_id`` on ``remote`` (a proposal of it
+    was closed), with a lease on the value read; another's stays."""
+    mine = clone_id(repo)
+    for claim in read_remote(repo, remote, [claim_id]):
+        if claim.error is None and mine and claim.text("clone") == mine:
+            return refs.push_claim(repo, remote, claim.ref, None, claim.oid).ok
+    return False
 
 
 def landed_keys(repo: Repo, base: Oid) -> set[str]:

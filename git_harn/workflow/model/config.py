@@ -172,6 +172,11 @@ def load(repo: Repo, options: Options) -> Effective:
             raise BadInput(f"{WORKFLOW_FILE}: workflow.base/workflow.remote at {remote}/{base} name "
                            "yet another base; make them agree")
     agents = dict(settings.agents)
+    land = LandMode.parse(options.land, "--land") if options.land is not None else settings.land or LandMode.PUSH
+    integrator = agents.get("integrate")
+    if land is LandMode.PULL_REQUEST and integrator is not None and not integrator.builtin:
+        raise BadInput(f"{WORKFLOW_FILE} at {remote}/{base}: workflow.land = \"pull-request\" needs the builtin "
+                       "integration (agents.integrate.command = \"builtin\", or no [agents.integrate])")
     for stage in STAGES:
         if stage not in agents:
             if stage != Stage.INTEGRATE:
@@ -207,7 +212,7 @@ def load(repo: Repo, options: Options) -> Effective:
         stageAttempts=_first(options.stage_attempts, settings.stageAttempts, DEFAULT_STAGE_ATTEMPTS),
         schemaRetries=_first(options.schema_retries, settings.schemaRetries, DEFAULT_SCHEMA_RETRIES),
         assessPartialBranches=_first(options.assess_partial_branches, settings.assessPartialBranches, True),
-        land=LandMode.parse(options.land, "--land") if options.land is not None else settings.land or LandMode.PUSH,
+        land=land,
         sandbox=policy_of(repo, Asked(options.sandbox, settings.sandbox, settings.gateNetwork,
                                       settings.stageDiskLimit, settings.stageProcessLimit)),
         maxCostUsd=max_cost, hardLimit=options.hard_limit, prices=dict(settings.prices),

@@ -74,6 +74,8 @@ class TaskResult:
     next: dict[str, Any] | None = None  # the one next step: {"command", "why"} (state.advice)
     # every stage attempt, review round and wait, with its start, end and outcome (pipeline.Attempts)
     timeline: list[dict[str, Any]] = field(default_factory=list)
+    # workflow.land = pull-request: the request its squash waits in {forge, url, number, head, branch, state} [F1]
+    proposal: dict[str, Any] | None = None
 
     @property
     def finished(self) -> bool:
@@ -118,6 +120,8 @@ class WorkflowResult(Result):
     # the runner's lease and liveness (workflow/ledger/record.py, workflow/after/settle.py) [L2] [L3]
     runner: dict[str, Any] | None = None  # host, clone, pid, process start, group, heartbeatAt
     settled: list[dict[str, Any]] = field(default_factory=list)  # dead runs settled before selection
+    # the proposals of earlier runs, as this run reconciled them before it selected [F2]
+    proposals: list[dict[str, Any]] = field(default_factory=list)
     closed: dict[str, Any] | None = None  # set when another process closed a dead runner's record
     breakers: dict[str, Any] | None = None  # circuit breakers: the auth halt, provider limits and waits
     next: dict[str, Any] | None = None  # the run's own next step when it halted before any task (state.Next)
@@ -139,7 +143,7 @@ class WorkflowResult(Result):
             return INCOMPLETE  # halted: needs-operator-recovery, never a clean stop
         if self.halted is not None:
             return INCOMPLETE  # e.g. the roadmap became bad input: what it holds was not run
-        return ALL_DONE if all(State.of(t).landed for t in self.tasks) else INCOMPLETE
+        return ALL_DONE if all(State.of(t).delivered for t in self.tasks) else INCOMPLETE
 
     @property
     def remediationSuppressed(self) -> bool:

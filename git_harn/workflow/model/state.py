@@ -142,6 +142,11 @@ class State(enum.Enum):
         return self is State.DONE
 
     @property
+    def delivered(self) -> bool:
+        """Its work left the run as the landing mode asks: landed, or proposed [F1]."""
+        return self in (State.DONE, State.PROPOSED)
+
+    @property
     def assessable(self) -> bool:
         """A surviving branch the assessor judges before cleanup [A1]."""
         return self in (State.FAILED, State.REFUSED, State.BLOCKED, State.HALTED)

@@ -23,6 +23,7 @@ from git_harn.store.procs import this_process
 from git_harn.store.seal import Seal
 from git_harn.tasks.roadmap import Roadmap, Task, roadmap_at
 from git_harn.text import one_line
+from git_harn.workflow.after import proposals as proposed
 from git_harn.workflow.after import recovery, remediation, settle
 from git_harn.workflow.agents import auth as preflight
 from git_harn.workflow.agents import spend
@@ -84,7 +85,10 @@ def _select(repo: Repo, eff: config.Effective,
     tasks = roadmap.tasks
     result.unparsed = roadmap.unparsed
     live = live_workspace_branches(repo)
-    held = select.survivors(repo, tasks, live) + addenda.held(repo, eff, tasks, live)
+    waiting = proposed.held(proposed.live(repo, eff.remote, eff.base))  # open requests: held, never failed [F2]
+    keys = {s.key for s in waiting}
+    held = waiting + [s for s in select.survivors(repo, tasks, live) + addenda.held(repo, eff, tasks, live)
+                      if s.key not in keys]
     result.skipped.extend(held)
     held_ids = {s.key for s in held}
     found = recovery.discover(repo, eff, tasks, set(live)) if eff.resumePartialBranches else None
@@ -96,6 +100,7 @@ def _select(repo: Repo, eff: config.Effective,
 
 def _launch(repo: Repo, eff: config.Effective, options: config.Options, result: WorkflowResult,
             lease: leases.Lease, wait_for_provider: float | None) -> WorkflowResult:
+    result.proposals = [seen.document() for seen in proposed.reconcile(repo, eff.remote, eff.base, eff.base_oid)]
     tasks, held_ids, found = _select(repo, eff, result)
     settle.sweep_landed(repo, tasks, eff.base_oid)  # what a clean-up after a push could not delete, last time
     workflow_id = result.workflowId

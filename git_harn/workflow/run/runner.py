@@ -302,7 +302,10 @@ class Scheduler:
             state.end(tr, Ending(State.FAILED, tr.stage, one_line(f"internal error: {type(exc).__name__}: {exc}", 500)),
                       None, None)
         failpoint("workflow-before-release")  # a kill here leaves the claim of a task that may have landed
-        if self.claims is not None:  # every end leaves the branch to the survivor rules
+        if self.claims is not None and State.of(tr) is State.PROPOSED:
+            self.claims.keep(tr.key)  # its request is not merged: no other machine may take it [F1]
+            self.result.claims = self.claims.snapshot()
+        elif self.claims is not None:  # every end leaves the branch to the survivor rules
             self.claims.release(tr.key)
             self.result.claims = self.claims.snapshot()
         at = next(i for i, t in enumerate(self.result.tasks) if t.runId == tr.runId)

@@ -13,6 +13,7 @@ from git_harn.clock import waiting
 from git_harn.git import Oid, Repo
 from git_harn.integrate.land import integrate
 from git_harn.integrate.target import Request
+from git_harn.tasks.config import LandMode
 from git_harn.text import jsonable
 
 # This run's own integrations take turns here first, so the merge lock is
@@ -33,11 +34,14 @@ def integration_turn() -> Iterator[None]:
         INTEGRATIONS.release()
 
 
-def integrate_builtin(repo: Repo, branch: str, base: str, remote: str, task_id: str, judged: Oid) -> dict[str, Any]:
+def integrate_builtin(repo: Repo, branch: str, base: str, remote: str, task_id: str, judged: Oid,
+                      land: LandMode = LandMode.PUSH, body: str = "",
+                      run: dict[str, str] | None = None) -> dict[str, Any]:
     """The builtin integrate of ``judged`` on ``branch``, in this task's turn,
-    as its JSON report; Moved when the branch no longer holds it [T4]."""
+    as its JSON report; Moved when the branch no longer holds it [T4]. In
+    pull-request mode it is proposed instead, ``body`` in its request [F1]."""
     with integration_turn():
-        report = integrate(repo, Request(branch, base, remote, task_id, judged=judged))
+        report = integrate(repo, Request(branch, base, remote, task_id, judged=judged, land=land, body=body), run)
     document: dict[str, Any] = jsonable(report)
     return document
 

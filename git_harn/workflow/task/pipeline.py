@@ -32,12 +32,13 @@ from git_harn.assess.evidence import REVIEW_NOTE
 from git_harn.assess.gates import GateCheckouts, gate_timeout, run_gates
 from git_harn.clock import Wait, keeping_waits, now_iso, precise_iso
 from git_harn.errors import HarnError
+from git_harn.failpoints import failpoint
 from git_harn.git import Oid, Repo, to_oid
 from git_harn.git.branches import attach, detach, fetch_branch, keep_ref, worktree_branch
 from git_harn.git.workdir import dirty_names
 from git_harn.integrate.crash import marker_for
 from git_harn.integrate.land import keep_landed, merge_lock
-from git_harn.integrate.report import check_integration
+from git_harn.integrate.report import PROPOSED, check_integration
 from git_harn.integrate.target import Moved
 from git_harn.proc import end_adopted, exit_words
 from git_harn.store.bookkeeping import INTEGRATED_ROOT, TAMPER_ROOT
@@ -634,7 +635,9 @@ class TaskPath:
         ctx, eff = self.ctx, self.eff
         detach(ctx.worktree)  # integrate may need to move the branch
         try:
-            report = integrate_builtin(self.repo, ctx.branch, eff.base, eff.remote, ctx.task_id, judged)
+            report = integrate_builtin(self.repo, ctx.branch, eff.base, eff.remote, ctx.task_id, judged, eff.land,
+                                       self._request_body(), {"workflowId": self.job.workflow_id,
+                                                              "runId": str(self.tr.runId)})
         except Moved as moved:
             raise self._moved(judged, moved.found, Stage.INTEGRATE, "the gates and reviewers judged") from None
         finally:
@@ -643,11 +646,28 @@ class TaskPath:
         self.tr.integration = report
         self.tr.stages[Stage.INTEGRATE] = {"attempt": 1, "ok": bool(report.get("ok")),
                                        "summary": one_line(str(report.get("summary") or ""), 500), "fault": None}
+        if report.get("outcome") == PROPOSED:
+            self.tr.proposal = report.get("proposal")
+            failpoint("propose-before-record")
+            raise StageEnd(Outcome.PROPOSED, "integrate", one_line(str(report.get("summary") or ""), 500))
         check = check_integration(report)
         if not check.ok:
             raise StageEnd(Outcome.HALT, Stage.INTEGRATE, check.detail)
         rebased = report.get("rebasedTip")
         return to_oid(rebased) if rebased else None
+
+    def _request_body(self) -> str:
+        """What the request says beside the squash's message: the evidence the
+        run judged it by (gates, both reviews' verdicts, the run) [F1]."""
+        lines = [f"Proposed by git-harn workflow {self.job.workflow_id} (run {self.tr.runId})."]
+        gates = self.tr.gates or {}
+        if gates:
+            lines.append(f"Gates: {'passed' if gates.get('passed') else 'failed'} on {str(gates.get('commit'))[:12]} "
+                         f"({len(gates.get('commands') or [])} command(s)).")
+        for said in (self.tr.review or {}).get("reviews", [])[-2:]:
+            lines.append(f"Review {said.get('reviewer')}: {said.get('verdict')}: "
+                         f"{one_line(str(said.get('summary') or ''), 300)}")
+        return "\n".join(lines)
 
     def _integrate_agent(self, agent: AgentSettings) -> None:
         ctx, eff, job = self.ctx, self.eff, self.job

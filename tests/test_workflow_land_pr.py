@@ -1,0 +1,146 @@
+"""workflow.land = "pull-request" against a local bare repository as a plain
+remote (no forge: the landing branch is the proposal) [F1] [F2].
+
+A run proposes each task from harnery/land/<id> and lands nothing on the
+base; the test then merges on the "forge" as a maintainer would (a merge
+commit, a squash merge, a rebase merge) or closes the request (deletes the
+branch unmerged), and the next run reconciles: merged → done and what
+required it starts; closed → refused with its branch kept; open → held.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers import assert_valid, git, harn
+from runtools import at_failpoint
+from wfrepo import WF, config_text, setup
+
+ROADMAP = "# R\n\n- [ ] 1.1 First\n- [ ] 1.2 Second\n  Requires: 1.1\n- [ ] 1.3 Third\n"
+PR = ("--land", "pull-request", "--json")
+
+
+def _run(wf: WF, *extra: str) -> dict:
+    done = wf.run(*PR, *extra)
+    assert done.code == 0, (done.err, done.out[-3000:])
+    doc = done.json()
+    assert_valid(doc, "workflow-result")
+    return doc
+
+
+def _landing(wf: WF) -> dict[str, str]:
+    out = git(wf.remote, "for-each-ref", "--format=%(refname:short) %(objectname)", "refs/heads/harnery/")
+    return dict(line.split() for line in out.splitlines())
+
+
+def _maintainer(wf: WF) -> Path:
+    """A clone of the forge's repository, where the test merges as a maintainer would."""
+    clone = wf.tmp / "maintainer"
+    if not clone.exists():
+        git(wf.tmp, "clone", "-q", str(wf.remote), str(clone))
+        git(clone, "config", "user.name", "Maintainer")
+        git(clone, "config", "user.email", "maintainer@example.invalid")
+    git(clone, "fetch", "-q", "origin")
+    git(clone, "switch", "-q", "-C", "main", "origin/main")
+    return clone
+
+
+def _by_id(doc: dict) -> dict[str, dict]:
+    return {t["taskId"]: t for t in doc["tasks"]}
+
+
+def test_a_roadmap_run_proposes_each_task_and_the_next_run_reconciles_every_merge(tmp_path: Path) -> None:
+    wf = setup(tmp_path, roadmap=ROADMAP)
+    before = git(wf.remote, "rev-parse", "main")
+    first = _run(wf)
+    tasks = _by_id(first)
+    assert sorted(tasks) == ["1.1", "1.3"]  # 1.2 waits for 1.1, which is only proposed
+    for task_id, task in tasks.items():
+        assert task["status"] == "proposed" and task["state"] == "proposed", task
+        assert task["proposal"]["branch"] == f"harnery/land/{task_id}"
+        assert task["next"]["command"] is None
+    assert git(wf.remote, "rev-parse", "main") == before  # nothing landed by itself [F1]
+    landing = _landing(wf)
+    assert sorted(landing) == ["harnery/land/1.1", "harnery/land/1.3"]
+    assert {s["taskId"]: s["reason"] for s in first["skipped"]}["1.2"] == "waiting-for-requirements"
+
+    # the next run with nothing merged: both held, nothing started, nothing failed
+    held = _run(wf)
+    assert held["tasks"] == [] and {s["taskId"]: s["reason"] for s in held["skipped"]} == {
+        "1.1": "proposed", "1.2": "waiting-for-requirements", "1.3": "proposed"}
+    assert _landing(wf) == landing  # no second request
+
+    # the maintainer merges 1.1 with a merge commit and squash-merges 1.3 on the forge
+    clone = _maintainer(wf)
+    git(clone, "merge", "-q", "--no-ff", "-m", "Merge pull request: 1.1", "origin/harnery/land/1.1")
+    message = git(clone, "log", "-1", "--format=%B", "origin/harnery/land/1.3")
+    git(clone, "merge", "-q", "--squash", "origin/harnery/land/1.3")
+    git(clone, "commit", "-q", "-m", message)
+    git(clone, "push", "-q", "origin", "main")
+
+    second = _run(wf)
+    seen = {p["taskId"]: p for p in second["proposals"]}
+    assert seen["1.1"]["became"] == "done" and seen["1.3"]["became"] == "done", seen
+    assert sorted(_by_id(second)) == ["1.2"] and _by_id(second)["1.2"]["status"] == "proposed"  # dependent started
+    for key in ("1.1", "1.3"):
+        assert git(wf.work, "rev-parse", "-q", "--verify", f"refs/harnery/integrated/{key}", check=False)
+    assert sorted(_landing(wf)) == ["harnery/land/1.2"]  # the merged ones' branches went
+
+    # a rebase merge of 1.2: its commit replayed onto main
+    clone = _maintainer(wf)
+    git(clone, "cherry-pick", "origin/harnery/land/1.2")
+    git(clone, "push", "-q", "origin", "main")
+    third = _run(wf)
+    assert [(p["taskId"], p["became"]) for p in third["proposals"]] == [("1.2", "done")]
+    assert third["tasks"] == [] and _landing(wf) == {}
+    roadmap = wf.remote_file("docs/roadmap.md")
+    assert roadmap.count("- [x]") == 3
+
+
+def test_a_closed_request_ends_refused_with_its_branch_kept(tmp_path: Path) -> None:
+    wf = setup(tmp_path, roadmap="# R\n\n- [ ] 1.1 First\n")
+    first = _run(wf)
+    head = first["tasks"][0]["proposal"]["head"]
+    git(wf.remote, "update-ref", "-d", "refs/heads/harnery/land/1.1", head)  # closed on the forge, unmerged
+    second = _run(wf)
+    seen = second["proposals"]
+    assert [(p["taskId"], p["became"], p["state"]) for p in seen] == [("1.1", "refused", "closed")]
+    assert "deleted" in seen[0]["how"]
+    kept = git(wf.work, "rev-parse", "roadmap-1.1")
+    assert git(wf.work, "rev-parse", f"{kept}^{{tree}}") != git(wf.work, "rev-parse", "origin/main^{tree}")
+    assert {s["taskId"]: s["reason"] for s in second["skipped"]} == {"1.1": "surviving-branch"}
+    assert second["tasks"] == []
+
+
+def test_push_mode_is_unchanged_by_the_setting_s_default(tmp_path: Path) -> None:
+    wf = setup(tmp_path, roadmap="# R\n\n- [ ] 1.1 First\n")
+    done = wf.run("--json")
+    assert done.code == 0, done.err
+    assert done.json()["tasks"][0]["status"] == "done" and _landing(wf) == {}
+    assert "- [x] 1.1" in wf.remote_file("docs/roadmap.md")
+
+
+def test_the_setting_in_the_file_chooses_pull_request_and_a_bad_value_is_refused(tmp_path: Path) -> None:
+    agents = tmp_path / "agents"
+    wf = setup(tmp_path, roadmap="# R\n\n- [ ] 1.1 First\n",
+               config=config_text(agents, workflow='stageTimeout = 30\nland = "pull-request"\n'))
+    done = wf.run("--json")
+    assert done.code == 0, done.err
+    assert done.json()["tasks"][0]["status"] == "proposed" and list(_landing(wf)) == ["harnery/land/1.1"]
+    bad = harn(wf.work, "workflow", "run", "--land", "sideways")
+    assert bad.code == 2 and bad.err.count("\n") == 1 or "sideways" in bad.err
+
+
+@pytest.mark.parametrize("point", ["propose-after-push", "propose-after-open", "propose-before-record"])
+def test_a_run_killed_at_each_proposal_failpoint_reruns_to_one_request(tmp_path: Path, point: str) -> None:
+    wf = setup(tmp_path, roadmap="# R\n\n- [ ] 1.1 First\n")
+    before = git(wf.remote, "rev-parse", "main")
+    at_failpoint(wf.work, point, "workflow", "run", "--land", "pull-request").kill_group()
+    rerun = _run(wf)
+    assert git(wf.remote, "rev-parse", "main") == before
+    assert list(_landing(wf)) == ["harnery/land/1.1"]
+    assert {s["taskId"]: s["reason"] for s in rerun["skipped"]} == {"1.1": "proposed"}, rerun["skipped"]
+    assert rerun["tasks"] == []
+    again = _run(wf)  # and once more: still one, still held
+    assert list(_landing(wf)) == ["harnery/land/1.1"] and again["tasks"] == []
