@@ -28,13 +28,12 @@ from contextlib import suppress
 from typing import Any
 
 from git_harn.assess.gates import GateCheckouts
-from git_harn.clock import Wait, keeping_waits, now_iso, precise_iso
+from git_harn.clock import keeping_waits, now_iso, precise_iso
 from git_harn.errors import BadInput
 from git_harn.failpoints import failpoint
 from git_harn.files import private_dir
 from git_harn.git import Oid, Repo
 from git_harn.git.branches import tracking_ref
-from git_harn.notices import warn
 from git_harn.store import lease as leases
 from git_harn.store.seal import Seal
 from git_harn.tasks.roadmap import Task, roadmap_at
@@ -51,9 +50,9 @@ from git_harn.workflow.model.state import Ending, State
 from git_harn.workflow.run import breakers, select
 from git_harn.workflow.run.fetcher import BaseFetcher
 from git_harn.workflow.run.progress import Progress
+from git_harn.workflow.run.timelines import Timelines
 from git_harn.workflow.task import addenda, assessment
-from git_harn.workflow.task.pipeline import Job, run_id_for, run_task, wait_span
-from git_harn.workflow.task.workspaces import note_stage
+from git_harn.workflow.task.pipeline import Job, run_id_for, run_task
 
 STOP_GRACE = 3.0  # seconds between SIGTERM and SIGKILL of an agent's group on interruption
 DRAIN_SECONDS = 120.0
@@ -80,7 +79,6 @@ class Scheduler:
         self.holding: breakers.Limit | None = None
         self.journal = Journal(repo, result.workflowId)
         self.scratch = record.run_folder(repo, result.workflowId)
-        self.stage_times = record.StageTimes(self.scratch)
         self.gate_checkouts = GateCheckouts(repo, self.scratch / "gates")  # private to the run [T4]
         self.taken: set[str] = set()
         self.queue: deque[Task] = deque()
@@ -90,7 +88,8 @@ class Scheduler:
         self.recovery: recovery.Recovery | None = None
         self.recovery_started: list[str] = []
         self.where: state.Where = state.Where(eff.remote, eff.base)
-        self.waiting_since: dict[str, tuple[str, str]] = {}  # task id -> (since, what it requires)
+        self.timelines = Timelines(repo, result, self.scratch, progress, self.running,
+                                   eff.remote if claims is not None else None)
         self.fetcher = BaseFetcher(repo, eff.remote, eff.base, eff.base_oid)  # the base new tasks start from [T4]
 
     # --- the loop ---------------------------------------------------------------
@@ -104,10 +103,10 @@ class Scheduler:
         failpoint("workflow-after-select")
         self.progress.say(f"workflow {self.result.workflowId} on {self.eff.upstream}: "
                           f"{len(self.queue)} task(s) selectable")
-        self._note_waiting()
+        self.timelines.note_waiting(self.tasks)
         pool = ThreadPoolExecutor(max_workers=self.eff.parallel, thread_name_prefix="harn-task")
         try:
-            with keeping_waits(self._run_waited):  # the run's own waits, e.g. for a provider's reset
+            with keeping_waits(self.timelines.run_waited):  # the run's own waits, e.g. for a provider's reset
                 self._loop(pool)
         except (KeyboardInterrupt, SystemExit) as exc:
             self._interrupted(exc)
@@ -129,7 +128,7 @@ class Scheduler:
 
     def _loop(self, pool: ThreadPoolExecutor) -> None:
         while True:
-            self.stage_times.alive()
+            self.timelines.alive()
             self.journal.beat(self.result, len(self.running))
             self._submit(pool)
             self.journal.flush(self.result)  # no start followed the end it holds
@@ -160,32 +159,6 @@ class Scheduler:
         self.result.breakers = self.breakers.shown()
         return False
 
-    def _stage_started(self, task_key: str, stage: str, attempt: str) -> None:
-        """Each stage of a task, as it starts: where the task stands and its
-        timeline so far (the next record event shows them; the run folder
-        keeps the timeline now, for a runner killed before that event), then
-        the progress line."""
-        placeholder = next((t for t in self.result.tasks if t.key == task_key and State.of(t).in_flight), None)
-        if placeholder is not None and placeholder.runId is not None:
-            state.track(placeholder, state.STAGE_STATE.get(stage, State.STARTING), stage)
-            note_stage(self.repo, placeholder.runId, stage)
-            self._keep_stage_times(placeholder)
-        failpoint(f"workflow-stage-{stage}")
-        self.progress.stage(task_key, stage, attempt)
-
-    def _keep_stage_times(self, placeholder: TaskResult) -> None:
-        """The task's timeline as its worker holds it (the previous stage
-        ended, this one begun), on its placeholder and in the run folder."""
-        work = next((w for w in list(self.running.values()) if w.runId == placeholder.runId), None)
-        if work is None:
-            return  # its first stage, before the task is listed as running: nothing has ended yet
-        spans = [dict(span) for span in list(work.timeline)]
-        placeholder.timeline = spans
-        try:
-            self.stage_times.note(str(placeholder.runId), spans)
-        except OSError as exc:  # the page of a killed run loses its stages; the run goes on
-            warn(f"cannot keep the stage times in {self.stage_times.path}: {exc.strerror or exc}")
-
     def _room(self) -> bool:
         return self.eff.maxTasks is None or len(self.taken) < self.eff.maxTasks
 
@@ -208,7 +181,7 @@ class Scheduler:
             # The worker fills its own copy; the result shows this placeholder until
             # the task ends, so the record is never written from half-changed data.
             placeholder = task_result(self.result.workflowId, task)
-            placeholder.timeline = self._waits_before(task, claiming_since)
+            placeholder.timeline = self.timelines.waits_before(task, claiming_since)
             state.track(placeholder, self._taken_as, None)
             self.result.tasks.append(placeholder)
             self.result.selected.append(task.id)
@@ -216,7 +189,7 @@ class Scheduler:
             placeholder.baseOid = str(base)
             self._seal_out(placeholder.branch)
             job = Job(self.eff, self.result.workflowId, task, copy.deepcopy(placeholder), base, self.scratch,
-                      self.agents, self._stage_started, where=self.where,
+                      self.agents, self.timelines.stage_started, where=self.where,
                       gate_checkouts=self.gate_checkouts, on_landed=self._on_landed(placeholder.runId),
                       seal=self.seal)
             # recorded before it starts: whoever settles a killed run finds its workspace [L3]
@@ -235,24 +208,6 @@ class Scheduler:
         for key, tamper in self.seal.unclaimed(running):
             self.breakers.tamper_found(key, tamper.blamed, tamper.detail)
         self.result.breakers = self.breakers.shown()
-
-    def _note_waiting(self) -> None:
-        """Tasks that wait for their requirements, from when this run first saw them wait."""
-        for task_id, detail in select.waiting(self.tasks).items():
-            self.waiting_since.setdefault(task_id, (precise_iso(), detail))
-
-    def _waits_before(self, task: Task, claiming_since: str) -> list[dict[str, Any]]:
-        """What a task waited for before it started: its requirements, its claim."""
-        spans = []
-        if task.key in self.waiting_since:
-            since, detail = self.waiting_since.pop(task.key)
-            spans.append(wait_span(Wait("requirements", detail, since, precise_iso())))
-        if self.claims is not None:
-            spans.append(wait_span(Wait("claim", f"claimed on {self.eff.remote}", claiming_since, precise_iso())))
-        return spans
-
-    def _run_waited(self, wait: Wait) -> None:
-        self.result.waits.append(wait_span(wait))
 
     @property
     def _taken_as(self) -> State:
@@ -288,7 +243,7 @@ class Scheduler:
             self.result.skipped = [s for s in self.result.skipped if s.taskId != res.task.id]
             self._seal_out(res.branch)
             job = Job(self.eff, self.result.workflowId, res.task, copy.deepcopy(placeholder), res.base_oid,
-                      self.scratch, self.agents, self._stage_started, resume_at=res.stage,
+                      self.scratch, self.agents, self.timelines.stage_started, resume_at=res.stage,
                       advisory=list(res.advisory), asked=dict(res.asked), where=self.where,
                       gate_checkouts=self.gate_checkouts, on_landed=self._on_landed(res.run_id), seal=self.seal)
             self.journal.task_resumed(self.result, res.task.id, res.branch, res.stage)
@@ -353,7 +308,7 @@ class Scheduler:
         if roadmap is None:
             return
         self.tasks, self.result.unparsed = roadmap.tasks, roadmap.unparsed
-        self._note_waiting()
+        self.timelines.note_waiting(self.tasks)
         queued = {t.key for t in self.queue}
         for task in select.selectable(self.tasks, self.taken, self.held):
             if task.key not in queued:
