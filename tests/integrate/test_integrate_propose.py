@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import json
 
-from helpers import assert_valid, git, harn
-from test_integrate import Setup, make_task, s  # noqa: F401  (s: the fixture)
-
 from git_harn.git import open_repo
 from git_harn.store import proposals
+from tests.integrate.test_integrate import Setup, make_task, s  # noqa: F401  (s: the fixture)
+from tests.kit.harn import assert_valid, git, harn
 
 
 def _propose(s: Setup, branch: str, *extra: str) -> tuple[int, dict]:  # noqa: F811

@@ -13,9 +13,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import assert_valid, git, harn
-from runtools import at_failpoint
-from wfrepo import WF, config_text, setup
+
+from tests.kit.harn import assert_valid, git, harn
+from tests.kit.runners import at_failpoint
+from tests.kit.workflow_repo import WF, config_text, setup
 
 ROADMAP = "# R\n\n- [ ] 1.1 First\n- [ ] 1.2 Second\n  Requires: 1.1\n- [ ] 1.3 Third\n"
 PR = ("--land", "pull-request", "--json")
