@@ -16,8 +16,12 @@ from dataclasses import dataclass
 
 from git_harn.errors import Refused
 from git_harn.failpoints import failpoint
+from git_harn.forge.choose import forge_for
+from git_harn.forge.model import Forge, Proposal
+from git_harn.forge.place import forge_of_host, place_of
+from git_harn.forge.propose import propose
 from git_harn.git import Oid, Repo, to_oid
-from git_harn.git.remote import Update, ls_remote, push
+from git_harn.git.remote import Update, ls_remote, push, remote_url
 
 LANDING_PREFIX = "harnery/land/"  # git-harn's own branches on the remote: never the base
 PLAIN = "plain"  # no forge: the landing branch is the proposal
@@ -72,20 +76,42 @@ def delete_landing(repo: Repo, remote: str, key: str, held: Oid) -> bool:
     return push(repo, remote, [Update(landing_ref(key), None, str(held))], lease=True).ok
 
 
+def forge_of(repo: Repo, remote: str) -> Forge | None:
+    """The forge ``remote`` is on, by its URL's host (None: no forge git-harn
+    speaks to; a path on this machine, a plain git server)."""
+    url = remote_url(repo, remote)
+    if url is None or forge_of_host(place_of(url).host) is None:
+        return None
+    return forge_for(repo, remote)
+
+
+def _task_of(key: str) -> tuple[str, int | None]:
+    task_id, _, addendum = key.partition("-addendum-")
+    return task_id, int(addendum) if addendum else None
+
+
 def open_request(repo: Repo, remote: str, key: str, base: str, squash: Oid, previous: Oid | None,
                  title: str, body: str) -> Opened:
     """Push the landing branch and open (or find) its request; idempotent.
     ``title`` and ``body`` are for the forge's request (untrusted task text
     made printable by the caller)."""
-    del base, title, body  # a plain remote takes no request
-    push_landing(repo, remote, key, squash, previous)
-    failpoint("propose-after-push")
-    return Opened(PLAIN, None, None)
+    forge = forge_of(repo, remote)
+    if forge is None:  # a plain remote takes the branch and no request
+        push_landing(repo, remote, key, squash, previous)
+        failpoint("propose-after-push")
+        return Opened(PLAIN, None, None)
+    task_id, addendum = _task_of(key)
+    made = propose(repo, forge, remote, base, task_id, squash, title, body, addendum=addendum, previous=previous)
+    return Opened(made.forge, made.url, made.number)
 
 
-def request_state(repo: Repo, remote: str, key: str, forge: str, number: int | None) -> Reading:
+def request_state(repo: Repo, remote: str, key: str, forge: str, number: int | None, url: str | None = None,
+                  head: Oid | None = None, base: str = "") -> Reading:
     """What the forge says of the request; UNKNOWN when it cannot tell (the caller reads content)."""
-    del forge, number
+    found = forge_of(repo, remote) if forge != PLAIN else None
+    if found is not None and head is not None:
+        read = found.read(Proposal(forge, url, number, head, landing_branch(key), base))
+        return Reading(read.state.value, read.words)
     if remote_landing(repo, remote, key) is None:
         return Reading(CLOSED, f"{landing_branch(key)} was deleted from {remote}")
     return Reading(UNKNOWN)
