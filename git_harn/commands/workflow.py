@@ -19,6 +19,7 @@ from git_harn.tasks.config import LandMode
 from git_harn.tasks.roadmap import work_key
 from git_harn.text import clip, one_line
 from git_harn.workflow.after.settle import SettleResult, settle
+from git_harn.workflow.agents import spend
 from git_harn.workflow.agents.adapters.starter import AGENT_CHOICES
 from git_harn.workflow.ledger import record
 from git_harn.workflow.ledger.claims import Claim, ClaimsResult, claim_settings, list_claims, release_claim
@@ -105,16 +106,29 @@ def run(base: str | None, remote: str | None, max_tasks: int | None, parallel: i
     return show(result, as_json, _view)
 
 
-def _task_lines(tasks: Iterable[dict[str, Any]]) -> list[str]:
-    """One row a task; DETAIL whole, wrapped to the terminal (whole lines when piped)."""
+def _task_lines(tasks: list[dict[str, Any]], costs: bool) -> list[str]:
+    """One row a task; DETAIL whole, wrapped to the terminal (whole lines when piped);
+    COST when an agent reported usage or the run had a spending limit."""
     rows = []
     for t in tasks:
         landed = State.of(t).landed
-        rows.append([t["taskId"], t["status"], "" if landed else t.get("stage") or "", t["branch"],
+        cost = [spend.cost_text(t.get("usage"))] if costs else []
+        rows.append([t["taskId"], t["status"], "" if landed else t.get("stage") or "", t["branch"], *cost,
                      one_line(t.get("detail") or "", DETAIL_LIMIT)])
     if not rows:
         return []
-    return wrapped_table(["TASK", "STATUS", "STAGE", "BRANCH", "DETAIL"], rows, terminal_width()).splitlines()
+    head = ["TASK", "STATUS", "STAGE", "BRANCH", *(["COST"] if costs else []), "DETAIL"]
+    return wrapped_table(head, rows, terminal_width()).splitlines()
+
+
+def _cost_lines(doc: dict[str, Any]) -> list[str]:
+    """Cost by stage of each task that has usage, and the run's spending (measured, marked where unknown)."""
+    lines = [f"cost of {t['taskId']}: {spend.stage_costs(t['usage'])}" for t in doc.get("tasks", [])
+             if spend.stage_costs(t.get("usage"))]
+    if doc.get("usage"):
+        lines.append(f"cost of the run: {spend.cost_text(doc['usage'])}")
+    limit = spend.spending_text((doc.get("breakers") or {}).get("spending"))
+    return lines + ([limit] if limit else [])
 
 
 def _workspace_lines(tasks: list[dict[str, Any]]) -> list[str]:
@@ -132,7 +146,9 @@ def _workspace_lines(tasks: list[dict[str, Any]]) -> list[str]:
 def _common(doc: dict[str, Any]) -> list[str]:
     lines = [f"workflow {doc['workflowId']} on {doc['remote']}/{doc['base']} ({doc['baseOid'][:12]})"
              + (" — dry run" if doc.get("dryRun") else "")]
-    lines += _task_lines(doc.get("tasks", []))
+    costs = any(t.get("usage") for t in doc.get("tasks", [])) or bool((doc.get("breakers") or {}).get("spending"))
+    lines += _task_lines(doc.get("tasks", []), costs)
+    lines += _cost_lines(doc) if costs else []
     lines += _workspace_lines(doc.get("tasks", []))
     for s in doc.get("skipped", []):
         lines.append(f"skipped {s['taskId']}: {s['reason']}" + (f" ({s['detail']})" if s.get("detail") else ""))
@@ -289,8 +305,8 @@ def list_cmd(stale_after: float | None, as_json: bool) -> int:
 
     def view(item: WorkflowList) -> Iterable[str]:
         rows = [[w["workflowId"], w["startedAt"], record.outcome_text(w["outcome"], w["runnerState"], w["heartbeatAt"]),
-                 w["summary"]] for w in item.workflows]
-        lines = table(["WORKFLOW", "STARTED", "OUTCOME", "SUMMARY"], rows).splitlines() if rows else [
+                 spend.cost_text(w.get("usage")), w["summary"]] for w in item.workflows]
+        lines = table(["WORKFLOW", "STARTED", "OUTCOME", "COST", "SUMMARY"], rows).splitlines() if rows else [
             "no workflow records"]
         lines += [f"unreadable {u['ref']}: {u['error']}" for u in item.unreadable]
         return lines

@@ -27,12 +27,15 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from git_harn.tasks.config import COMMAND_ADAPTER, AgentSettings, Price
-from git_harn.workflow.model.config import Effective
+
+if TYPE_CHECKING:  # what prints a cost loads no run's configuration
+    from git_harn.workflow.model.config import Effective
 
 MILLION = 1_000_000
+STAGE_ORDER = ("plan", "implement", "addendum", "review", "integrate")  # a task's path: how costs are listed
 
 
 def reported(run: Mapping[str, Any]) -> float | None:
@@ -153,3 +156,36 @@ class Meter:
         return (f"spending limit reached: ${self.spent:.2f} spent of ${self.limit:.2f} (at "
                 f"{self.crossing['stage']} of task {self.crossing['taskId']}){unknown}; stopped starting stages "
                 f"({halted} task(s) halted with their work kept, {skipped} not started)")
+
+
+# --- as show, list and the page print it ---------------------------------------------
+
+
+def cost_text(usage: Mapping[str, Any] | None) -> str:
+    """A measured cost, marked where it is unknown: ``$1.23``, ``$1.23 + 2 runs
+    unknown``, ``unknown`` (no run's cost is known, or no agent reported any usage)."""
+    if not usage:
+        return "unknown"
+    cost, unknown = usage.get("costUsd"), int(usage.get("unknownRuns") or 0)
+    if not isinstance(cost, (int, float)):
+        return "unknown"
+    return f"${cost:.2f}" + (f" + {unknown} run{'s' if unknown != 1 else ''} unknown" if unknown else "")
+
+
+def stage_costs(usage: Mapping[str, Any] | None) -> str:
+    """Cost by stage: ``plan $1.00, implement $1.00, review $0.91``; empty without usage."""
+    stages = (usage or {}).get("stages") or {}
+    order = sorted(stages, key=lambda s: (STAGE_ORDER.index(s) if s in STAGE_ORDER else len(STAGE_ORDER), s))
+    return ", ".join(f"{stage} {cost_text(stages[stage])}" for stage in order if isinstance(stages[stage], dict))
+
+
+def spending_text(spending: Mapping[str, Any] | None) -> str | None:
+    """The run's spending against its limit, or None without a limit."""
+    if not spending:
+        return None
+    reached = spending.get("reached")
+    where = f", reached at {reached['stage']} of task {reached['taskId']}" if reached else ""
+    unknown = int(spending.get("unknownRuns") or 0)
+    return (f"spent ${float(spending['spentUsd']):.2f} of the ${float(spending['limitUsd']):.2f} limit"
+            f"{' (hard)' if spending.get('hard') else ''}{where}"
+            + (f"; {unknown} stage run(s) of unknown cost not counted" if unknown else ""))

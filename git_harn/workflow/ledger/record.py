@@ -306,7 +306,8 @@ def listing(repo: Repo, stale: float | None) -> WorkflowList:
             "remote": str(body.get("remote", "")), "outcome": str(body.get("outcome", "")),
             "recordedOutcome": body["recordedOutcome"], "runnerState": body["runnerState"],
             "heartbeatAt": (body.get("runner") or {}).get("heartbeatAt"),
-            "summary": str(body.get("summary", "")), "recordedSummary": body["recordedSummary"]})
+            "summary": str(body.get("summary", "")), "recordedSummary": body["recordedSummary"],
+            "usage": body.get("usage")})
     result.workflows.sort(key=lambda w: (w["startedAt"], w["workflowId"]))
     return result
 

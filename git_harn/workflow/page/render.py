@@ -23,6 +23,7 @@ from typing import Any
 from git_harn import __version__
 from git_harn.clock import parse_iso
 from git_harn.errors import EXIT_FOR_OUTCOME
+from git_harn.workflow.agents import spend
 from git_harn.workflow.model.result import IN_PROGRESS
 from git_harn.workflow.page import svg
 from git_harn.workflow.page.chart import Chart, Row, dicts, member, number, task_key, text
@@ -190,21 +191,22 @@ def _stage_time(doc: dict[str, Any], chart: Chart) -> str:
 
 def _tokens(usage: object) -> list[str]:
     if not isinstance(usage, dict):
-        return ['<span class="none">none</span>', "", "", "", ""]
-    cost = usage.get("costUsd")
-    dollars = f"${cost:.4f}" if isinstance(cost, (int, float)) else "not reported"
+        return ['<span class="none">none</span>', "", "", "", "", ""]
     return [esc(f"{number(usage.get(k)):,}") for k in ("runs", "inputTokens", "outputTokens", "cachedInputTokens")] \
-        + [esc(dollars)]
+        + [esc(spend.cost_text(usage)), esc(spend.stage_costs(usage))]
 
 
 def _usage(doc: dict[str, Any]) -> str:
     tasks = dicts(doc.get("tasks"))
+    limit = spend.spending_text(member(member(doc, "breakers"), "spending"))
+    said = f"<p>{esc(limit)}</p>" if limit else ""
     rows = [[esc(task_key(t)), *_tokens(t.get("usage"))] for t in tasks if isinstance(t.get("usage"), dict)]
     if not rows:
-        return '<p class="none">no usage: the agents are plain commands (claude and codex report theirs)</p>'
+        return said + '<p class="none">no usage: the agents are plain commands, whose cost is unknown (claude and ' \
+            'codex report theirs)</p>'
     rows.append(["<b>all</b>", *_tokens(doc.get("usage"))])
-    return table(["task", "agent runs", "input tokens", "output tokens", "cached input", "cost (USD)"], rows,
-                 (1, 2, 3, 4, 5))
+    return said + table(["task", "agent runs", "input tokens", "output tokens", "cached input", "cost (USD)",
+                         "cost by stage"], rows, (1, 2, 3, 4, 5))
 
 
 # --- one section per task -----------------------------------------------------------------

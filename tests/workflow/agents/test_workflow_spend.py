@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import time
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +91,24 @@ def test_a_limit_reached_mid_run_stops_new_stages_at_the_crossing_keeps_the_work
                         "reached": {"taskId": "9.2", "stage": "plan", "spentUsd": 4.0}}
     assert doc["usage"]["costUsd"] == 4.0
     assert doc["halted"].startswith("spending limit reached: $4.00 spent of $4.00 (at plan of task 9.2)")
+    # measured cost per task and per stage: show, list and the page
+    shown = harn(wf.work, "workflow", "show", workflow_id).out
+    assert "cost of 9.1: plan $1.00, implement $1.00, review $1.00" in shown
+    assert "cost of 9.2: plan $1.00" in shown and "cost of the run: $4.00" in shown
+    assert "spent $4.00 of the $4.00 limit, reached at plan of task 9.2" in shown
+    header = next(line for line in shown.splitlines() if line.startswith("TASK"))
+    row = next(line for line in shown.splitlines() if line.startswith("9.1 "))
+    assert "COST" in header and row[header.index("COST"):].startswith("$3.00")
+    listed = harn(wf.work, "workflow", "list")
+    row = next(line for line in listed.out.splitlines() if line.startswith(workflow_id))
+    assert "$4.00" in row, listed.out
+    listing = json.loads(harn(wf.work, "workflow", "list", "--json").out)
+    assert_valid(listing, "workflow-list")
+    assert listing["workflows"][0]["usage"]["costUsd"] == 4.0
+    page = tmp_path / "page.html"
+    assert harn(wf.work, "workflow", "report", workflow_id, "--output", str(page)).code == 0
+    html = page.read_text()
+    assert "spent $4.00 of the $4.00 limit" in html and "plan $1.00, implement $1.00, review $1.00" in html
     command = next_command(first.out)
     assert command == ("git harn workflow run --resume-partial-branches --resume-mode continue "
                        "--max-cost-usd 8")
@@ -140,6 +159,10 @@ def test_unknown_costs_are_said_and_never_counted_as_nothing(tmp_path: Path) -> 
     assert task["usage"]["stages"]["review"] == {"costUsd": None, "runs": 2, "unknownRuns": 2}
     assert task["usage"]["unknownRuns"] == 2 and task["usage"]["costUsd"] == 2.0
     assert doc["breakers"]["spending"]["unknownRuns"] == 2 and doc["breakers"]["spending"]["spentUsd"] == 2.0
+    shown = harn(wf.work, "workflow", "show").out
+    assert "cost of 9.1: plan $1.00, implement $1.00, review unknown" in shown
+    assert "cost of the run: $2.00 + 2 runs unknown" in shown
+    assert "2 stage run(s) of unknown cost not counted" in shown
 
 
 def test_prices_and_limits_are_checked() -> None:
@@ -182,3 +205,30 @@ def test_the_price_of_tokens_and_the_advice_are_one_function_each() -> None:
     step = budget_advice(2.5, 2.75, Where("origin", "main", ("--base", "main")), survivors=False)
     assert step.command == "git harn workflow run --base main --max-cost-usd 5"
     assert "$2.75 of its $2.50 limit" in step.why
+
+
+def test_a_hard_limit_stops_the_stage_still_running_at_the_crossing(tmp_path: Path) -> None:
+    env, calls = fake_cli_env(tmp_path)
+    (calls / "scenario.json").write_text(json.dumps({
+        # 9.1's plan costs $5 after 9.2's plan has begun; 9.2's would run for a minute
+        "task:9.1:stage:plan": [claude_init(), {"work": "plan"}, {"sleep": 3}, claude_result(PLAN_OK, cost=5.0)],
+        "task:9.2:stage:plan": [claude_init(), {"sleep": 60}, claude_result(PLAN_OK, cost=5.0)],
+    }))
+    wf = setup(tmp_path, roadmap=ROADMAP, config=config())
+    started = time.monotonic()
+    done = wf.run("--json", "--parallel", "2", "--max-cost-usd", "1", "--hard-limit", env=env)
+    took = time.monotonic() - started
+    doc = json.loads(done.out)
+    assert done.code == 3, (done.err, doc["tasks"])
+    assert_valid(doc, "workflow-result")
+    assert took < 40, took  # the sleeping plan was stopped, not waited for
+    by_id = {t["taskId"]: t for t in doc["tasks"]}
+    stopped = by_id["9.2"]
+    assert (stopped["status"], stopped["stage"], stopped["faultKind"]) == ("halted", "plan", "budget"), stopped
+    assert stopped["detail"].startswith("the run's spending limit was reached (--hard-limit): ")
+    assert (by_id["9.1"]["status"], by_id["9.1"]["faultKind"]) == ("halted", "budget")
+    assert "plan 9.1 by claude" in git(wf.work, "log", "--format=%s", "roadmap-9.1")  # its paid work stays
+    assert doc["breakers"]["spending"]["hard"] is True and doc["breakers"]["spending"]["spentUsd"] == 5.0
+    assert [(s["taskId"], s["reason"]) for s in doc["skipped"]] == [("9.3", "budget")]
+    assert doc["interrupted"] is False and doc["halted"].startswith("spending limit reached: $5.00 spent of $1.00")
+    assert doc["next"]["command"].endswith("--max-cost-usd 2")
