@@ -126,6 +126,9 @@ class WorkflowResult(Result):
     breakers: dict[str, Any] | None = None  # circuit breakers: the auth halt, provider limits and waits
     next: dict[str, Any] | None = None  # the run's own next step when it halted before any task (state.Next)
     waits: list[dict[str, Any]] = field(default_factory=list)  # the run's own waits (its final flush's merge lock)
+    # tasks not started that wait for tasks they require, as the runner sees them now: {taskId, requires};
+    # empty once the run ends (those left are in ``skipped``). What ``workflow watch`` says it waits for.
+    waiting: list[dict[str, str]] = field(default_factory=list)
     baseOidAfter: str | None = None  # the base's tip on the remote when the run finished
     remoteUrl: str | None = None  # the remote's URL at the start (no credentials): doctor compares [T1]
 

@@ -103,7 +103,7 @@ class Scheduler:
         failpoint("workflow-after-select")
         self.progress.say(f"workflow {self.result.workflowId} on {self.eff.upstream}: "
                           f"{len(self.queue)} task(s) selectable")
-        self.timelines.note_waiting(self.tasks)
+        self.timelines.note_waiting(self.tasks, self.taken)
         pool = ThreadPoolExecutor(max_workers=self.eff.parallel, thread_name_prefix="harn-task")
         try:
             with keeping_waits(self.timelines.run_waited):  # the run's own waits, e.g. for a provider's reset
@@ -308,7 +308,7 @@ class Scheduler:
         if roadmap is None:
             return
         self.tasks, self.result.unparsed = roadmap.tasks, roadmap.unparsed
-        self.timelines.note_waiting(self.tasks)
+        self.timelines.note_waiting(self.tasks, self.taken)
         queued = {t.key for t in self.queue}
         for task in select.selectable(self.tasks, self.taken, self.held):
             if task.key not in queued:
@@ -368,6 +368,7 @@ class Scheduler:
         self._tamper_halts(set())
         left = select.left_out(self.tasks, self.taken, self.held, self.limited, self.breakers.halted())
         result.skipped.extend(left)
+        result.waiting = []  # what still waits is in skipped now
         halt = self.breakers.halt_line(self.eff.remote, self.eff.base,
                                        sum(s.reason == self.breakers.halted() for s in left))
         if halt is not None and not result.interrupted:

@@ -43,10 +43,14 @@ class Timelines:
     def alive(self) -> None:
         self.stage_times.alive()
 
-    def note_waiting(self, tasks: list[Task]) -> None:
-        """Tasks that wait for their requirements, from when this run first saw them wait."""
-        for task_id, detail in select.waiting(tasks).items():
+    def note_waiting(self, tasks: list[Task], taken: set[str]) -> None:
+        """Tasks that wait for their requirements, from when this run first saw them wait;
+        the record's ``waiting`` says which wait now (the next event writes it)."""
+        waiting = select.waiting(tasks)
+        for task_id, detail in waiting.items():
             self.waiting_since.setdefault(task_id, (precise_iso(), detail))
+        self.result.waiting = [{"taskId": task_id, "requires": detail} for task_id, detail in waiting.items()
+                               if task_id not in taken]
 
     def waits_before(self, task: Task, claiming_since: str) -> list[dict[str, Any]]:
         """What a task waited for before it started: its requirements, its claim."""
