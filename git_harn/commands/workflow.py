@@ -1,4 +1,4 @@
-"""``git harn workflow run|show|report|list|init|check|claims|discard``: drive roadmap tasks through
+"""``git harn workflow run|show|watch|report|list|init|check|claims|discard``: drive roadmap tasks through
 stage agents, gates, dual review and integration [R1], and show what a run did."""
 
 from __future__ import annotations
@@ -240,21 +240,26 @@ def show_cmd(workflow_id: str | None, stale_after: float | None, as_json: bool) 
 
     def view(item: StoredWorkflow) -> Iterable[str]:
         body = item.body
-        lines = _common(body)
-        runner = body.get("runner") or {}
-        if body.get("runnerState") is not None:
-            state = record.outcome_text(body.get("outcome"), body["runnerState"], runner.get("heartbeatAt"))
-            lines.append(f"state: {state}" + (f" (runner pid {runner.get('pid')} on {runner.get('host')})"
-                                              if runner else ""))
-            step = record.settle_step(body)
-            if step is not None:
-                lines.append(f"next: {step}")
+        lines = _common(body) + _state_lines(body)
         lines += _settled_lines(body)
         lines.append("events (newest first):")
         lines += [f"  {e['subject']}" for e in item.events]
         return lines
 
     return show(found, as_json, view)
+
+
+def _state_lines(body: dict[str, Any]) -> list[str]:
+    """What became of a record's runner, and the step that settles a dead one."""
+    runner = body.get("runner") or {}
+    if body.get("runnerState") is None:
+        return []
+    state = record.outcome_text(body.get("outcome"), body["runnerState"], runner.get("heartbeatAt"))
+    lines = [f"state: {state}" + (f" (runner pid {runner.get('pid')} on {runner.get('host')})" if runner else "")]
+    step = record.settle_step(body)
+    if step is not None:
+        lines.append(f"next: {step}")
+    return lines
 
 
 def _settled_lines(body: dict[str, Any]) -> list[str]:
@@ -266,6 +271,37 @@ def _settled_lines(body: dict[str, Any]) -> list[str]:
     for dead in body.get("settled") or []:
         lines.append(f"settled {dead['summary']}")
     return lines
+
+
+@workflow.command(name="watch")
+@click.argument("workflow_id", required=False)
+@click.option("--plain", is_flag=True, help="Print the lines that changed, one after another, even on a terminal.")
+@click.option("--sync", "sync_every", type=float, metavar="SECONDS",
+              help="Run git harn sync this often (and first), to watch a run on another machine.")
+@_STALE_AFTER
+def watch_cmd(workflow_id: str | None, plain: bool, sync_every: float | None, stale_after: float | None) -> int:
+    """Watch a run as it goes (default: the newest running one); q or Ctrl-C leaves, the run goes on."""
+    from git_harn.commands.screen import screen_for
+    from git_harn.workflow.page.watch import Watched, watch
+
+    repo = repository()
+    sync = None
+    if sync_every is not None:
+        from git_harn.sync.engine import sync as run_sync
+
+        def sync() -> str:
+            return run_sync(repo, None).summary
+
+    with screen_for(plain) as screen:
+        result = watch(repo, workflow_id, screen, stale_after, sync, sync_every)
+
+    def view(item: Watched) -> Iterable[str]:
+        if item.left:
+            return [f"left the watch of {item.workflowId}; the run goes on "
+                    f"(git harn workflow watch {item.workflowId} looks again)"]
+        return _common(item.body) + _state_lines(item.body)
+
+    return show(result, False, view)
 
 
 @workflow.command(name="report")

@@ -13,7 +13,7 @@ from typing import Any
 
 from git_harn.errors import CorruptRecord
 from git_harn.git import Oid, Repo
-from git_harn.git.objects import BLOB_MODE
+from git_harn.git.objects import BLOB_MODE, REGULAR_MODES
 from git_harn.store import chain
 
 WORKFLOWS_PREFIX = chain.ROOT + "workflows/"
@@ -70,6 +70,18 @@ def write_parts(repo: Repo, workflow_id: str, head: dict[str, Any], tasks: Seque
     if writer_host is not None:
         more.append(("Harnery-Host", writer_host))
     return chain.write_files(repo, WORKFLOWS, workflow_id, files, event, summary, more, old_tip)
+
+
+def part_ids(repo: Repo, tip: Oid) -> tuple[Oid | None, list[Oid]]:
+    """The blob ids of a record commit's ``workflow.json`` and of each of
+    its task files, in order, reading no blob: a reader that keeps what it
+    read before reads again only the blobs whose id changed (``workflow
+    watch``). A task file that is no regular file ends the list."""
+    head = repo.entry(tip, WORKFLOW_FILE)
+    tasks: list[Oid] = []
+    while (found := repo.entry(tip, TASKS.path(len(tasks)))) is not None and found[1] in REGULAR_MODES:
+        tasks.append(found[0])
+    return (head[0] if head is not None and head[1] in REGULAR_MODES else None), tasks
 
 
 def read(repo: Repo, workflow_id: str) -> chain.Stored[dict[str, Any]] | None:

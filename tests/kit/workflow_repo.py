@@ -74,6 +74,12 @@ if sys.argv[-1].endswith("-evil"):
 if what.startswith("sleep:"):
     time.sleep(float(what.split(":", 1)[1]))
     what = "ok"
+if what == "wait":  # the test sets the pace: until go-<task>-<stage> appears
+    note("waiting")
+    deadline = time.time() + 120
+    while not os.path.exists(os.path.join(here, f"go-{task}-{stage}")) and time.time() < deadline:
+        time.sleep(0.05)
+    what = "ok"
 if what == "mark":
     open(os.path.join(here, f"mark-{task}-{stage}"), "w").close()
     what = "ok"
@@ -173,6 +179,10 @@ class WF:
 
     def script(self, mapping: dict[str, Any]) -> None:
         (self.agents / "script.json").write_text(json.dumps(mapping))
+
+    def go(self, task: str, stage: str) -> None:
+        """Let the agents scripted ``wait`` at ``task``'s ``stage`` go on."""
+        (self.agents / f"go-{task}-{stage}").write_text("")
 
     def log(self) -> list[dict[str, Any]]:
         path = self.agents / "agent.log"

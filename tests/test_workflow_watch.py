@@ -1,0 +1,296 @@
+"""``git harn workflow watch`` (issue 47 item 1): a run in progress as its
+record and run folder tell it, drawn in place on a terminal or as whole
+lines down a pipe; it ends with the run (exit 0, or 3 when not every task
+landed), and leaving it never touches the run.
+
+The stage agents wait for a file the test writes (``WF.go``), so the test
+sets the pace at which the run moves and looks at the watch in between.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import signal
+import struct
+import subprocess
+import termios
+import threading
+import time
+from pathlib import Path
+
+from helpers import git, harn, make_repo
+from runtools import GIT_HARN, Runner, start, wait_for_log
+from wfrepo import WF, setup
+
+from git_harn.clock import now_iso
+from git_harn.git.repo import open_repo
+from git_harn.workflow.ledger import record
+from git_harn.workflow.model.result import TaskResult, WorkflowResult
+from git_harn.workflow.page.watch import Follower, Reader, frame
+
+ROADMAP = "# Roadmap\n\n- [ ] 1.1 First thing\n- [ ] 1.2 Second thing\n  Requires: 1.1\n"
+
+
+def _waiting_at(wf: WF, task: str, stage: str) -> None:
+    wait_for_log(wf.log, lambda log: any(e["task"] == task and e["stage"] == stage and e["event"] == "waiting"
+                                         for e in log))
+
+
+def _record_id(wf: WF, seconds: float = 60) -> str:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        refs = git(wf.work, "for-each-ref", "--format=%(refname)", "refs/harnery/workflows/").split()
+        if refs:
+            return refs[0].rsplit("/", 1)[1]
+        time.sleep(0.05)
+    raise AssertionError("the run made no record")
+
+
+class Lines:
+    """What a process prints, read as it comes (a thread), so the test can wait for a line."""
+
+    def __init__(self, stream: object) -> None:
+        self.text = ""
+        self._thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        self._thread.start()
+
+    def _read(self, stream: object) -> None:
+        for chunk in iter(lambda: stream.read(1), ""):  # type: ignore[attr-defined]
+            self.text += chunk
+
+    def wait_for(self, pattern: str, seconds: float = 60) -> str:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if re.search(pattern, self.text):
+                return self.text
+            time.sleep(0.05)
+        raise AssertionError(f"never printed {pattern!r}:\n{self.text}")
+
+
+def _watch(wf: WF, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([GIT_HARN, "workflow", "watch", *args], cwd=wf.work, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, start_new_session=True)
+
+
+def test_piped_the_watch_prints_each_stage_as_the_run_moves_in_whole_lines_and_ends_with_it(tmp_path: Path) -> None:
+    wf = setup(tmp_path, roadmap=ROADMAP)
+    wf.script({"1.1:plan": "wait", "1.1:implement": "wait", "1.1:review": "wait"})
+    with start(wf.work, "workflow", "run") as run:
+        _waiting_at(wf, "1.1", "plan")
+        workflow_id = _record_id(wf)
+        watch = _watch(wf)  # the newest running one
+        out = Lines(watch.stdout)
+        try:
+            out.wait_for(rf"workflow {workflow_id} on origin/main: running\n")
+            out.wait_for(r"waits for: 1\.2 requires 1\.1\n")
+            wf.go("1.1", "plan")
+            _waiting_at(wf, "1.1", "implement")
+            out.wait_for(r"task 1\.1: implementing at implement #1: plan ok\n")
+            wf.go("1.1", "implement")
+            _waiting_at(wf, "1.1", "review")
+            out.wait_for(r"task 1\.1: reviewing at review r1: gates ok\n")
+            wf.go("1.1", "review")
+            out.wait_for(r"task 1\.2: ")  # it starts once 1.1 landed
+            assert watch.wait(timeout=120) == 0, watch.stderr.read() if watch.stderr else ""
+        finally:
+            if watch.poll() is None:
+                watch.kill()
+                watch.wait()
+        assert run.proc.wait(timeout=120) == 0
+    text = out.text
+    assert "\x1b" not in text and "\r" not in text  # piped: plain lines, no drawing
+    lines = text.splitlines()
+    ending = lines.index(next(line for line in lines if line.startswith(f"workflow {workflow_id} on origin/main (")))
+    looks = lines[:ending]
+    assert looks and all(re.fullmatch(r"\d\d:\d\d:\d\d \S.*", line) for line in looks), looks
+    # each line says a change once: the same task line never twice in a row
+    task_lines = [line[9:] for line in looks if line[9:].startswith("task 1.1:")]
+    assert len(task_lines) == len(set(task_lines)), task_lines
+    assert lines[-1] == "2 tasks: 2 done"  # the run's summary, as the run prints it
+    assert "task 1.1: done" in text and "task 1.2: done" in text
+
+
+def test_the_watch_of_a_run_that_left_a_task_undone_exits_3_with_the_next_step(tmp_path: Path) -> None:
+    wf = setup(tmp_path, roadmap="# Roadmap\n\n- [ ] 1.1 First thing\n")
+    wf.script({"plan": "blocked"})
+    assert wf.run().code == 3
+    workflow_id = _record_id(wf)
+    shown = harn(wf.work, "workflow", "watch", workflow_id)
+    assert shown.code == 3, shown.err
+    assert "1 task: 1 blocked" in shown.out
+    assert "next for roadmap-1.1: git harn workflow discard 1.1 --yes" in shown.out
+
+
+def test_the_watch_of_a_run_that_landed_every_task_exits_0(tmp_path: Path) -> None:
+    wf = setup(tmp_path, roadmap="# Roadmap\n\n- [ ] 1.1 First thing\n")
+    assert wf.run().code == 0
+    shown = harn(wf.work, "workflow", "watch", _record_id(wf), "--plain")
+    assert shown.code == 0, shown.err
+    assert shown.out.splitlines()[-1] == "1 task: 1 done"
+
+
+def test_with_no_run_going_the_watch_says_so_and_changes_nothing(tmp_path: Path) -> None:
+    wf = setup(tmp_path, roadmap="# Roadmap\n\n- [ ] 1.1 First thing\n")
+    assert wf.run().code == 0
+    before = git(wf.work, "for-each-ref")
+    none = harn(wf.work, "workflow", "watch")
+    assert none.code == 2
+    assert none.err.startswith("git harn: error: no workflow is running")
+    bad = harn(wf.work, "workflow", "watch", "--sync", "0")
+    assert bad.code == 2 and "--sync must be a positive number of seconds" in bad.err
+    assert git(wf.work, "for-each-ref") == before
+
+
+def test_a_runner_gone_ends_the_watch_with_the_step_that_settles_it(tmp_path: Path) -> None:
+    wf = setup(tmp_path, roadmap="# Roadmap\n\n- [ ] 1.1 First thing\n")
+    wf.script({"plan": "wait"})
+    run: Runner = start(wf.work, "workflow", "run")
+    with run:
+        _waiting_at(wf, "1.1", "plan")
+        workflow_id = _record_id(wf)
+        watch = _watch(wf, workflow_id)
+        out = Lines(watch.stdout)
+        out.wait_for(r"task 1\.1: ")
+        run.kill_group()
+        assert watch.wait(timeout=60) == 3
+    out.wait_for(rf"next: git harn workflow settle {workflow_id}")
+    assert "interrupted (runner gone)" in out.text
+
+
+def _long_run(repo: Path, workflow_id: str, events: int) -> tuple[record.Writer, WorkflowResult, record.StageTimes]:
+    """A record of ``events`` events over four running tasks, and as many
+    stage-times lines: a run that has gone on for that long."""
+    result = WorkflowResult(workflowId=workflow_id, base="main", remote="origin",
+                            baseOid=git(repo, "rev-parse", "HEAD"), dryRun=False, startedAt=now_iso())
+    result.tasks = [TaskResult(taskId=f"1.{n}", title="t", branch=f"roadmap-1.{n}", runId=f"run-{n}",
+                               status="running", state="implementing", stage="implement") for n in range(4)]
+    handle = open_repo(repo)
+    writer = record.Writer(handle, workflow_id)
+    folder = record.run_folder(handle, workflow_id)
+    folder.mkdir(parents=True)
+    times = record.StageTimes(folder)
+    for n in range(events):
+        task = result.tasks[n % 4]
+        task.detail = f"event {n:06d}"
+        writer.write(result, "heartbeat", f"event {n:06d}")
+        times.note(str(task.runId), [{"kind": "stage", "stage": "implement", "attempt": n, "startedAt": now_iso(),
+                                      "finishedAt": None, "outcome": None}])
+    return writer, result, times
+
+
+def _one_more(writer: record.Writer, result: WorkflowResult, times: record.StageTimes) -> None:
+    result.tasks[1].detail = "event 999999"
+    writer.write(result, "heartbeat", "event 999999")
+    times.note("run-1", [{"kind": "stage", "stage": "review", "attempt": 9, "startedAt": now_iso(),
+                          "finishedAt": None, "outcome": None}])
+
+
+def test_a_look_reads_only_what_changed_whatever_the_length_of_the_run(tmp_path: Path) -> None:
+    """Measured through the reader every look reads by: the bytes a look
+    reads after one more event are the same after 20 events as after 400,
+    and a look with nothing new reads nothing."""
+    repo = make_repo(tmp_path / "repo")
+    measured = {}
+    for events in (20, 400):
+        workflow_id = f"wf-{events:04d}"  # ids of one length: the same bytes name them
+        writer, result, times = _long_run(repo, workflow_id, events)
+        reader = Reader(open_repo(repo))
+        follower = Follower(open_repo(repo), workflow_id, reader)
+        follower.look()
+        first, first_reads = reader.bytes, reader.reads
+        follower.look()
+        assert reader.bytes == first  # nothing new: nothing read
+        _one_more(writer, result, times)
+        follower.look()
+        measured[events] = (reader.bytes - first, reader.reads - first_reads)
+        assert follower.tasks[1]["detail"] == "event 999999"
+        assert follower.spans["run-1"][-1]["stage"] == "review"
+        assert follower.events[-1] == "heartbeat: event 999999"
+        view = frame(follower, record.LIVE)
+        assert [row.stage for row in view.rows][:2] == [f"implement #{events - 4}", "review r9"]
+    (short, short_reads), (long, long_reads) = measured[20], measured[400]
+    # the one task changed, the new commit, the stage-times tail; the run-level file, as it was, is not read
+    assert short_reads == long_reads == 3
+    assert long == short, measured  # one task, one commit, one line: the same bytes
+    assert long < 4000, measured
+
+
+class Pty:
+    """``git harn workflow watch`` on a pseudo-terminal of 100 columns, its screen read as it is drawn."""
+
+    def __init__(self, wf: WF, *args: str) -> None:
+        self.master, self.slave = os.openpty()
+        fcntl.ioctl(self.slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
+        self.modes = termios.tcgetattr(self.slave)
+        self.proc = subprocess.Popen([GIT_HARN, "workflow", "watch", *args], cwd=wf.work, stdin=self.slave,
+                                     stdout=self.slave, stderr=subprocess.PIPE, start_new_session=True)
+        self.screen = b""
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        while True:
+            try:
+                chunk = os.read(self.master, 4096)
+            except OSError:
+                return
+            if not chunk:
+                return
+            self.screen += chunk
+
+    def wait_for(self, pattern: bytes, seconds: float = 60) -> None:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if re.search(pattern, self.screen):
+                return
+            time.sleep(0.05)
+        raise AssertionError(f"the screen never showed {pattern!r}:\n{self.screen[-3000:]!r}")
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        os.close(self.slave)
+        os.close(self.master)
+
+
+def test_on_a_terminal_the_watch_redraws_in_place_and_leaving_it_leaves_the_run_going(tmp_path: Path) -> None:
+    wf = setup(tmp_path, roadmap="# Roadmap\n\n- [ ] 1.1 First thing\n")
+    wf.script({"plan": "wait", "implement": "wait"})
+    with start(wf.work, "workflow", "run") as run:
+        _waiting_at(wf, "1.1", "plan")
+        workflow_id = _record_id(wf)
+        term = Pty(wf)
+        try:
+            term.wait_for(rb"planning +plan #1 ")
+            wf.go("1.1", "plan")
+            _waiting_at(wf, "1.1", "implement")
+            term.wait_for(rb"implementing +implement #1 .*plan ok")
+            draws = term.screen.count(b"\x1b[H")
+            assert draws >= 2  # each look drawn from the top left over the last one
+            assert b"\x1b[2J" not in term.screen  # never blanked first: no flicker
+            lines = [re.sub(rb"\x1b\[[0-9;?]*[A-Za-z]", b"", line).rstrip(b"\r")
+                     for line in re.split(rb"\n|\x1b\[H", term.screen)]
+            assert max(len(line.decode()) for line in lines) < 100, "a line as wide as the terminal"
+            os.write(term.master, b"q")
+            assert term.proc.wait(timeout=30) == 0
+            time.sleep(0.2)
+            assert b"left the watch of " + workflow_id.encode() in term.screen
+            assert term.screen.rfind(b"\x1b[?1049l") > term.screen.rfind(b"\x1b[H")  # the screen given back
+            assert termios.tcgetattr(term.slave) == term.modes  # cbreak undone
+        finally:
+            term.close()
+        again = Pty(wf, workflow_id)  # Ctrl-C leaves too
+        try:
+            again.wait_for(rb"implementing +implement #1 ")
+            again.proc.send_signal(signal.SIGINT)
+            assert again.proc.wait(timeout=30) == 0
+            assert termios.tcgetattr(again.slave) == again.modes
+        finally:
+            again.close()
+        assert run.proc.poll() is None  # leaving never touched the run
+        wf.go("1.1", "implement")
+        assert run.proc.wait(timeout=120) == 0
+    shown = harn(wf.work, "workflow", "show", workflow_id, "--json").json()
+    assert shown["outcome"] == "workflow-done"
