@@ -294,3 +294,41 @@ def test_on_a_terminal_the_watch_redraws_in_place_and_leaving_it_leaves_the_run_
         assert run.proc.wait(timeout=120) == 0
     shown = harn(wf.work, "workflow", "show", workflow_id, "--json").json()
     assert shown["outcome"] == "workflow-done"
+
+
+def test_with_sync_the_watch_follows_a_run_on_another_machine_to_its_end(tmp_path: Path) -> None:
+    wf = setup(tmp_path, roadmap="# Roadmap\n\n- [ ] 1.1 First thing\n")
+    wf.script({"plan": "wait"})
+    elsewhere = tmp_path / "elsewhere"
+    git(tmp_path, "clone", "-q", str(wf.remote), str(elsewhere))
+    # two machines: from the other one, the runner is judged by its record's heartbeat, never by a pid
+    git(wf.work, "config", "harn.host", "runner-machine")
+    git(elsewhere, "config", "harn.host", "elsewhere")
+    with start(wf.work, "workflow", "run") as run:
+        _waiting_at(wf, "1.1", "plan")
+        workflow_id = _record_id(wf)
+        # the runner's machine shares its record (a push of its ref: a git harn sync there while a stage
+        # runs changes refs/harnery-remotes/, which the stage's tamper check blames on the stage)
+        ref = f"refs/harnery/workflows/{workflow_id}"
+        git(wf.work, "push", "-q", "origin", f"{ref}:{ref}")
+        watch = subprocess.Popen([GIT_HARN, "workflow", "watch", "--sync", "1"], cwd=elsewhere,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                                 text=True, start_new_session=True)
+        out = Lines(watch.stdout)
+        try:
+            out.wait_for(rf"workflow {workflow_id} on origin/main: running\n")  # found after the first sync
+            out.wait_for(r"synced with origin: 1 new")
+            out.wait_for(r"task 1\.1: ")
+            wf.go("1.1", "plan")
+            ran, said = run.proc.communicate(timeout=120)
+            assert run.proc.returncode == 0, said + ran
+            assert harn(wf.work, "sync").code == 0  # between runs, sync is the way
+            assert watch.wait(timeout=60) == 0, out.text + (watch.stderr.read() if watch.stderr else "")
+        finally:
+            if watch.poll() is None:
+                watch.kill()
+                watch.wait()
+    assert out.text.splitlines()[-1] == "1 task: 1 done"
+    assert "task 1.1: done" in out.text
+    syncs = [line[9:] for line in out.text.splitlines() if line[9:].startswith("sync: ")]
+    assert len(syncs) == len(set(syncs)) >= 2, syncs  # a sync that said the same again is no new line

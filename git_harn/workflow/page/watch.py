@@ -211,6 +211,7 @@ class Frame:
     event: str  # the record's last event
     rows: list[Row] = field(default_factory=list)
     synced: str = ""  # --sync: what the last sync said
+    syncedAt: str = ""  # and when
 
     @property
     def ended(self) -> bool:
@@ -237,7 +238,8 @@ class Frame:
     def _more(self) -> list[str]:
         first = self.waiting[0] if self.waiting else None
         return [*([f"waits for: {first.get('taskId')} {first.get('requires')}"] if first else []),
-                f"last event: {self.event or 'none yet'}", *([self.synced] if self.synced else [])]
+                f"last event: {self.event or 'none yet'}",
+                *([f"sync at {self.syncedAt}: {self.synced}"] if self.synced else [])]
 
     def lines(self, now: float, width: int | None) -> list[str]:
         """The screen: the header, then one line a task under column heads,
@@ -254,7 +256,7 @@ class Frame:
         first = self.waiting[0] if self.waiting else None
         counts = self._counts(", ") + (f"; waits for: {first.get('taskId')} {first.get('requires')}" if first else "")
         return [f"workflow {self.workflowId} on {self.upstream}: {self._state()}", counts,
-                *([self.synced] if self.synced else []), *[row.plain() for row in self.rows]]
+                *([f"sync: {self.synced}"] if self.synced else []), *[row.plain() for row in self.rows]]
 
 
 def duration(seconds: float) -> str:
@@ -372,14 +374,14 @@ def newest_running(repo: Repo, stale: float | None) -> str:
     return max(found, key=lambda s: (str(s.body.get("startedAt", "")), s.workflowId)).workflowId
 
 
-def _synced(sync: Callable[[], str]) -> str:
-    """What one sync said; a sync that failed is said too, and the watch goes on
-    (the network of a night is not the run's)."""
+def _synced(sync: Callable[[], str]) -> tuple[str, str]:
+    """When one sync ran and what it said; a sync that failed is said too,
+    and the watch goes on (the network of a night is not the run's)."""
     at = time.strftime("%H:%M:%S")
     try:
-        return f"synced at {at}: {sync()}"
+        return at, sync()
     except HarnError as exc:
-        return f"sync at {at} failed: {one_line(exc.message)}"
+        return at, f"failed: {one_line(exc.message)}"
 
 
 def watch(repo: Repo, workflow_id: str | None, screen: Screen, stale: float | None = None,
@@ -391,7 +393,7 @@ def watch(repo: Repo, workflow_id: str | None, screen: Screen, stale: float | No
     what it did."""
     if sync_every is not None and sync_every <= 0:
         raise BadInput("--sync must be a positive number of seconds")
-    said = _synced(sync) if sync is not None else ""
+    at, said = _synced(sync) if sync is not None else ("", "")
     synced = time.monotonic()
     stale_after = record.stale_after(repo, stale)
     follower = Follower(repo, workflow_id or newest_running(repo, stale), reader)
@@ -399,7 +401,7 @@ def watch(repo: Repo, workflow_id: str | None, screen: Screen, stale: float | No
         follower.look()
         runner = record.Liveness(repo, stale_after).of(follower.head)
         look = frame(follower, runner)
-        look.synced = said
+        look.synced, look.syncedAt = said, at
         screen.show(look)
         if look.ended:
             stored = record.shown(repo, follower.workflow_id, stale)
@@ -407,5 +409,5 @@ def watch(repo: Repo, workflow_id: str | None, screen: Screen, stale: float | No
         if screen.wait(every):
             return Watched(follower.workflow_id, follower.head, left=True)
         if sync is not None and sync_every is not None and time.monotonic() - synced >= sync_every:
-            said = _synced(sync)
+            at, said = _synced(sync)
             synced = time.monotonic()
