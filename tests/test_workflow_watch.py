@@ -27,6 +27,7 @@ from wfrepo import WF, setup
 from git_harn.clock import now_iso
 from git_harn.git.repo import open_repo
 from git_harn.workflow.ledger import record
+from git_harn.workflow.ledger.journal import HEARTBEAT_SECONDS, Journal
 from git_harn.workflow.model.result import TaskResult, WorkflowResult
 from git_harn.workflow.page.watch import Follower, Reader, frame
 
@@ -159,7 +160,7 @@ def test_a_runner_gone_ends_the_watch_with_the_step_that_settles_it(tmp_path: Pa
     assert "interrupted (runner gone)" in out.text
 
 
-def _long_run(repo: Path, workflow_id: str, events: int) -> tuple[record.Writer, WorkflowResult, record.StageTimes]:
+def _long_run(repo: Path, workflow_id: str, events: int) -> tuple[Journal, WorkflowResult, record.StageTimes]:
     """A record of ``events`` events over four running tasks, and as many
     stage-times lines: a run that has gone on for that long."""
     result = WorkflowResult(workflowId=workflow_id, base="main", remote="origin",
@@ -167,22 +168,24 @@ def _long_run(repo: Path, workflow_id: str, events: int) -> tuple[record.Writer,
     result.tasks = [TaskResult(taskId=f"1.{n}", title="t", branch=f"roadmap-1.{n}", runId=f"run-{n}",
                                status="running", state="implementing", stage="implement") for n in range(4)]
     handle = open_repo(repo)
-    writer = record.Writer(handle, workflow_id)
+    writer = Journal(handle, workflow_id)
     folder = record.run_folder(handle, workflow_id)
     folder.mkdir(parents=True)
     times = record.StageTimes(folder)
     for n in range(events):
         task = result.tasks[n % 4]
         task.detail = f"event {n:06d}"
-        writer.write(result, "heartbeat", f"event {n:06d}")
+        writer.written -= HEARTBEAT_SECONDS
+        writer.beat(result, n)
         times.note(str(task.runId), [{"kind": "stage", "stage": "implement", "attempt": n, "startedAt": now_iso(),
                                       "finishedAt": None, "outcome": None}])
     return writer, result, times
 
 
-def _one_more(writer: record.Writer, result: WorkflowResult, times: record.StageTimes) -> None:
+def _one_more(writer: Journal, result: WorkflowResult, times: record.StageTimes) -> None:
     result.tasks[1].detail = "event 999999"
-    writer.write(result, "heartbeat", "event 999999")
+    writer.written -= HEARTBEAT_SECONDS
+    writer.beat(result, 999999)
     times.note("run-1", [{"kind": "stage", "stage": "review", "attempt": 9, "startedAt": now_iso(),
                           "finishedAt": None, "outcome": None}])
 
@@ -207,7 +210,7 @@ def test_a_look_reads_only_what_changed_whatever_the_length_of_the_run(tmp_path:
         measured[events] = (reader.bytes - first, reader.reads - first_reads)
         assert follower.tasks[1]["detail"] == "event 999999"
         assert follower.spans["run-1"][-1]["stage"] == "review"
-        assert follower.events[-1] == "heartbeat: event 999999"
+        assert follower.events[-1] == "heartbeat: 999999 task(s) running"
         view = frame(follower, record.LIVE)
         assert [row.stage for row in view.rows][:2] == [f"implement #{events - 4}", "review r9"]
     (short, short_reads), (long, long_reads) = measured[20], measured[400]
