@@ -20,16 +20,15 @@ import threading
 import time
 from pathlib import Path
 
-from helpers import git, harn, make_repo
-from runtools import GIT_HARN, Runner, start, wait_for_log
-from wfrepo import WF, setup
-
 from git_harn.clock import now_iso
 from git_harn.git.repo import open_repo
 from git_harn.workflow.ledger import record
 from git_harn.workflow.ledger.journal import HEARTBEAT_SECONDS, Journal
 from git_harn.workflow.model.result import TaskResult, WorkflowResult
 from git_harn.workflow.page.watch import Follower, Reader, frame
+from tests.kit.harn import git, harn, make_repo
+from tests.kit.runners import GIT_HARN, Runner, start, wait_for_log
+from tests.kit.workflow_repo import WF, setup
 
 ROADMAP = "# Roadmap\n\n- [ ] 1.1 First thing\n- [ ] 1.2 Second thing\n  Requires: 1.1\n"
 
