@@ -42,6 +42,7 @@ from git_harn.git import ANY, CommitInfo, Oid, Repo, Signature
 from git_harn.git.cas import retry_cas
 from git_harn.git.identity import DEFAULT_MACHINE_EMAIL, DEFAULT_MACHINE_NAME, machine_signature
 from git_harn.git.objects import BLOB_MODE, REGULAR_MODES, TREE_MODE
+from git_harn.store import ended
 from git_harn.text import one_line
 
 T = TypeVar("T")
@@ -75,6 +76,8 @@ class LiveIndex(Generic[T]):
     namespace: str  # "refs/harnery/live/"
     marker: str  # "refs/harnery/live-index/v1"
     is_live: Callable[[T], bool]
+    # The cache file that notes the records that ended, newest last (store/ended): "" none.
+    ended: str = ""
 
     def entry(self, record_id: str) -> str:
         return self.namespace + record_id
@@ -444,6 +447,8 @@ def publish(repo: Repo, kind: Kind[Any], record_id: str, new: Oid | None, old: O
     wanted = live and new is not None
     if old is None and new is not None:
         mark_first(repo, kind)
+    if not live and new is not None and kind.live.ended:
+        ended.note(repo, kind.live.ended, [(record_id, new)])  # before the ref moves: see store/ended
     if listed != wanted or new is None:
         try:
             if wanted or new is None or not repo.packed_refs_locked():
@@ -481,6 +486,8 @@ def mark_first(repo: Repo, kind: Kind[Any]) -> None:
     assert kind.live is not None
     if repo.ref_oid(kind.live.marker) is not None or repo.ref_ids([kind.namespace]):
         return
+    if kind.live.ended:
+        ended.start_empty(repo, kind.live.ended)  # no record, none ended: nothing to rebuild
     with suppress(RaceLost):
         repo.update_refs([(kind.live.marker, index_marker(repo, kind.live), None)])
 
@@ -496,6 +503,7 @@ def index_edits(repo: Repo, kind: Kind[T], moves: Sequence[tuple[str, Oid]]) -> 
     index = kind.live
     listed = set(repo.ref_ids([index.namespace]))
     edits: list[tuple[str, Oid | None, Any]] = []
+    ends: list[tuple[str, Oid]] = []
     for ref, tip in moves:
         record_id = kind.id_of(ref)
         if record_id is None:
@@ -507,6 +515,10 @@ def index_edits(repo: Repo, kind: Kind[T], moves: Sequence[tuple[str, Oid]]) -> 
         entry = index.entry(record_id)
         if live != (entry in listed):
             edits.append((entry, tip if live else None, ANY))
+        if not live:
+            ends.append((record_id, tip))
+    if index.ended:
+        ended.note(repo, index.ended, ends)  # before the moves: see store/ended
     if moves:
         mark_first(repo, kind)
     return edits

@@ -26,6 +26,15 @@ def validate_run_id(run_id: str) -> str:
     return run_id
 
 
+def valid_run_id(run_id: str) -> bool:
+    """Whether ``validate_run_id`` takes it, without the message."""
+    try:
+        validate_run_id(run_id)
+    except BadInput:
+        return False
+    return True
+
+
 def new_run_id() -> str:
     """A sortable unique id: UTC time to the millisecond plus randomness."""
     now = time.time()

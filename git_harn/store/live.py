@@ -34,6 +34,11 @@ pointing at a commit of its chain, and an ended run has none:
   another, or a writer, errs only towards a stale entry, which the next
   read drops. Deleting the marker builds it again.
 
+The ended runs ``status --last N`` lists come from the hint of the runs
+that ended last (``store/ended``), which names the records to read, each
+read from its own ref; the record refs are listed by time only where the
+hint cannot settle the answer.
+
 The entries are this clone's: ``sync`` never pushes them, and the walks for
 unmerged work never read them (``bookkeeping.BOOKKEEPING``).
 
@@ -60,9 +65,21 @@ from git_harn.files import atomic_write
 from git_harn.git import ANY, Oid, Repo, to_oid
 from git_harn.git.repo import Unchecked
 from git_harn.notices import warn
-from git_harn.store import chain
+from git_harn.store import chain, ended
+from git_harn.store.ids import valid_run_id
 from git_harn.store.locks import live_run_locks
-from git_harn.store.runs import LIVE, RUNS, RUNS_PREFIX, Stored, Unreadable, list_records, read, read_at, run_ref
+from git_harn.store.runs import (
+    ENDED_HINT,
+    LIVE,
+    RUNS,
+    RUNS_PREFIX,
+    Stored,
+    Unreadable,
+    list_records,
+    read,
+    read_at,
+    run_ref,
+)
 
 
 def live_records(repo: Repo, listed: dict[str, str] | None = None) -> Iterator[Stored | Unreadable]:
@@ -107,7 +124,8 @@ def _record(repo: Repo, run_id: str, entry: Oid) -> Stored | Unreadable | None:
         record = chain.record_at(repo, RUNS, run_id, tip)
     except HarnError as exc:
         return Unreadable(run_ref(run_id), exc.message)
-    if record.terminal:
+    if record.terminal:  # ended by a writer that keeps no index: noted for --last too
+        ended.note(repo, ENDED_HINT, [(run_id, tip)])
         _drop(repo, run_id, tip, entry)
         return None
     return Stored(record, tip)
@@ -195,21 +213,70 @@ MARGIN = 64
 
 def _newest_listed(repo: Repo, count: int) -> list[Stored | Unreadable]:
     """The live records (by the live index) and the ``count`` ended ones
-    written last, of records and archive together, reading only the newest
-    record refs by their commits' time and the archive's newest batches,
-    never every record (issue 45: 100,000 ended records took 54 times as
-    long as 100). A record's commit is made after its ``updatedAt`` is
-    stamped (a sync merge takes the later head's time and ``updatedAt``),
-    so a record whose commit is older than the ``count``-th newest
-    ``updatedAt`` cannot be newer; where the refs first read do not settle
-    it (many ended in the same second), every ref is listed by time. An
-    unreadable record is listed where its ref is read, no longer always."""
+    written last, of records and archive together, never reading every
+    record (issue 45: 100,000 ended records took 54 times as long as 100).
+    The hint of the runs that ended last (``store/ended``) names the records
+    to read; where it cannot settle the answer, or is missing, the record
+    refs are read by their commits' time (and a missing hint is written
+    afresh from that listing). An unreadable record is listed where its
+    ref is read, no longer always."""
     live = list(live_records(repo))
     seen = {_run_order(e) for e in live}
+    hint = ended.read(repo, ENDED_HINT)
+    if hint is not None:
+        found = _newest_by_hint(repo, count, set(seen), hint)
+        if found is not None:
+            return live + found
+        return live + _newest_by_time(repo, count, len(live), seen, None)
+    rebuild = ended.Rebuild(repo, ENDED_HINT)
+    rebuild.begin()
+    return live + _newest_by_time(repo, count, len(live), seen, rebuild)
+
+
+def _newest_by_hint(repo: Repo, count: int, seen: set[str], hint: ended.Hint) -> list[Stored | Unreadable] | None:
+    """The ``count`` newest ended records the hint's lines lead to, read
+    from their refs, newest line first, until no line left can be newer than
+    the ``count``-th found (a record's commit is made after its ``updatedAt``
+    is stamped, and a line holds its commit's time); None when the records
+    found do not settle it: too few above the hint's floor."""
     chosen: dict[str, Stored] = {}
     others: list[Stored | Unreadable] = []  # unreadable, or live without an index entry: listed as before
-    for size in (count + len(live) + MARGIN, None):
-        listed = repo.refs_by_time(RUNS.namespace, size)
+    stamps: list[float] = []  # the ``count`` newest found, the oldest of them first
+    for line in hint.newest_first():
+        if len(stamps) >= count and stamps[0] > line.when:
+            break
+        if line.record_id in seen or not valid_run_id(line.record_id):
+            continue
+        seen.add(line.record_id)
+        name = run_ref(line.record_id)
+        tip = repo.ref_oid(name)  # the ref, never the line, says what the record holds
+        if tip is None:
+            continue  # archived (the archive is read below) or gone
+        entry = read_at(repo, name, tip)
+        if isinstance(entry, Stored) and entry.record.terminal:
+            chosen[line.record_id] = entry
+            heapq.heappush(stamps, _stamp(entry))
+            if len(stamps) > count:
+                heapq.heappop(stamps)
+        else:
+            others.append(entry)
+    if hint.floor > 0 and (len(stamps) < count or stamps[0] <= hint.floor):
+        return None  # a record older than the lines may lack one
+    return others + heapq.nlargest(count, _from_archive(repo, count, chosen), key=_newest_key)
+
+
+def _newest_by_time(repo: Repo, count: int, live: int, seen: set[str],
+                    rebuild: ended.Rebuild | None) -> list[Stored | Unreadable]:
+    """The ``count`` newest ended records, reading the newest record refs by
+    their commits' time: a record whose commit is older than the
+    ``count``-th newest ``updatedAt`` cannot be newer; where the refs first
+    read do not settle it (many ended in the same second), every ref is
+    listed by time. ``rebuild``: the hint to write from the listing."""
+    chosen: dict[str, Stored] = {}
+    others: list[Stored | Unreadable] = []
+    for size in (count + live + MARGIN, None):
+        listed = _by_time(repo, size, rebuild)
+        rebuild = None
         for name, tip, _when in listed:
             run_id = name[len(RUNS_PREFIX):]
             if run_id in seen:
@@ -224,7 +291,18 @@ def _newest_listed(repo: Repo, count: int) -> list[Stored | Unreadable]:
         if size is None or len(listed) < size or (
                 len(newest) == count and listed and _stamp(newest[-1]) > listed[-1][2]):
             break
-    return live + others + newest
+    return others + newest
+
+
+def _by_time(repo: Repo, size: int | None, rebuild: ended.Rebuild | None) -> list[tuple[str, Oid, int]]:
+    """The ``size`` newest record refs by time (None: all); with ``rebuild``,
+    at least the hint's KEEP of them listed, and the hint written from them."""
+    if rebuild is None:
+        return repo.refs_by_time(RUNS.namespace, size)
+    wide = repo.refs_by_time(RUNS.namespace, None if size is None else max(size, ended.KEEP))
+    complete = size is None or len(wide) < max(size, ended.KEEP)
+    rebuild.finish([(name[len(RUNS_PREFIX):], str(tip), when) for name, tip, when in wide], complete)
+    return wide if size is None else wide[:size]
 
 
 def _from_archive(repo: Repo, count: int, refs: dict[str, Stored]) -> list[Stored]:

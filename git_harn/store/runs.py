@@ -53,9 +53,11 @@ def _live(record: RunRecord) -> bool:
     return not record.terminal
 
 
+# The runs that ended, newest last: a hint for status --last (store/ended).
+ENDED_HINT = "ended-runs"
 # One ref per live run, made and dropped with the event that starts or ends it
 # (store/live reads it, so that listing live runs reads no ended record).
-LIVE = chain.LiveIndex(chain.ROOT + "live/", chain.ROOT + "live-index/v1", _live)
+LIVE = chain.LiveIndex(chain.ROOT + "live/", chain.ROOT + "live-index/v1", _live, ENDED_HINT)
 RUNS: chain.Kind[RunRecord] = chain.Kind("run record", RUNS_PREFIX, RECORD_FILE, "Harnery-Run", SCHEMA_VERSION,
                                          _check, _as_dict, _check_id, LIVE)
 

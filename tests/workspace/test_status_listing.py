@@ -125,10 +125,21 @@ def ended_records(repo_path: Path, count: int, prefix: str) -> None:
         store.write(repo, record, RELEASED, "ended long ago", None)
 
 
+def runs_listings(trace: Path) -> list[str]:
+    return [line for line in trace.read_text().splitlines()
+            if "built-in: git for-each-ref" in line and "refs/harnery/runs/" in line]
+
+
+HINT = Path("harnery") / "cache" / "ended-runs"
+
+
 def test_last_reads_only_the_newest_records(repo: Path, tmp_path: Path) -> None:
-    """--last N reads the record refs whose commits are newest (one sorted
-    for-each-ref), not every record (issue 45 item 15): an unreadable record
-    written long ago is never read, where --all reports it."""
+    """--last N reads the records the hint of the runs that ended last names,
+    no listing of the record refs at all (issue 45 item 15: one sorted
+    for-each-ref read every record commit's header, half a second at
+    100,000): an unreadable record written long ago is never read, where
+    --all reports it. Without the hint, the refs are listed by time once
+    and the hint written afresh from them."""
     empty = git(repo, "hash-object", "-t", "tree", "/dev/null")
     old = git(repo, "commit-tree", empty, "-m", "not a record",
               env={"GIT_COMMITTER_DATE": "2001-01-01T00:00:00Z", "GIT_AUTHOR_DATE": "2001-01-01T00:00:00Z"})
@@ -143,12 +154,90 @@ def test_last_reads_only_the_newest_records(repo: Path, tmp_path: Path) -> None:
     assert result.code == 0, result.err
     assert [ws["runId"] for ws in result.json()["workspaces"]] == ["live", "m-new", "n-mid"]
     assert "errors" not in result.json()
-    listings = [line for line in trace.read_text().splitlines()
-                if "built-in: git for-each-ref" in line and "refs/harnery/runs/" in line]
-    assert len(listings) == 1 and "--sort=-committerdate" in listings[0] and "--count=67" in listings[0], listings
+    assert runs_listings(trace) == []
     everything = harn(repo, "status", "--all", "--json")
     assert everything.code != 0 and "refs/harnery/runs/z-broken" in everything.out
     assert len(everything.json()["workspaces"]) == 83
+    (repo / ".git" / HINT).unlink()
+    trace.unlink()
+    again = harn(repo, "status", "--last", "2", "--json", env={"GIT_TRACE": str(trace)})
+    assert [ws["runId"] for ws in again.json()["workspaces"]] == ["live", "m-new", "n-mid"]
+    listings = runs_listings(trace)
+    assert len(listings) == 1 and "--sort=-committerdate" in listings[0] and "--count=1000" in listings[0], listings
+    assert (repo / ".git" / HINT).is_file()
+    trace.unlink()
+    assert listed(repo, "--last", "2") == ["live", "m-new", "n-mid"]
+    harn(repo, "status", "--last", "2", env={"GIT_TRACE": str(trace)})
+    assert runs_listings(trace) == []
+
+
+def newest_by_records(repo: Path, count: int) -> list[str]:
+    """The answer from every record: the live runs and the ``count`` ended last."""
+    every = harn(repo, "status", "--all", "--json").json()["workspaces"]
+    ended = sorted(((ws["runId"], record(repo, ws["runId"])["updatedAt"]) for ws in every
+                    if ws["state"] in ("released", "already_gone")), key=lambda pair: (pair[1], pair[0]))
+    return sorted([ws["runId"] for ws in every if ws["state"] not in ("released", "already_gone")]
+                  + [run_id for run_id, _ in ended[-count:]] if count else [])
+
+
+def test_a_hint_that_lies_lists_only_what_the_records_say(repo: Path, tmp_path: Path) -> None:
+    """The hint is in a folder an agent can write: its lines only say which
+    records to read. Lines naming a run with no record, a live run, a
+    record long ended as if just now, another run's commit, an id that is
+    no ref name, and garbage change nothing of the answer; a floor newer
+    than every line (records may lack one) makes the listing read the refs
+    by time instead."""
+    ended_records(repo, 5, "old-")
+    for run_id in ("a1", "a2", "a3", "live"):
+        start(repo, run_id)
+    time.sleep(1.1)
+    end_in_order(repo, "a1", "a2", "a3")
+    hint = repo / ".git" / HINT
+    first, _, rest = hint.read_text().partition("\n")
+    assert first.startswith("git-harn ended records 1 floor ")
+    a1 = git(repo, "rev-parse", "refs/harnery/runs/a1")
+    later = int(time.time()) + 10_000
+    hint.write_text(first + "\n" + rest + "".join(f"{later} {name} {a1}\n" for name in (
+        "nobody", "live", "old-001", "../../heads/main", "a2")) + f"garbage\n{later} x\n")
+    assert listed(repo, "--last", "2") == newest_by_records(repo, 2) == ["a2", "a3", "live"]
+    assert listed(repo, "--last", "4") == newest_by_records(repo, 4)
+    assert "old-001" not in listed(repo, "--last", "3")
+    hint.write_text(f"git-harn ended records 1 floor {later}\n" + rest)
+    trace = tmp_path / "trace"
+    harn(repo, "status", "--last", "2", env={"GIT_TRACE": str(trace)})
+    assert any("--sort=-committerdate" in line for line in runs_listings(trace))
+    assert listed(repo, "--last", "2") == ["a2", "a3", "live"]
+    hint.unlink()
+    hint.symlink_to(tmp_path / "elsewhere")  # a link planted there is never followed
+    assert listed(repo, "--last", "2") == ["a2", "a3", "live"]
+    assert not (tmp_path / "elsewhere").exists()
+
+
+def test_a_record_ended_without_its_line_is_found_by_the_floor(repo: Path) -> None:
+    """A run that a git-harn keeping no hint ended (its live entry left,
+    stale) gets its line from the listing that drops the entry; a hint
+    pruned past its size keeps its newest lines and raises its floor."""
+    from git_harn.git import open_repo
+    from git_harn.store import ended
+
+    start(repo, "kept")
+    assert harn(repo, "cleanup", "kept", "--yes").code == 0
+    git(repo, "update-ref", "refs/harnery/live/kept", git(repo, "rev-parse", "refs/harnery/runs/kept"))
+    hint = repo / ".git" / HINT
+    hint.write_text(hint.read_text().partition("\n")[0] + "\n")  # no line for it
+    assert listed(repo) == []  # drops the stale entry, and notes the run
+    assert " kept " in hint.read_text()
+    assert listed(repo, "--last", "1") == ["kept"]
+    handle = open_repo(repo)
+    tip = handle.ref_oid("refs/harnery/runs/kept")
+    assert tip is not None
+    notes = ended.PRUNE_BYTES // 40  # lines of about 60 bytes: pruned once or more
+    for n in range(notes):
+        ended.note(handle, "ended-runs", [(f"r{n:05d}", tip)])
+    assert ended.KEEP * 50 <= hint.stat().st_size <= ended.PRUNE_BYTES
+    pruned = ended.read(handle, "ended-runs")
+    assert pruned is not None and pruned.floor > 0
+    assert "r00000" not in pruned.lines and f"r{notes - 1:05d}" in pruned.lines
 
 
 def test_last_with_many_ended_in_one_second_lists_them_all_by_time(repo: Path) -> None:
