@@ -7,7 +7,7 @@ mode (one key at a time, not echoed; Ctrl-C still a signal) and draws each
 look from the top left over the last one, each line cleared to its end
 and what is below the last line cleared: nothing is blanked first, so
 nothing flickers. Every way out (``q``, Ctrl-C, the run's end, an error, a
-SIGTERM) gives the terminal back as it was. Piped, or with ``--plain``,
+SIGTERM) gives the terminal back as it was, and so does Ctrl-Z until ``fg``. Piped, or with ``--plain``,
 only the lines that changed are printed, each whole, with the time.
 """
 
@@ -87,17 +87,16 @@ class Terminal:
         self.keys = sys.stdin.fileno() if keys is None else keys
         self._saved: list[Any] | None = None
         self._leave = _Leave()
+        self._before_stop: Any = None
 
     def __enter__(self) -> Terminal:
         import termios
-        import tty
 
         self._saved = termios.tcgetattr(self.keys)
         self._leave.__enter__()
+        self._before_stop = signal.signal(signal.SIGTSTP, self._stop)
         try:
-            tty.setcbreak(self.keys, termios.TCSANOW)
-            self.out.write("\x1b[?1049h\x1b[?25l")  # the alternate screen; no cursor
-            self.out.flush()
+            self._take()
         except BaseException:
             self.__exit__(None, None, None)
             raise
@@ -105,15 +104,38 @@ class Terminal:
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  trace: TracebackType | None) -> None:
+        try:
+            self._give_back()
+        finally:
+            signal.signal(signal.SIGTSTP, self._before_stop)
+            self._leave.__exit__()
+
+    def _take(self) -> None:
+        """Keys one at a time, unechoed; the alternate screen, no cursor."""
+        import termios
+        import tty
+
+        tty.setcbreak(self.keys, termios.TCSANOW)
+        self.out.write("\x1b[?1049h\x1b[?25l")
+        self.out.flush()
+
+    def _give_back(self) -> None:
+        """The cursor, the operator's screen and the terminal's modes as they were."""
         import termios
 
         try:
-            self.out.write("\x1b[?25h\x1b[?1049l")  # the cursor and the operator's screen back
+            self.out.write("\x1b[?25h\x1b[?1049l")
             self.out.flush()
         finally:
             if self._saved is not None:
                 termios.tcsetattr(self.keys, termios.TCSADRAIN, self._saved)
-            self._leave.__exit__()
+
+    def _stop(self, _signum: int, _frame: FrameType | None) -> None:
+        """Ctrl-Z: the terminal given back while stopped, taken again on ``fg``
+        (the next look draws the whole screen)."""
+        self._give_back()
+        os.kill(os.getpid(), signal.SIGSTOP)
+        self._take()
 
     def show(self, look: Frame) -> None:
         size = shutil.get_terminal_size((80, 24))

@@ -18,6 +18,7 @@ import subprocess
 import termios
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from git_harn.clock import now_iso
@@ -27,7 +28,7 @@ from git_harn.workflow.ledger.journal import HEARTBEAT_SECONDS, Journal
 from git_harn.workflow.model.result import TaskResult, WorkflowResult
 from git_harn.workflow.page.watch import Follower, Reader, frame
 from tests.kit.harn import git, harn, make_repo
-from tests.kit.runners import GIT_HARN, Runner, start, wait_for_log
+from tests.kit.runners import GIT_HARN, Runner, start, state_of, wait_for_log
 from tests.kit.workflow_repo import WF, setup
 
 ROADMAP = "# Roadmap\n\n- [ ] 1.1 First thing\n- [ ] 1.2 Second thing\n  Requires: 1.1\n"
@@ -46,6 +47,13 @@ def _record_id(wf: WF, seconds: float = 60) -> str:
             return refs[0].rsplit("/", 1)[1]
         time.sleep(0.05)
     raise AssertionError("the run made no record")
+
+
+def _until(what: Callable[[], bool], seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while not what():
+        assert time.monotonic() < deadline, "never"
+        time.sleep(0.02)
 
 
 class Lines:
@@ -275,6 +283,12 @@ def test_on_a_terminal_the_watch_redraws_in_place_and_leaving_it_leaves_the_run_
             lines = [re.sub(rb"\x1b\[[0-9;?]*[A-Za-z]", b"", line).rstrip(b"\r")
                      for line in re.split(rb"\n|\x1b\[H", term.screen)]
             assert max(len(line.decode()) for line in lines) < 100, "a line as wide as the terminal"
+            assert not termios.tcgetattr(term.slave)[3] & termios.ICANON  # keys one at a time
+            term.proc.send_signal(signal.SIGTSTP)  # Ctrl-Z: the terminal given back while stopped
+            _until(lambda: state_of(term.proc.pid) == "T")
+            assert termios.tcgetattr(term.slave) == term.modes
+            term.proc.send_signal(signal.SIGCONT)  # fg: taken again
+            _until(lambda: not termios.tcgetattr(term.slave)[3] & termios.ICANON)
             os.write(term.master, b"q")
             assert term.proc.wait(timeout=30) == 0
             time.sleep(0.2)
