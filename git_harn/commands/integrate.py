@@ -29,14 +29,20 @@ from git_harn.text import printable_path
 @click.option("--land", type=click.Choice([m.value for m in LandMode]), default=LandMode.PUSH.value,
               show_default=True,
               help="Push the squash onto the base, or propose it as a pull request from harnery/land/<id>.")
+@click.option("--forge", metavar="NAME", help="With --land pull-request: github, gitlab or gitea (forgejo) "
+              "(default: what the remote's URL says; none: the landing branch alone).")
+@click.option("--forge-url", metavar="URL", help="With --land pull-request: where the forge's API is, when the "
+              "remote's URL does not say.")
 @json_option
 def integrate(task_branches: tuple[str, ...], base: str | None, remote: str | None, task_id: str | None,
-              max_attempts: int, resume_after_crash: bool, land: str, as_json: bool) -> int:
+              max_attempts: int, resume_after_crash: bool, land: str, forge: str | None, forge_url: str | None,
+              as_json: bool) -> int:
     """Squash each TASK_BRANCH onto REMOTE/BASE in turn, tick its roadmap task, push.
 
     Several branches land in the order given; the first that does not land
     stops the rest."""
-    requests = [Request(branch, base, remote, task_id, max_attempts, resume_after_crash, land=LandMode(land))
+    requests = [Request(branch, base, remote, task_id, max_attempts, resume_after_crash, land=LandMode(land),
+                        forge=forge, forge_url=forge_url)
                 for branch in task_branches]
     result = integrate_branches(repository(), requests)
     if isinstance(result, BatchResult):

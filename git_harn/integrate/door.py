@@ -76,13 +76,24 @@ def delete_landing(repo: Repo, remote: str, key: str, held: Oid) -> bool:
     return push(repo, remote, [Update(landing_ref(key), None, str(held))], lease=True).ok
 
 
-def forge_of(repo: Repo, remote: str) -> Forge | None:
-    """The forge ``remote`` is on, by its URL's host (None: no forge git-harn
-    speaks to; a path on this machine, a plain git server)."""
-    url = remote_url(repo, remote)
-    if url is None or forge_of_host(place_of(url).host) is None:
-        return None
-    return forge_for(repo, remote)
+@dataclass(frozen=True)
+class Where:
+    """The remote, and the forge it is on as the operator named it
+    (``workflow.forge``, ``workflow.forgeUrl``; None: its URL says)."""
+
+    remote: str
+    forge: str | None = None
+    forge_url: str | None = None
+
+
+def forge_of(repo: Repo, where: Where) -> Forge | None:
+    """The forge the remote is on: the one named, else the one its URL's
+    host says (None: no forge git-harn speaks to; a plain git server)."""
+    if where.forge is None:
+        url = remote_url(repo, where.remote)
+        if url is None or forge_of_host(place_of(url).host) is None:
+            return None
+    return forge_for(repo, where.remote, where.forge, where.forge_url)
 
 
 def _task_of(key: str) -> tuple[str, int | None]:
@@ -90,12 +101,13 @@ def _task_of(key: str) -> tuple[str, int | None]:
     return task_id, int(addendum) if addendum else None
 
 
-def open_request(repo: Repo, remote: str, key: str, base: str, squash: Oid, previous: Oid | None,
+def open_request(repo: Repo, where: Where, key: str, base: str, squash: Oid, previous: Oid | None,
                  title: str, body: str) -> Opened:
     """Push the landing branch and open (or find) its request; idempotent.
     ``title`` and ``body`` are for the forge's request (untrusted task text
     made printable by the caller)."""
-    forge = forge_of(repo, remote)
+    remote = where.remote
+    forge = forge_of(repo, where)
     if forge is None:  # a plain remote takes the branch and no request
         push_landing(repo, remote, key, squash, previous)
         failpoint("propose-after-push")
@@ -105,10 +117,11 @@ def open_request(repo: Repo, remote: str, key: str, base: str, squash: Oid, prev
     return Opened(made.forge, made.url, made.number)
 
 
-def request_state(repo: Repo, remote: str, key: str, forge: str, number: int | None, url: str | None = None,
+def request_state(repo: Repo, where: Where, key: str, forge: str, number: int | None, url: str | None = None,
                   head: Oid | None = None, base: str = "") -> Reading:
     """What the forge says of the request; UNKNOWN when it cannot tell (the caller reads content)."""
-    found = forge_of(repo, remote) if forge != PLAIN else None
+    remote = where.remote
+    found = forge_of(repo, where) if forge != PLAIN else None
     if found is not None and head is not None:
         read = found.read(Proposal(forge, url, number, head, landing_branch(key), base))
         return Reading(read.state.value, read.words)

@@ -57,6 +57,7 @@ def _record_squash(repo: Repo, target: Target, key: str, base: Oid, commit: Oid,
     body_doc = {"key": key, "taskId": target.task_id, "addendum": target.addendum, "state": proposals.PROPOSING,
                 "remote": target.remote, "base": target.base, "branch": target.branch,
                 "landingBranch": door.landing_branch(key), "forge": None, "url": None, "number": None,
+                "forgeName": target.forge, "forgeUrl": target.forge_url,
                 "head": str(commit), "judged": str(target.judged), "tip": str(tip), "baseOid": str(base),
                 "title": title, "body": body, "words": "", **run}
     return proposals.write(repo, body_doc, proposals.PROPOSING, f"squash {str(commit)[:12]} of {target.branch}")
@@ -72,14 +73,18 @@ def finish(repo: Repo, record: dict[str, Any]) -> dict[str, Any]:
     """The recorded proposal pushed and its request opened or found (the
     landing branch moved from what the remote holds: git-harn's own); the
     record as it is after that. What a rerun after a crash at any point does."""
+    if record["state"] == proposals.OPEN:
+        return record  # pushed and opened: asking again would only find it
     key, head, remote = str(record["key"]), to_oid(str(record["head"])), str(record["remote"])
-    opened = door.open_request(repo, remote, key, str(record["base"]), head, door.remote_landing(repo, remote, key),
+    where = door.Where(remote, record.get("forgeName"), record.get("forgeUrl"))
+    opened = door.open_request(repo, where, key, str(record["base"]), head, door.remote_landing(repo, remote, key),
                                str(record["title"]), str(record["body"]))
     failpoint("propose-after-open")
-    if record["state"] == proposals.OPEN and record.get("url") == opened.url:
-        return record
-    return proposals.write(repo, dict(record, state=proposals.OPEN, forge=opened.forge, url=opened.url,
-                                      number=opened.number, openedAt=record.get("openedAt") or now_iso()),
+    # a forge asked again may not say the URL it gave the first time (a push option's answer)
+    return proposals.write(repo, dict(record, state=proposals.OPEN, forge=opened.forge,
+                                      url=opened.url or record.get("url"),
+                                      number=opened.number or record.get("number"),
+                                      openedAt=record.get("openedAt") or now_iso()),
                            proposals.OPEN, f"{opened.url or door.landing_branch(key)}")
 
 

@@ -25,6 +25,8 @@ class Request:
     judged: Oid | None = None  # the commit to land (None: the branch's tip, read once here) [T4]
     land: LandMode = LandMode.PUSH  # pull-request: propose it from harnery/land/<key> instead [F1]
     body: str = ""  # what the request says beside the squash's message (the workflow's evidence)
+    forge: str | None = None  # github | gitlab | gitea (None: the remote's URL says, or it is no forge)
+    forge_url: str | None = None  # where the forge's API is, when the remote's URL does not say
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,8 @@ class Target:
     judged: Oid
     land: LandMode = LandMode.PUSH
     body: str = ""
+    forge: str | None = None
+    forge_url: str | None = None
 
     @property
     def branch_ref(self) -> str:
@@ -103,4 +107,5 @@ def resolve_target(repo: Repo, request: Request) -> Target:
     if request.max_attempts < 1:
         raise BadInput("--max-attempts must be at least 1")
     return Target(branch, base, remote, task_id, addendum, roadmap_file(repo), request.max_attempts,
-                  request.judged if request.judged is not None else tip, request.land, request.body)
+                  request.judged if request.judged is not None else tip, request.land, request.body,
+                  request.forge, request.forge_url)

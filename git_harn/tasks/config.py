@@ -142,7 +142,8 @@ _WORKFLOW_KEYS = ("base", "remote", "maxTasks", "parallel", "stageTimeout", "rev
                   "claims", "claimHeartbeat", "claimStaleAfter",
                   "resumePartialBranches", "resumeMode", "maxRecoveryCandidates", "idleTimeout",
                   "stageAttempts", "schemaRetries", "assessPartialBranches",
-                  "sandbox", "gateNetwork", "stageDiskLimit", "stageProcessLimit", "maxCostUsd", "land")
+                  "sandbox", "gateNetwork", "stageDiskLimit", "stageProcessLimit", "maxCostUsd", "land",
+                  "forge", "forgeUrl")
 _AGENT_KEYS = ("command", "timeout", "stdin", "commands", "adapter", "args", "model", "maxTurns", "maxBudgetUsd",
                "idleTimeout", "env", "adapterChecks", "writable")
 _PREFLIGHT_ONLY = ("commands", "adapterChecks")
@@ -243,6 +244,8 @@ class WorkflowSettings:
     maxCostUsd: float | None = None  # the run's spending limit (workflow/agents/spend.py)
     prices: dict[str, Price] = field(default_factory=dict)  # [prices.<model>]
     land: LandMode | None = None  # push | pull-request [F1]
+    forge: str | None = None  # github | gitlab | gitea (forgejo): the remote's forge, when its URL does not say
+    forgeUrl: str | None = None  # where the forge's API is (GitHub Enterprise, a forge behind another name)
 
 
 def _bad(where: str, key: str, must: str) -> BadInput:
@@ -430,6 +433,11 @@ def workflow_settings(config: dict[str, Any], where: str) -> WorkflowSettings:
     values.update(_claim_settings(table, where))
     if "land" in table:
         values["land"] = LandMode.parse(table["land"], f"{where}: setting workflow.land")
+    for key in ("forge", "forgeUrl"):  # which forge, checked where it is chosen (forge/choose)
+        if key in table:
+            if not isinstance(table[key], str) or not table[key].strip() or "\n" in table[key]:
+                raise _bad(where, f"workflow.{key}", f"must be a name or an address, not {table[key]!r}")
+            values[key] = table[key].strip()
     values.update(_recovery_settings(table, where))
     values.update(_sandbox_settings(table, where))
     if "maxCostUsd" in table:

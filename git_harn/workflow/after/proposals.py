@@ -76,7 +76,8 @@ def _one(repo: Repo, record: dict[str, Any], base_oid: Oid) -> Seen:
     try:
         if record["state"] == proposals.PROPOSING:
             record = finish(repo, record)  # a killed integration's: pushed and opened once [F1]
-        reading = door.request_state(repo, str(record["remote"]), str(record["key"]), str(record.get("forge")),
+        where = door.Where(str(record["remote"]), record.get("forgeName"), record.get("forgeUrl"))
+        reading = door.request_state(repo, where, str(record["key"]), str(record.get("forge")),
                                      record.get("number"), record.get("url"), to_oid(str(record["head"])),
                                      str(record["base"]))
         merged = "the forge" if reading.state == door.MERGED else merged_by_content(repo, record, base_oid)

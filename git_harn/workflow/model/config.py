@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 from git_harn.assess.gates import gate_commands, gate_timeout
 from git_harn.errors import BadInput
+from git_harn.forge.choose import ALIASES, FORGES
 from git_harn.git import Oid, Repo
 from git_harn.git.branches import check_branch_name, check_remote, fetch_branch
 from git_harn.git.remote import DEFAULT_REMOTE
@@ -99,6 +100,8 @@ class Effective:
     hardLimit: bool = False
     prices: dict[str, Price] = field(default_factory=dict)  # [prices.<model>]: dollars per million tokens
     land: LandMode = LandMode.PUSH  # how a judged squash reaches the base [F1]
+    forge: str | None = None  # workflow.forge: which forge the remote is on (None: its URL says, or none)
+    forgeUrl: str | None = None  # workflow.forgeUrl: where that forge's API is
 
     @property
     def upstream(self) -> str:
@@ -117,7 +120,8 @@ class Effective:
                 "maxRecoveryCandidates": self.maxRecoveryCandidates, "idleTimeout": self.idleTimeout,
                 "stageAttempts": self.stageAttempts, "schemaRetries": self.schemaRetries,
                 "assessPartialBranches": self.assessPartialBranches, "sandbox": self.sandbox.shown(),
-                "maxCostUsd": self.maxCostUsd, "hardLimit": self.hardLimit, "land": self.land.value}
+                "maxCostUsd": self.maxCostUsd, "hardLimit": self.hardLimit, "land": self.land.value,
+                "forge": self.forge, "forgeUrl": self.forgeUrl}
 
 
 def _check_flags(options: Options) -> None:
@@ -177,6 +181,9 @@ def load(repo: Repo, options: Options) -> Effective:
     if land is LandMode.PULL_REQUEST and integrator is not None and not integrator.builtin:
         raise BadInput(f"{WORKFLOW_FILE} at {remote}/{base}: workflow.land = \"pull-request\" needs the builtin "
                        "integration (agents.integrate.command = \"builtin\", or no [agents.integrate])")
+    if settings.forge is not None and ALIASES.get(settings.forge.lower(), settings.forge.lower()) not in FORGES:
+        raise BadInput(f"{WORKFLOW_FILE} at {remote}/{base}: setting workflow.forge must be one of "
+                       f"{', '.join(FORGES)} (or forgejo), not {settings.forge!r}")
     for stage in STAGES:
         if stage not in agents:
             if stage != Stage.INTEGRATE:
@@ -212,7 +219,7 @@ def load(repo: Repo, options: Options) -> Effective:
         stageAttempts=_first(options.stage_attempts, settings.stageAttempts, DEFAULT_STAGE_ATTEMPTS),
         schemaRetries=_first(options.schema_retries, settings.schemaRetries, DEFAULT_SCHEMA_RETRIES),
         assessPartialBranches=_first(options.assess_partial_branches, settings.assessPartialBranches, True),
-        land=land,
+        land=land, forge=settings.forge, forgeUrl=settings.forgeUrl,
         sandbox=policy_of(repo, Asked(options.sandbox, settings.sandbox, settings.gateNetwork,
                                       settings.stageDiskLimit, settings.stageProcessLimit)),
         maxCostUsd=max_cost, hardLimit=options.hard_limit, prices=dict(settings.prices),

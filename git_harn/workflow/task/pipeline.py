@@ -637,7 +637,8 @@ class TaskPath:
         try:
             report = integrate_builtin(self.repo, ctx.branch, eff.base, eff.remote, ctx.task_id, judged, eff.land,
                                        self._request_body(), {"workflowId": self.job.workflow_id,
-                                                              "runId": str(self.tr.runId)})
+                                                              "runId": str(self.tr.runId)},
+                                       (eff.forge, eff.forgeUrl))
         except Moved as moved:
             raise self._moved(judged, moved.found, Stage.INTEGRATE, "the gates and reviewers judged") from None
         finally:

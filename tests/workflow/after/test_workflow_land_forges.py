@@ -1,0 +1,92 @@
+"""workflow.land = "pull-request" against local forges, no network [F1] [F2]:
+the remote is a bare repository whose hooks act as GitLab (push options) or
+Gitea (the AGit flow) would, recording the requests they open. With no
+token the next run tells a merge by content.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.kit.harn import assert_valid, git
+from tests.kit.local_forges import HOOKS, requests_of
+from tests.kit.runners import at_failpoint
+from tests.kit.workflow_repo import WF, config_text, setup
+
+ROADMAP = "# R\n\n- [ ] 1.1 First\n- [ ] 1.2 Second\n  Requires: 1.1\n"
+URL = {"gitlab": "https://gitlab.example", "gitea": "https://gitea.example"}
+NO_TOKENS = {"GITLAB_TOKEN": "", "GITEA_TOKEN": "", "FORGEJO_TOKEN": "", "GH_TOKEN": "", "GITHUB_TOKEN": ""}
+
+
+def _forge(tmp: Path, kind: str) -> WF:
+    agents = tmp / "agents"
+    workflow = f'stageTimeout = 30\nland = "pull-request"\nforge = "{kind}"\nforgeUrl = "{URL[kind]}"\n'
+    wf = setup(tmp, roadmap=ROADMAP, config=config_text(agents, workflow=workflow))
+    git(wf.remote, "config", "receive.advertisePushOptions", "true")
+    pre, post = HOOKS[kind]
+    for name, text in (("pre-receive", pre), ("post-receive", post)):
+        hook = wf.remote / "hooks" / name
+        hook.write_text(text)
+        hook.chmod(0o755)
+    return wf
+
+
+def _run(wf: WF) -> dict:
+    done = wf.run("--json", env=NO_TOKENS)
+    assert done.code == 0, (done.err, done.out[-2000:])
+    doc = done.json()
+    assert_valid(doc, "workflow-result")
+    return doc
+
+
+def _head_ref(kind: str, request: dict) -> str:
+    return f"refs/heads/{request['source']}" if kind == "gitlab" else f"refs/pull/{request['index']}/head"
+
+
+def _merge_on_forge(wf: WF, ref: str) -> None:
+    clone = wf.tmp / "maintainer"
+    if not clone.exists():
+        git(wf.tmp, "clone", "-q", str(wf.remote), str(clone))
+        git(clone, "config", "user.name", "Maintainer")
+        git(clone, "config", "user.email", "maintainer@example.invalid")
+    git(clone, "fetch", "-q", "origin", f"+{ref}:refs/remotes/forge/request", "+main:refs/remotes/origin/main")
+    git(clone, "switch", "-q", "-C", "main", "origin/main")
+    git(clone, "merge", "-q", "--no-ff", "-m", "Merge request", "forge/request")
+    git(clone, "push", "-q", "origin", "main")
+
+
+@pytest.mark.parametrize("kind", ["gitlab", "gitea"])
+def test_one_request_per_task_on_the_forge_and_the_next_run_reconciles_the_merge(tmp_path: Path,
+                                                                                 kind: str) -> None:
+    wf = _forge(tmp_path, kind)
+    before = git(wf.remote, "rev-parse", "main")
+    first = _run(wf)
+    [task] = first["tasks"]
+    assert task["taskId"] == "1.1" and task["status"] == "proposed"
+    [request] = requests_of(wf.remote)
+    assert task["proposal"]["url"] and task["proposal"]["url"].startswith(URL[kind])
+    assert task["proposal"]["forge"] == kind
+    assert git(wf.remote, "rev-parse", "main") == before  # nothing landed by itself
+    assert git(wf.remote, "rev-parse", _head_ref(kind, request)) == task["proposal"]["head"]
+
+    held = _run(wf)
+    assert held["tasks"] == [] and len(requests_of(wf.remote)) == 1  # no second request
+
+    _merge_on_forge(wf, _head_ref(kind, request))
+    second = _run(wf)
+    assert [(p["taskId"], p["became"]) for p in second["proposals"]] == [("1.1", "done")]
+    assert [(t["taskId"], t["status"]) for t in second["tasks"]] == [("1.2", "proposed")]  # the dependent started
+    assert len(requests_of(wf.remote)) == 2
+
+
+@pytest.mark.parametrize("point", ["propose-after-open", "propose-before-record"])
+def test_a_run_killed_after_the_request_opened_reruns_to_one_request(tmp_path: Path, point: str) -> None:
+    wf = _forge(tmp_path, "gitlab")
+    at_failpoint(wf.work, point, "workflow", "run", env=NO_TOKENS).kill_group()
+    rerun = _run(wf)
+    again = _run(wf)
+    assert len(requests_of(wf.remote)) == 1
+    assert rerun["tasks"] == [] and again["tasks"] == []
+    assert {s["taskId"]: s["reason"] for s in again["skipped"]}["1.1"] == "proposed"
