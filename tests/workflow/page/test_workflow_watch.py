@@ -93,6 +93,9 @@ def test_piped_the_watch_prints_each_stage_as_the_run_moves_in_whole_lines_and_e
         try:
             out.wait_for(rf"workflow {workflow_id} on origin/main: running\n")
             out.wait_for(r"waits for: 1\.2 requires 1\.1\n")
+            refused = harn(wf.work, "workflow", "watch", "--sync", "5")  # a sync here would fault the stage
+            assert refused.code == 2 and refused.err.startswith(f"git harn: error: workflow {workflow_id} runs "
+                                                                 "in this clone"), refused.err
             wf.go("1.1", "plan")
             _waiting_at(wf, "1.1", "implement")
             out.wait_for(r"task 1\.1: implementing at implement #1: plan ok\n")
