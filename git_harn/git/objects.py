@@ -249,6 +249,23 @@ class ObjectsMixin:
             raise GitFailure(f"cannot find a merge base of {str(one)[:12]} and {str(two)[:12]}: {exc}") from exc
         return None if found is None else from_pygit2(found)
 
+    def merge_trees(self, ancestor: Oid, ours: Oid, theirs: Oid) -> Oid | list[str]:
+        """The three-way merge of two trees (or commits' trees) from
+        ``ancestor``, in memory: the merged tree, or the conflicting paths
+        (sorted), as ``git merge-tree`` would find them; nothing is written
+        but the tree."""
+        base, mine, other = (self._tree(oid) for oid in (ancestor, ours, theirs))
+        if base is None or mine is None or other is None:
+            raise GitFailure("a three-way merge needs three trees")
+        try:
+            index = self._pg.merge_trees(base, mine, other)
+        except (KeyError, ValueError, pygit2.GitError) as exc:
+            raise GitFailure(f"cannot merge {str(theirs)[:12]} onto {str(ours)[:12]}: {exc}") from exc
+        if index.conflicts is not None:
+            paths = {entry.path for sides in index.conflicts for entry in sides if entry is not None}
+            return sorted(paths)
+        return from_pygit2(index.write_tree(self._pg))
+
     def ahead_behind(self, tip: Oid, base: Oid) -> tuple[int, int]:
         ahead, behind = self._pg.ahead_behind(to_pygit2(tip), to_pygit2(base))
         return int(ahead), int(behind)

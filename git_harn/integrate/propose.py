@@ -20,13 +20,14 @@ from typing import Any
 from git_harn.clock import now_iso
 from git_harn.failpoints import failpoint
 from git_harn.git import Oid, Repo, to_oid
+from git_harn.git.checkout import commit_tree
 from git_harn.integrate import door
 from git_harn.integrate.attempt import squash
 from git_harn.integrate.report import PROPOSED, IntegrationReport, new_report
 from git_harn.integrate.target import Target
 from git_harn.integrate.worktree import ensure_worktree
 from git_harn.store import proposals
-from git_harn.tasks.roadmap import Task
+from git_harn.tasks.roadmap import Task, roadmap_file, tick_item
 from git_harn.text import one_line
 
 TITLE_LIMIT = 200
@@ -38,7 +39,8 @@ def propose_target(repo: Repo, target: Target, key: str, task: Task, base: Oid,
     """Propose ``target`` (under the merge lock, the base fetched as ``base``).
     ``run``: the workflow and run ids that proposed it, kept in the record."""
     record = proposals.read(repo, key)
-    if record is None or record["state"] not in proposals.LIVE_STATES or record.get("judged") != str(target.judged):
+    if record is None or record["state"] not in (proposals.PROPOSING, proposals.OPEN) \
+            or record.get("judged") != str(target.judged):
         made = squash(repo, target, ensure_worktree(repo, base), base, task, 1)
         if isinstance(made, IntegrationReport):
             return made
@@ -116,3 +118,40 @@ def request_text(repo: Repo, target: Target, commit: Oid, task: Task) -> tuple[s
     return title, body[:BODY_LIMIT]
 
 
+
+
+def applies(repo: Repo, record: dict[str, Any], base: Oid) -> bool:
+    """Whether the proposed squash still merges cleanly onto ``base``."""
+    return not isinstance(repo.merge_trees(to_oid(str(record["baseOid"])), base, to_oid(str(record["head"]))), list)
+
+
+def rebuild(repo: Repo, record: dict[str, Any], base: Oid) -> dict[str, Any] | list[str]:
+    """The squash made again on ``base`` (which it no longer merges onto
+    cleanly) and the landing branch moved to it with a lease on the squash it
+    held, the same request updated [F2]; or the paths that conflict. The
+    roadmap is taken from ``base`` and the task's box ticked there again, so
+    two proposals that ticked neighbouring lines never conflict on it."""
+    head, before = to_oid(str(record["head"])), to_oid(str(record["baseOid"]))
+    roadmap = roadmap_file(repo)
+    old = repo.entry(before, roadmap)
+    theirs = repo.tree_with(head, {roadmap: old}) if old is not None else repo.tree_id(head)
+    merged = repo.merge_trees(before, base, theirs)
+    if isinstance(merged, list):
+        return merged
+    now = repo.entry(base, roadmap)
+    if now is not None:
+        text = (repo.read_blob(now[0]) or b"").decode("utf-8", "surrogateescape")
+        ticked, _ = tick_item(text, str(record["taskId"]), record.get("addendum"))
+        merged = repo.tree_with(merged, {roadmap: (ticked.encode("utf-8", "surrogateescape"), now[1])})
+    message = repo.commit_info(head).message
+    commit = commit_tree(repo.cli_cwd, merged, base, message, sign=repo.config_bool("commit.gpgSign", False))
+    key = str(record["key"])
+    proposals.keep(repo, key, "squash", commit)
+    where = door.Where(str(record["remote"]), record.get("forgeName"), record.get("forgeUrl"))
+    opened = door.open_request(repo, where, key, str(record["base"]), commit, head, str(record["title"]),
+                               str(record["body"]))
+    return proposals.write(repo, dict(record, state=proposals.OPEN, head=str(commit), baseOid=str(base),
+                                      rebuiltFrom=str(head), words="",
+                                      url=opened.url or record.get("url"),
+                                      number=opened.number or record.get("number")),
+                           "rebuilt", f"{str(head)[:12]} rebuilt on {str(base)[:12]} as {str(commit)[:12]}")

@@ -38,7 +38,7 @@ OPEN = "open"
 MERGED = "merged"  # the base took it (the forge said so, or its content is there)
 CLOSED = "closed"  # closed without a merge: the task is refused, its branch kept
 CONFLICT = "conflict"  # the base moved and the squash no longer applies: an operator looks
-LIVE_STATES = (PROPOSING, OPEN)  # what a run reconciles and holds out of selection
+LIVE_STATES = (PROPOSING, OPEN, CONFLICT)  # what a run reconciles and holds out of selection
 STATES = (PROPOSING, OPEN, MERGED, CLOSED, CONFLICT)
 
 

@@ -32,7 +32,7 @@ from git_harn.errors import HarnError
 from git_harn.git import Oid, Repo, to_oid
 from git_harn.integrate import door
 from git_harn.integrate.land import keep_landed
-from git_harn.integrate.propose import finish
+from git_harn.integrate.propose import applies, finish, rebuild
 from git_harn.store import proposals
 from git_harn.tasks.roadmap import find_task, roadmap_file, tasks_at
 from git_harn.text import one_line
@@ -85,6 +85,9 @@ def _one(repo: Repo, record: dict[str, Any], base_oid: Oid) -> Seen:
             return _merged(repo, record, merged)
         if reading.state == door.CLOSED:
             return _closed(repo, record, reading.words)
+        if record["state"] == proposals.CONFLICT or (
+                str(base_oid) != record["baseOid"] and not applies(repo, record, base_oid)):
+            return _moved_base(repo, record, base_oid)
     except HarnError as exc:  # the forge or the remote could not be asked: held, and said why
         return Seen(record, HELD, one_line(exc.message, 300))
     return Seen(record, HELD)
@@ -166,6 +169,21 @@ def _closed(repo: Repo, record: dict[str, Any], words: str) -> Seen:
     return Seen(record, REFUSED, said)
 
 
+def _moved_base(repo: Repo, record: dict[str, Any], base_oid: Oid) -> Seen:
+    """The base moved and the squash no longer merges onto it: rebuilt there
+    (held, the same request updated), or halted naming the conflict."""
+    rebuilt = rebuild(repo, record, base_oid)
+    if isinstance(rebuilt, dict):
+        return Seen(rebuilt, HELD, f"rebuilt on {str(base_oid)[:12]} as {rebuilt['head'][:12]}")
+    shown = ", ".join(rebuilt[:10]) + (f" … and {len(rebuilt) - 10} more" if len(rebuilt) > 10 else "")
+    words = (f"{record['landingBranch']} no longer merges onto {record['remote']}/{record['base']} "
+             f"({str(base_oid)[:12]}): it conflicts in {shown}; resolve it on the request, or close it and "
+             f"discard the task")
+    record = proposals.write(repo, dict(record, state=proposals.CONFLICT, words=words, conflictPaths=rebuilt),
+                             proposals.CONFLICT, words)
+    return Seen(record, HALTED, words)
+
+
 def held(records: list[dict[str, Any]]) -> list[Skipped]:
     """The tasks a live proposal holds out of selection, each with its request."""
     out = []
@@ -173,8 +191,9 @@ def held(records: list[dict[str, Any]]) -> list[Skipped]:
         where = record.get("url") or f"{record['landingBranch']} on {record['remote']}"
         since = record.get("openedAt") or record.get("updatedAt")
         age = f", open {_age(since)}" if since else ""
+        waits = record.get("words") if record["state"] == proposals.CONFLICT else "waits for the forge"
         out.append(Skipped(str(record["taskId"]), SkipReason.PROPOSED.value,
-                           f"proposed as {where} ({record['state']}{age}): waits for the forge",
+                           f"proposed as {where} ({record['state']}{age}): {waits}",
                            record.get("addendum")))
     return out
 

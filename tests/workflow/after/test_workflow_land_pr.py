@@ -145,3 +145,36 @@ def test_a_run_killed_at_each_proposal_failpoint_reruns_to_one_request(tmp_path:
     assert rerun["tasks"] == []
     again = _run(wf)  # and once more: still one, still held
     assert list(_landing(wf)) == ["harnery/land/1.1"] and again["tasks"] == []
+
+
+def test_a_proposal_the_moved_base_no_longer_takes_is_rebuilt_on_it_with_a_lease(tmp_path: Path) -> None:
+    wf = setup(tmp_path, roadmap="# R\n\n- [ ] 1.1 First\n- [ ] 1.2 Second\n")  # neighbouring boxes
+    first = _run(wf)
+    heads = {t["taskId"]: t["proposal"]["head"] for t in first["tasks"]}
+    clone = _maintainer(wf)
+    git(clone, "merge", "-q", "--no-ff", "-m", "Merge 1.1", "origin/harnery/land/1.1")
+    git(clone, "push", "-q", "origin", "main")
+    second = _run(wf)  # 1.2's tick now conflicts with 1.1's on the roadmap: made again on the new main
+    seen = {p["taskId"]: p for p in second["proposals"]}
+    assert seen["1.1"]["became"] == "done" and seen["1.2"]["became"] == "held" and "rebuilt" in seen["1.2"]["how"]
+    moved = git(wf.remote, "rev-parse", "harnery/land/1.2")
+    assert moved != heads["1.2"] and git(wf.remote, "rev-parse", f"{moved}^") == git(wf.remote, "rev-parse", "main")
+    assert "- [x] 1.1 First\n- [x] 1.2 Second" in wf.remote_file("docs/roadmap.md", moved)
+    assert wf.remote_file("work-1.2.txt", moved) == wf.remote_file("work-1.2.txt", heads["1.2"])
+    clone = _maintainer(wf)
+    git(clone, "merge", "-q", "--ff-only", "origin/harnery/land/1.2")
+    git(clone, "push", "-q", "origin", "main")
+    third = _run(wf)
+    assert [(p["taskId"], p["became"]) for p in third["proposals"]] == [("1.2", "done")]
+
+
+def test_a_proposal_that_conflicts_with_the_moved_base_halts_naming_the_conflict(tmp_path: Path) -> None:
+    wf = setup(tmp_path, roadmap="# R\n\n- [ ] 1.1 First\n")
+    _run(wf)
+    wf.push_change({"work-1.1.txt": "someone else's line\n"}, "a maintainer writes the same file")
+    second = _run(wf)
+    [seen] = second["proposals"]
+    assert seen["became"] == "halted" and seen["state"] == "conflict" and "work-1.1.txt" in seen["how"]
+    assert second["tasks"] == [] and "work-1.1.txt" in {s["taskId"]: s["detail"] for s in second["skipped"]}["1.1"]
+    third = _run(wf)  # still held, never started again
+    assert third["tasks"] == [] and third["proposals"][0]["became"] == "halted"
