@@ -37,6 +37,7 @@ from git_harn.store import chain
 from git_harn.store import lease as leases
 from git_harn.store import workflows as store
 from git_harn.text import clip, one_line
+from git_harn.workflow.agents.spend import cost_text, spending_text
 from git_harn.workflow.ledger import record
 from git_harn.workflow.model.result import IN_PROGRESS
 from git_harn.workflow.model.state import STAGE_STATE, State
@@ -208,7 +209,7 @@ class Frame:
     waiting: list[dict[str, str]]
     faults: int
     retries: int
-    cost: float | None  # dollars the ended tasks' agents reported; None: none reported any
+    cost: str  # what the run spent so far, in the words show and the page use (agents.spend)
     event: str  # the record's last event
     rows: list[Row] = field(default_factory=list)
     synced: str = ""  # --sync: what the last sync said
@@ -231,14 +232,13 @@ class Frame:
                 record.UNKNOWN: "running (runner unknown)"}.get(self.runner, self.runner)
 
     def _counts(self, gap: str) -> str:
-        cost = "cost: none reported" if self.cost is None else f"cost ${self.cost:.2f}"
         faults = f"faults {self.faults}" + (f" (+{self.retries} retried)" if self.retries else "")
         return gap.join([f"landed {self.landed}", f"failed {self.failed}", f"running {self.running}",
-                         f"waiting {len(self.waiting)}", faults, cost])
+                         f"waiting {len(self.waiting)}", faults])
 
     def _more(self) -> list[str]:
         first = self.waiting[0] if self.waiting else None
-        return [*([f"waits for: {first.get('taskId')} {first.get('requires')}"] if first else []),
+        return [self.cost, *([f"waits for: {first.get('taskId')} {first.get('requires')}"] if first else []),
                 f"last event: {self.event or 'none yet'}",
                 *([f"sync at {self.syncedAt}: {self.synced}"] if self.synced else [])]
 
@@ -255,7 +255,8 @@ class Frame:
     def plain(self) -> list[str]:
         """The lines a pipe gets, each whole: the header without its clock, one a task."""
         first = self.waiting[0] if self.waiting else None
-        counts = self._counts(", ") + (f"; waits for: {first.get('taskId')} {first.get('requires')}" if first else "")
+        waits = f"; waits for: {first.get('taskId')} {first.get('requires')}" if first else ""
+        counts = f"{self._counts(', ')}; {self.cost}{waits}"
         return [f"workflow {self.workflowId} on {self.upstream}: {self._state()}", counts,
                 *([f"sync: {self.synced}"] if self.synced else []), *[row.plain() for row in self.rows]]
 
@@ -272,7 +273,6 @@ def duration(seconds: float) -> str:
 def frame(follower: Follower, runner: str | None) -> Frame:
     head, tasks = follower.head, [_as_known(t, follower.spans) for t in follower.tasks]
     states = [State.of(t) for t in tasks]
-    costs = [float(c) for c in ((t.get("usage") or {}).get("costUsd") for t in tasks) if c is not None]
     waiting = [w for w in head.get("waiting") or [] if isinstance(w, dict)]
     return Frame(
         workflowId=follower.workflow_id,
@@ -284,9 +284,17 @@ def frame(follower: Follower, runner: str | None) -> Frame:
         running=sum(s.in_flight for s in states), waiting=waiting,
         faults=sum(s.fault is not None and s is not State.INTERRUPTED for s in states),
         retries=sum(int(t.get("infraRetries") or 0) for t in tasks),
-        cost=round(sum(costs), 6) if costs else None,
+        cost=_cost(head),
         event=follower.events[-1] if follower.events else "",
         rows=[_row(t, s) for t, s in zip(tasks, states, strict=True)])
+
+
+def _cost(head: dict[str, Any]) -> str:
+    """The run's spending so far: against its limit when it has one (every
+    stage run that ended by the last event), else its tasks' usage summed
+    (the tasks ended by then), marked where unknown."""
+    spending = (head.get("breakers") or {}).get("spending") if isinstance(head.get("breakers"), dict) else None
+    return spending_text(spending) or f"cost {cost_text(head.get('usage'))}"
 
 
 def _as_known(task: dict[str, Any], spans: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:

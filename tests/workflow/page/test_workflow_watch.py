@@ -351,3 +351,28 @@ def test_with_sync_the_watch_follows_a_run_on_another_machine_to_its_end(tmp_pat
     assert "task 1.1: done" in out.text
     syncs = [line[9:] for line in out.text.splitlines() if line[9:].startswith("sync: ")]
     assert len(syncs) == len(set(syncs)) >= 2, syncs  # a sync that said the same again is no new line
+
+
+def test_the_cost_so_far_is_the_records_in_the_words_show_uses(tmp_path: Path) -> None:
+    """Its tasks' usage summed while no limit is set, marked where unknown;
+    against the limit when the run has one (what every stage run that ended spent)."""
+    repo = make_repo(tmp_path / "repo")
+    writer, result, _ = _long_run(repo, "wf-cost", 1)
+    follower = Follower(open_repo(repo), "wf-cost")
+    follower.look()
+    assert frame(follower, record.LIVE).cost == "cost unknown"  # no agent reported anything yet
+    result.usage = {"inputTokens": 10, "outputTokens": 5, "cachedInputTokens": 0, "costUsd": 0.5, "runs": 3,
+                    "unknownRuns": 1}
+    writer.written -= HEARTBEAT_SECONDS
+    writer.beat(result, 4)
+    follower.look()
+    assert frame(follower, record.LIVE).cost == "cost $0.50 + 1 run unknown"
+    result.breakers = {"auth": None, "tamper": None, "providerLimits": [], "waits": [],
+                       "spending": {"limitUsd": 20.0, "spentUsd": 0.75, "hard": False, "runs": 4,
+                                    "unknownRuns": 0, "reached": None}}
+    writer.written -= HEARTBEAT_SECONDS
+    writer.beat(result, 4)
+    follower.look()
+    look = frame(follower, record.LIVE)
+    assert look.cost == "spent $0.75 of the $20.00 limit"
+    assert "spent $0.75 of the $20.00 limit" in look.lines(time.time(), 80)
