@@ -204,6 +204,7 @@ class Frame:
     finishedAt: float | None
     runner: str | None  # live, gone, stale, unknown; None once the record ended
     landed: int
+    proposed: int  # ended in an open pull request (--land pull-request): delivered, not landed
     failed: int
     running: int
     waiting: list[dict[str, str]]
@@ -233,7 +234,8 @@ class Frame:
 
     def _counts(self, gap: str) -> str:
         faults = f"faults {self.faults}" + (f" (+{self.retries} retried)" if self.retries else "")
-        return gap.join([f"landed {self.landed}", f"failed {self.failed}", f"running {self.running}",
+        proposed = [f"proposed {self.proposed}"] if self.proposed else []
+        return gap.join([f"landed {self.landed}", *proposed, f"failed {self.failed}", f"running {self.running}",
                          f"waiting {len(self.waiting)}", faults])
 
     def _more(self) -> list[str]:
@@ -280,7 +282,8 @@ def frame(follower: Follower, runner: str | None) -> Frame:
         baseOid=str(head.get("baseOid") or ""),
         startedAt=epoch_of(head.get("startedAt")), finishedAt=epoch_of(head.get("finishedAt")),
         runner=runner,
-        landed=sum(s.landed for s in states), failed=sum(s.terminal and not s.landed for s in states),
+        landed=sum(s.landed for s in states), proposed=sum(s.delivered and not s.landed for s in states),
+        failed=sum(s.terminal and not s.delivered for s in states),
         running=sum(s.in_flight for s in states), waiting=waiting,
         faults=sum(s.fault is not None and s is not State.INTERRUPTED for s in states),
         retries=sum(int(t.get("infraRetries") or 0) for t in tasks),
@@ -318,7 +321,8 @@ def _row(task: dict[str, Any], state: State) -> Row:
     stages = [s for s in timeline if s.get("kind") == "stage"]
     if state.terminal:
         detail = one_line(str(task.get("detail") or ""), 300)
-        stage = "" if state.landed else str(task.get("stage") or "")  # where it stopped; a landed task went all the way
+        # where it stopped; a delivered task went all the way
+        stage = "" if state.delivered else str(task.get("stage") or "")
         return Row(key, state.value, stage, epoch_of(task.get("startedAt")),
                    epoch_of(task.get("finishedAt")), detail)
     now_in = stages[-1] if stages and stages[-1].get("finishedAt") is None else None

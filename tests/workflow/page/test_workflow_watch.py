@@ -376,3 +376,19 @@ def test_the_cost_so_far_is_the_records_in_the_words_show_uses(tmp_path: Path) -
     look = frame(follower, record.LIVE)
     assert look.cost == "spent $0.75 of the $20.00 limit"
     assert "spent $0.75 of the $20.00 limit" in look.lines(time.time(), 80)
+
+
+def test_the_counts_tell_a_proposed_task_from_a_failed_one(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    writer, result, _ = _long_run(repo, "wf-ends", 1)
+    for task, (status, state) in zip(result.tasks, [("done", "done"), ("proposed", "proposed"),
+                                                    ("failed", "refused"), ("running", "reviewing")], strict=True):
+        task.status, task.state = status, state
+    writer.written -= HEARTBEAT_SECONDS
+    writer.beat(result, 1)
+    follower = Follower(open_repo(repo), "wf-ends")
+    follower.look()
+    look = frame(follower, record.LIVE)
+    assert (look.landed, look.proposed, look.failed, look.running) == (1, 1, 1, 1)
+    assert look.plain()[1].startswith("landed 1, proposed 1, failed 1, running 1, waiting 0, faults 0; ")
+    assert [row.stage for row in look.rows[:2]] == ["", ""]  # delivered: it went all the way
