@@ -358,15 +358,19 @@ class Repo(ObjectsMixin):
             if name.startswith(prefix) and isinstance(ref.target, pygit2.Oid):
                 yield name, from_pygit2(ref.target)
 
-    def ref_ids(self, prefixes: Iterable[str]) -> dict[str, str]:
+    def ref_ids(self, prefixes: Iterable[str], count: int | None = None) -> dict[str, str]:
         """name -> hex object id of the refs under any of ``prefixes``
         (folders end in ``/``), as ``ls-remote`` gives them, so they compare.
         ``git for-each-ref`` reads only those folders, which matters with
-        thousands of loose refs."""
+        thousands of loose refs. ``count``: only the first that many, in
+        name order (git prints no more: 100,000 lines cost more than the
+        listing itself)."""
         wanted = list(prefixes)
         if not wanted:
             return {}
-        done = run_git(["for-each-ref", "--format=%(objectname) %(refname)", *wanted], self.cli_cwd, check=False)
+        limit = [] if count is None else [f"--count={count}"]
+        done = run_git(["for-each-ref", "--format=%(objectname) %(refname)", *limit, *wanted], self.cli_cwd,
+                       check=False)
         if done.returncode != 0:
             raise GitFailure(f"git for-each-ref failed: {error_line(done.stderr)}")
         found: dict[str, str] = {}

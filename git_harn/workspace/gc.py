@@ -115,28 +115,30 @@ def candidates(repo: Repo, age: float, now: float | None = None) -> tuple[list[C
     return found, skipped
 
 
-def oldest_candidates(repo: Repo, age: float, count: int) -> list[Candidate]:
+def first_candidates(repo: Repo, age: float, count: int, listed: dict[str, str]) -> list[Candidate]:
     """Up to ``count`` ended records written ``age`` seconds ago or more,
-    oldest first, read from the record refs whose commits are oldest (one
-    ``for-each-ref`` sorted by commit time), never every record: a record's
-    commit is made after its ``updatedAt`` is stamped, so a commit older
-    than the cutoff holds a record old enough, and the listing stops at the
-    first newer one (an older record behind a newer commit waits for gc)."""
+    oldest first, of ``listed``: the first record refs by name (one
+    ``for-each-ref --count``), never every record, and never sorted by
+    time: that sort reads every record commit's header, half a second at
+    100,000 (issue 45 item 15). Run ids git-harn makes begin with their
+    start time, so the first by name are the first started; a record that
+    must stay (live, unreadable, too recent, its folder still there) is
+    passed over, and what the pass leaves gc archives."""
     cutoff = time.time() - age
     live = set(repo.ref_ids([LIVE.namespace]))
     found: list[Candidate] = []
-    for name, tip, when in repo.refs_by_time(RUNS.namespace, count + len(live) + AUTO_MARGIN, oldest_first=True):
-        if when > cutoff or len(found) >= count:
+    for name, oid in sorted(listed.items()):
+        if len(found) >= count:
             break
         run_id = name[len(RUNS.namespace):]
         if LIVE.entry(run_id) in live:
             continue
         try:
-            record = chain.record_at(repo, RUNS, run_id, tip)
+            record = chain.record_at(repo, RUNS, run_id, to_oid(oid))
         except HarnError:
             continue  # unreadable: status reports it; never archived
         if record.terminal and _left_because(record.updatedAt, record.path, cutoff, age) is None:
-            found.append(Candidate(run_id, tip, record.updatedAt))
+            found.append(Candidate(run_id, to_oid(oid), record.updatedAt))
     found.sort(key=lambda c: (c.updated, c.run_id))
     return found
 
@@ -202,21 +204,25 @@ def _delete_one(repo: Repo, candidate: Candidate) -> bool:
 
 def archive_if_due(repo: Repo) -> GcResult | None:
     """From a command that just ended a run: when more ended record refs
-    than harn.archiveThreshold are left (one ``for-each-ref`` of two
-    namespaces: cheap below it), archive the oldest batch of those older
-    than harn.archiveAfter (AUTO_BATCH). A pass that folded a full batch
+    than harn.archiveThreshold are left (the live index and the first
+    record refs by name, past the threshold by a margin: two
+    ``for-each-ref``, whatever the number of records), archive one batch
+    (AUTO_BATCH) of those older than harn.archiveAfter, the first by name
+    (``first_candidates``). A pass that folded a full batch
     lets the next cleanup go on; one that found less is not tried again
     for an hour, as records too young to go would be read again by every
     cleanup. Never fails the command that called it: a failure is a warning."""
     threshold = repo.config_int(THRESHOLD_SETTING, DEFAULT_THRESHOLD)
-    if threshold <= 0:
+    if threshold <= 0 or _tried_lately(repo):
         return None  # 0 turns it off
-    listed = repo.ref_ids([RUNS.namespace, LIVE.namespace])
-    live = sum(1 for name in listed if name.startswith(LIVE.namespace))
-    if len(listed) - 2 * live <= threshold or not _due(repo):
+    # Past the threshold when more record refs than it and the live runs:
+    # the first that many by name, no more, and those are the candidates.
+    live = len(repo.ref_ids([LIVE.namespace]))
+    listed = repo.ref_ids([RUNS.namespace], count=threshold + live + 1 + AUTO_MARGIN)
+    if len(listed) - live <= threshold or not _due(repo):
         return None
     try:
-        result = _one_batch(repo)
+        result = _one_batch(repo, listed)
     except HarnError as exc:
         warn(f"could not archive ended run records ({exc.message}); 'git harn gc' tries again")
         return None
@@ -230,11 +236,11 @@ def _auto_size(repo: Repo) -> int:
     return min(AUTO_BATCH, max(1, repo.config_int(BATCH_SETTING, DEFAULT_BATCH)))
 
 
-def _one_batch(repo: Repo) -> GcResult:
-    """An automatic pass: the oldest batch of what gc would archive, then
-    the salvage notes pruned, as gc does."""
+def _one_batch(repo: Repo, listed: dict[str, str]) -> GcResult:
+    """An automatic pass: one batch of what gc would archive, of the record
+    refs ``listed``, then the salvage notes pruned, as gc does."""
     shown = archive_after(repo)
-    found = oldest_candidates(repo, parse_age(shown), _auto_size(repo))
+    found = first_candidates(repo, parse_age(shown), _auto_size(repo), listed)
     result = GcResult(False, shown)
     if found:
         result.archived, result.kept = _archive_batch(repo, found)
@@ -247,11 +253,18 @@ def _stamp(repo: Repo) -> Path:
     return repo.common_dir / "harnery" / "cache" / "archive-tried"
 
 
+def _tried_lately(repo: Repo) -> bool:
+    """Whether a pass found less than a batch within AUTO_EVERY: then no
+    record ref is listed at all."""
+    with suppress(OSError):
+        return time.time() - _stamp(repo).stat().st_mtime < AUTO_EVERY
+    return False
+
+
 def _due(repo: Repo) -> bool:
     path = _stamp(repo)
-    with suppress(OSError):
-        if time.time() - path.stat().st_mtime < AUTO_EVERY:
-            return False
+    if _tried_lately(repo):
+        return False
     with suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(path, b"git-harn: when cleanup last tried to archive (a cache; safe to delete)\n")

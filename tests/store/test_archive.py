@@ -192,10 +192,11 @@ def test_cleanup_archives_past_the_threshold(repo: Path) -> None:
 
 
 def test_a_cleanups_archive_pass_folds_one_bounded_batch_of_the_oldest(repo: Path, tmp_path: Path) -> None:
-    """An automatic pass folds one batch, reading only the oldest record refs
-    (one for-each-ref sorted by commit time), never every record; a full
-    batch lets the next cleanup go on, and gc folds the rest (issue 45
-    item 15: 100,000 records folded at once took one cleanup 255 s)."""
+    """An automatic pass folds one batch, reading only the first record refs
+    by name (one for-each-ref with --count, never sorted by time: that read
+    every record commit's header), never every record; a full batch lets
+    the next cleanup go on, and gc folds the rest (issue 45 item 15:
+    100,000 records folded at once took one cleanup 255 s, then 1.5 s)."""
     git(repo, "config", "harn.archiveThreshold", "0")  # off while the records are made
     git(repo, "config", "harn.archiveAfter", "0")
     ended(repo, "c1", "c2", "c3", "c4", "c5", "c6")
@@ -211,8 +212,7 @@ def test_a_cleanups_archive_pass_folds_one_bounded_batch_of_the_oldest(repo: Pat
     assert done.code == 0, done.err
     lines = trace.read_text().splitlines()
     listings = [line for line in lines if "built-in: git for-each-ref" in line and RUNS in line]
-    assert any("--sort=committerdate" in line and "--count=" in line for line in listings), listings
-    assert not any("--sort" not in line and line.rstrip().endswith(RUNS) for line in listings), listings
+    assert listings and all("--count=" in line and "--sort" not in line for line in listings), listings
     assert "z-broken" not in done.err
     # harn.archiveBatch 2: the two oldest, c1 and c2
     assert record_refs(repo) == {"c3", "c4", "c5", "c6", "c7", "z-broken"}
