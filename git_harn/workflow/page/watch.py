@@ -45,6 +45,7 @@ from git_harn.workflow.model.state import STAGE_STATE, State
 LOOK_EVERY = 1.0  # seconds between two looks
 NEW_EVENTS_READ = 50  # commits read at most between two tips (a sync's merge of a long other side)
 TAIL_READ = 8 * 1024 * 1024  # stage-times bytes read at most in one look; the rest at the next
+LINE_LIMIT = 4 * 1024 * 1024  # a stage-times line longer than this is dropped, never kept growing
 
 
 class Reader:
@@ -160,6 +161,8 @@ class Follower:
             data, size = self.reader.tail(self.times, 0)
         self._offset += len(data)
         *lines, self._rest = (self._rest + data).split(b"\n")
+        if len(self._rest) > LINE_LIMIT:  # no line the runner writes is this long: not one to wait for
+            self._rest = b""
         for line in lines:
             try:
                 entry = loads_json(line)
@@ -247,11 +250,12 @@ class Frame:
     def lines(self, now: float, width: int | None) -> list[str]:
         """The screen: the header, then one line a task under column heads,
         each line within ``width`` (the last column clipped)."""
-        rows = [["TASK", "STATE", "STAGE", "TIME", "LAST"], *[row.cells(now) for row in self.rows]]
+        rows = [["TASK", "STATE", "STAGE", "TIME", "LAST"],
+                *[[shown(cell) for cell in row.cells(now)] for row in self.rows]]
         wide = [max(len(r[i]) for r in rows) for i in range(4)]
         table = ["  ".join([r[0].ljust(wide[0]), r[1].ljust(wide[1]), r[2].ljust(wide[2]), r[3].rjust(wide[3]),
                             r[4]]).rstrip() for r in rows]
-        lines = [*self.header(now), "", *table]
+        lines = [*map(shown, self.header(now)), "", *table]
         return [clip(line, width) for line in lines] if width is not None else lines
 
     def plain(self) -> list[str]:
@@ -259,8 +263,15 @@ class Frame:
         first = self.waiting[0] if self.waiting else None
         waits = f"; waits for: {first.get('taskId')} {first.get('requires')}" if first else ""
         counts = f"{self._counts(', ')}; {self.cost}{waits}"
-        return [f"workflow {self.workflowId} on {self.upstream}: {self._state()}", counts,
-                *([f"sync: {self.synced}"] if self.synced else []), *[row.plain() for row in self.rows]]
+        return [shown(line) for line in [f"workflow {self.workflowId} on {self.upstream}: {self._state()}", counts,
+                *([f"sync: {self.synced}"] if self.synced else []), *[row.plain() for row in self.rows]]]
+
+
+def shown(text: str) -> str:
+    """A line as a terminal may get it: the run folder is writable by the
+    agents, so a stage name there may hold an escape sequence; every
+    character that is not printable is a space (one line each)."""
+    return text if text.isprintable() else "".join(c if c.isprintable() else " " for c in text)
 
 
 def duration(seconds: float) -> str:

@@ -392,3 +392,27 @@ def test_the_counts_tell_a_proposed_task_from_a_failed_one(tmp_path: Path) -> No
     assert (look.landed, look.proposed, look.failed, look.running) == (1, 1, 1, 1)
     assert look.plain()[1].startswith("landed 1, proposed 1, failed 1, running 1, waiting 0, faults 0; ")
     assert [row.stage for row in look.rows[:2]] == ["", ""]  # delivered: it went all the way
+
+
+def test_what_an_agent_writes_in_the_run_folder_never_reaches_the_terminal_as_control_and_never_piles_up(
+        tmp_path: Path) -> None:
+    """The stage-times file is in the run folder, which stage agents can
+    write: an escape sequence in it is shown as spaces, and a line with no
+    end is dropped once it passes the limit, not kept growing."""
+    repo = make_repo(tmp_path / "repo")
+    _, _, times = _long_run(repo, "wf-hostile", 1)
+    times.note("run-0", [{"kind": "stage", "stage": "\x1b]0;owned\x07\x1b[2Jplan", "attempt": "1\x1b[31m",
+                          "startedAt": now_iso(), "finishedAt": None, "outcome": None}])
+    follower = Follower(open_repo(repo), "wf-hostile")
+    follower.look()
+    look = frame(follower, record.LIVE)
+    assert "owned" in look.lines(time.time(), 100)[-4]
+    assert not any("\x1b" in line or "\x07" in line for line in [*look.lines(time.time(), 100), *look.plain()])
+    with open(times.path, "ab") as endless:
+        endless.write(b"x" * (5 * 1024 * 1024))
+    follower.look()
+    assert follower._rest == b""  # dropped, not kept
+    times.note("run-1", [{"kind": "stage", "stage": "review", "attempt": 2, "startedAt": now_iso(),
+                          "finishedAt": None, "outcome": None}])
+    follower.look()
+    assert follower.spans["run-1"][-1]["stage"] == "review"  # the next whole line reads again
