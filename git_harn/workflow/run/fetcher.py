@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import queue
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future
 from contextlib import suppress
 from typing import NamedTuple
@@ -78,6 +79,14 @@ class BaseFetcher:
         no thread to be had, the loop fetches when it collects the task."""
         with suppress(RuntimeError):
             self._landed.put((run_id, self.fetch()))
+
+    def on_landed(self, run_id: str, stopping: Callable[[], bool]) -> Callable[[], None]:
+        """What a task calls, from its own thread, once it has landed (``landed``),
+        unless the run is stopping: nothing more starts, no fetch to leave behind."""
+        def landed() -> None:
+            if not stopping():
+                self.landed(run_id)
+        return landed
 
     def after(self, run_id: str) -> Future[Fetched]:
         """The loop's: the fetch the task ``run_id`` started as it landed, or

@@ -34,7 +34,8 @@ from git_harn.workflow.model.result import WorkflowResult
 from git_harn.workflow.model.state import State
 from git_harn.workflow.run import breakers, select
 from git_harn.workflow.run.progress import Progress
-from git_harn.workflow.run.runner import Scheduler, task_result
+from git_harn.workflow.run.runner import Scheduler
+from git_harn.workflow.run.starts import task_result
 from git_harn.workflow.task import addenda
 from git_harn.workspace.here import refuse_in_workspace
 
@@ -136,9 +137,7 @@ def _sealed(repo: Repo, eff: config.Effective, options: config.Options, result: 
         recovery.recover(repo, eff, found, workflow_id, tasks)
         result.recovery = found.document()
     scheduler = Scheduler(repo, eff, result, tasks, held_ids, Progress(options.quiet), claims, lease,
-                          wait_for_provider, seal)
-    scheduler.recovery = found
-    scheduler.where = where_of(eff, options)
+                          wait_for_provider, seal, found, where_of(eff, options))
     return scheduler.run()
 
 

@@ -1,34 +1,25 @@
-"""The loop of ``git harn workflow run``: start tasks, collect them, record.
-
-``<remote>/<base>`` is the source of truth: the configuration and roadmap
-are read there (``run/launch.py``); after each integration the base is
-fetched again (``run/fetcher.py``) and what became unblocked is selected,
-until nothing is left or ``maxTasks`` is reached. Up to ``parallel`` tasks
-run at once; their integrations serialise on the merge lock. The result is
-recorded under ``refs/harnery/workflows/<id>`` as it changes
-(``ledger/journal.py``). An interruption (SIGTERM, Ctrl-C) stops the agents'
-process groups, lets every task leave its workspace to cleanup, and records
-where each stood [P1] [P6].
-
-While it runs, a watchdog ends its agents' groups should it die, and
-circuit breakers stop new starts after an auth fault, while a provider is
-limited, or once the run's spending limit is crossed.
+"""The loop of ``git harn workflow run``: start tasks (``run/starts.py``),
+collect them, record them (``ledger/journal.py``), until nothing is left or
+``maxTasks`` is reached; after each integration the base is fetched again
+(``run/fetcher.py``) and what became unblocked is queued. Up to ``parallel``
+tasks run at once; their integrations serialise on the merge lock. An
+interruption (SIGTERM, Ctrl-C) stops the agents' process groups, lets every
+task leave its workspace to cleanup, and records where each stood [P1] [P6].
+While it runs, a watchdog ends its agents' groups should it die, and circuit
+breakers stop new starts (an auth fault, a provider's limit, the spending limit).
 """
 
 from __future__ import annotations
 
-import copy
 import signal
 import threading
 import time
-from collections import deque
-from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import suppress
 from typing import Any
 
 from git_harn.assess.gates import GateCheckouts
-from git_harn.clock import keeping_waits, now_iso, precise_iso
+from git_harn.clock import keeping_waits, now_iso
 from git_harn.errors import BadInput
 from git_harn.failpoints import failpoint
 from git_harn.files import private_dir
@@ -47,63 +38,55 @@ from git_harn.workflow.ledger.journal import Journal
 from git_harn.workflow.model import config, faults, state
 from git_harn.workflow.model.result import TaskResult, WorkflowResult
 from git_harn.workflow.model.state import Ending, State
-from git_harn.workflow.run import breakers, select
+from git_harn.workflow.run import breakers
 from git_harn.workflow.run.fetcher import BaseFetcher
 from git_harn.workflow.run.progress import Progress
+from git_harn.workflow.run.starts import Starts
 from git_harn.workflow.run.timelines import Timelines
-from git_harn.workflow.task import addenda, assessment
-from git_harn.workflow.task.pipeline import Job, run_id_for, run_task
+from git_harn.workflow.task import assessment
+from git_harn.workflow.task.pipeline import Job
 
 STOP_GRACE = 3.0  # seconds between SIGTERM and SIGKILL of an agent's group on interruption
 DRAIN_SECONDS = 120.0
-
-
-def task_result(workflow_id: str, task: Task) -> TaskResult:
-    return TaskResult(taskId=task.id, title=task.title, branch=addenda.branch_of(task),
-                      runId=run_id_for(workflow_id, task.key), addendum=addenda.number_of(task))
 
 
 class Scheduler:
     def __init__(self, repo: Repo, eff: config.Effective, result: WorkflowResult, tasks: list[Task],
                  held: set[str], progress: Progress, claims: claiming.Claims | None = None,
                  lease: leases.Lease | None = None, wait_for_provider: float | None = None,
-                 seal: Seal | None = None) -> None:
-        self.repo, self.eff, self.result, self.tasks, self.held = repo, eff, result, tasks, held
-        self.seal = seal
-        self.progress = progress
-        self.claims = claims
+                 seal: Seal | None = None, found: recovery.Recovery | None = None,
+                 where: state.Where | None = None) -> None:
+        self.repo, self.eff, self.result, self.tasks = repo, eff, result, tasks
+        self.seal, self.progress = seal, progress
         self.watchdog = Watchdog()
         self.agents = WatchedAgents(lease=lease, watchdog=self.watchdog)
         self.breakers = breakers.Breakers(dict(eff.agents), wait_for_provider,
                                           meter=breakers.meter_for(eff, self.agents, STOP_GRACE))
-        self.holding: breakers.Limit | None = None
         self.journal = Journal(repo, result.workflowId)
         self.scratch = record.run_folder(repo, result.workflowId)
         self.gate_checkouts = GateCheckouts(repo, self.scratch / "gates")  # private to the run [T4]
-        self.taken: set[str] = set()
-        self.queue: deque[Task] = deque()
         self.running: dict[Future[TaskResult], TaskResult] = {}
-        self.limited = False
         self.previous: dict[int, Any] = {}
-        self.recovery: recovery.Recovery | None = None
-        self.recovery_started: list[str] = []
-        self.where: state.Where = state.Where(eff.remote, eff.base)
+        self.where: state.Where = where or state.Where(eff.remote, eff.base)
         self.timelines = Timelines(repo, result, self.scratch, progress, self.running,
                                    eff.remote if claims is not None else None)
         self.fetcher = BaseFetcher(repo, eff.remote, eff.base, eff.base_oid)  # the base new tasks start from [T4]
+        self.starts = Starts(repo, eff, result, held, breakers=self.breakers, claims=claims, progress=progress,
+                             journal=self.journal, timelines=self.timelines, fetcher=self.fetcher,
+                             make_job=self._job, found=found)
 
     # --- the loop ---------------------------------------------------------------
 
     def run(self) -> WorkflowResult:
         private_dir(self.scratch.parent)  # prompts, reports and agent logs: for the operator's eyes only
         private_dir(self.scratch)
-        self.queue.extend(select.selectable(self.tasks, self.taken, self.held))
+        self.starts.refill(self.tasks)
         self.result.summary = "running"
         self.journal.started(self.result, f"workflow on {self.eff.upstream} at {str(self.eff.base_oid)[:12]}")
         failpoint("workflow-after-select")
         self.progress.say(f"workflow {self.result.workflowId} on {self.eff.upstream}: "
-                          f"{len(self.queue)} task(s) selectable")
-        self.timelines.note_waiting(self.tasks, self.taken)
+                          f"{len(self.starts.queue)} task(s) selectable")
+        self.timelines.note_waiting(self.tasks, self.starts.taken)
         pool = ThreadPoolExecutor(max_workers=self.eff.parallel, thread_name_prefix="harn-task")
         try:
             with keeping_waits(self.timelines.run_waited):  # the run's own waits, e.g. for a provider's reset
@@ -130,10 +113,10 @@ class Scheduler:
         while True:
             self.timelines.alive()
             self.journal.beat(self.result, len(self.running))
-            self._submit(pool)
+            self.starts.submit(pool, self.running, self.agents.stop.is_set)
             self.journal.flush(self.result)  # no start followed the end it holds
             if not self.running:
-                if self.holding is None:
+                if self.starts.holding is None:
                     return
                 time.sleep(1.0)  # waiting for a provider's reset; a signal interrupts it
                 continue
@@ -141,65 +124,13 @@ class Scheduler:
             for future in finished:
                 self._collect(future)
 
-    def _may_start(self) -> bool:
-        """The circuit breakers: no start after an auth fault, none while a
-        provider is limited (waiting for it when allowed)."""
-        self.holding = None
-        if self.breakers.halted() is not None:
-            self.queue.clear()
-            return False
-        limit = self.breakers.blocking()
-        if limit is None:
-            return True
-        if self.breakers.may_wait(limit):
-            self.holding = limit
-            self.breakers.waiting(limit, self.progress.say)
-        else:
-            self.queue.clear()
-        self.result.breakers = self.breakers.shown()
-        return False
-
-    def _room(self) -> bool:
-        return self.eff.maxTasks is None or len(self.taken) < self.eff.maxTasks
-
-    def _submit(self, pool: ThreadPoolExecutor) -> None:
-        if not self._may_start():
-            return
-        self._submit_resumed(pool)
-        while self.queue and len(self.running) < self.eff.parallel:
-            task = self.queue.popleft()
-            if task.key in self.taken:
-                continue
-            if not self._room():
-                self.limited = True
-                self.queue.clear()
-                return
-            claiming_since = precise_iso()
-            if self.claims is not None and self._claimed_elsewhere(task):
-                continue
-            self.taken.add(task.key)
-            # The worker fills its own copy; the result shows this placeholder until
-            # the task ends, so the record is never written from half-changed data.
-            placeholder = task_result(self.result.workflowId, task)
-            placeholder.timeline = self.timelines.waits_before(task, claiming_since)
-            state.track(placeholder, self._taken_as, None)
-            self.result.tasks.append(placeholder)
-            self.result.selected.append(task.id)
-            base = self.fetcher.base
-            placeholder.baseOid = str(base)
-            self._seal_out(placeholder.branch)
-            job = Job(self.eff, self.result.workflowId, task, copy.deepcopy(placeholder), base, self.scratch,
-                      self.agents, self.timelines.stage_started, where=self.where,
-                      gate_checkouts=self.gate_checkouts, on_landed=self._on_landed(placeholder.runId),
-                      seal=self.seal)
-            # recorded before it starts: whoever settles a killed run finds its workspace [L3]
-            self.journal.task_started(self.result, task.key, placeholder.branch)
-            self.running[pool.submit(run_task, self.repo, job)] = job.result
-
-    def _seal_out(self, branch: str) -> None:
-        """A task branch of this run is its stages' own: no seal compares it (store/seal rule 4)."""
-        if self.seal is not None:
-            self.seal.exclude.add(f"refs/heads/{branch}")
+    def _job(self, task: Task, worker: TaskResult, base: Oid, resume: dict[str, Any]) -> Job:
+        """What runs a task in the pool; it reaches the run only through its callbacks."""
+        if self.seal is not None:  # a task branch of this run is its stages' own: no seal compares it (seal rule 4)
+            self.seal.exclude.add(f"refs/heads/{worker.branch}")
+        return Job(self.eff, self.result.workflowId, task, worker, base, self.scratch, self.agents,
+                   self.timelines.stage_started, where=self.where, gate_checkouts=self.gate_checkouts, seal=self.seal,
+                   on_landed=self.fetcher.on_landed(str(worker.runId), self.agents.stop.is_set), **resume)
 
     def _tamper_halts(self, running: set[str]) -> None:
         """A change blamed on no task still running (one that ended, or none) halts the run all the same."""
@@ -209,60 +140,27 @@ class Scheduler:
             self.breakers.tamper_found(key, tamper.blamed, tamper.detail)
         self.result.breakers = self.breakers.shown()
 
-    @property
-    def _taken_as(self) -> State:
-        """A task this run starts is claimed first when claims are on, else just selected."""
-        return State.CLAIMED if self.claims is not None else State.SELECTED
-
-    def _claimed_elsewhere(self, task: Task) -> bool:
-        """Claim the task on the remote; a task that is not ours is held out for the run."""
-        assert self.claims is not None
-        skipped = self.claims.take(task.key)  # an addendum is claimed by its own id
-        failpoint("workflow-after-claim")
-        if skipped is not None:
-            skipped.taskId, skipped.addendum = task.id, addenda.number_of(task)
-            self.held.add(task.key)
-            self.result.skipped.append(skipped)
-            self.progress.say(f"task {task.key}: skipped, {skipped.reason}: {skipped.detail}")
-        self.result.claims = self.claims.snapshot()
-        return skipped is not None
-
-    def _submit_resumed(self, pool: ThreadPoolExecutor) -> None:
-        """Surviving branches the recovery pass resumes go first, each in its own workspace."""
-        while self.recovery is not None and self.recovery.resumes[len(self.recovery_started):] and \
-                len(self.running) < self.eff.parallel and not self.agents.stop.is_set():
-            res = self.recovery.resumes[len(self.recovery_started)]
-            self.recovery_started.append(res.task.id)
-            if self.claims is not None and self._claimed_elsewhere(res.task):
-                continue  # another machine works it; the survivor stays unresolved here
-            placeholder = task_result(self.result.workflowId, res.task)
-            placeholder.runId, placeholder.branch = res.run_id, res.branch
-            state.track(placeholder, self._taken_as, None)
-            placeholder.baseOid = str(res.base_oid)
-            self.result.tasks.append(placeholder)
-            self.result.skipped = [s for s in self.result.skipped if s.taskId != res.task.id]
-            self._seal_out(res.branch)
-            job = Job(self.eff, self.result.workflowId, res.task, copy.deepcopy(placeholder), res.base_oid,
-                      self.scratch, self.agents, self.timelines.stage_started, resume_at=res.stage,
-                      advisory=list(res.advisory), asked=dict(res.asked), where=self.where,
-                      gate_checkouts=self.gate_checkouts, on_landed=self._on_landed(res.run_id), seal=self.seal)
-            self.journal.task_resumed(self.result, res.task.id, res.branch, res.stage)
-            self.running[pool.submit(run_task, self.repo, job)] = job.result
+    # --- a task's end -------------------------------------------------------------
 
     def _collect(self, future: Future[TaskResult]) -> None:
+        tr = self._ended(future)
+        failpoint("workflow-before-release")  # a kill here leaves the claim of a task that may have landed
+        self.starts.ended(tr)  # its claim kept or released
+        self._tally(tr)
+        self._record_and_refill(tr)
+
+    def _ended(self, future: Future[TaskResult]) -> TaskResult:
+        """The worker's result, out of ``running``; a task that raised ended failed."""
         tr = self.running.pop(future)
         try:
             future.result()
         except Exception as exc:  # a bug must not take the siblings down
             state.end(tr, Ending(State.FAILED, tr.stage, one_line(f"internal error: {type(exc).__name__}: {exc}", 500)),
                       None, None)
-        failpoint("workflow-before-release")  # a kill here leaves the claim of a task that may have landed
-        if self.claims is not None and State.of(tr) is State.PROPOSED:
-            self.claims.keep(tr.key)  # its request is not merged: no other machine may take it [F1]
-            self.result.claims = self.claims.snapshot()
-        elif self.claims is not None:  # every end leaves the branch to the survivor rules
-            self.claims.release(tr.key)
-            self.result.claims = self.claims.snapshot()
+        return tr
+
+    def _tally(self, tr: TaskResult) -> None:
+        """The end in place of its placeholder, seen by the breakers, counted."""
         at = next(i for i, t in enumerate(self.result.tasks) if t.runId == tr.runId)
         self.result.tasks[at] = tr
         self.breakers.task_ended(tr, self.scratch)
@@ -273,6 +171,10 @@ class Scheduler:
         self.result.faultMetrics = faults.metrics(self.result.tasks)
         assessment.summarise(self.result)
         self.progress.finished(tr)
+
+    def _record_and_refill(self, tr: TaskResult) -> None:
+        """The end held for the next start (the journal's rule 3); after a
+        landing, the queue refilled from the base fetched again."""
         reselect = State.of(tr).landed and not self.agents.stop.is_set() and self.result.halted is None \
             and self.breakers.halted() is None
         # The base was fetched while the task cleaned up (else it is fetched now); the
@@ -288,13 +190,6 @@ class Scheduler:
             self.journal.flush(self.result)  # recorded whatever stopped the run here
             raise
 
-    def _on_landed(self, run_id: str | None) -> Callable[[], None]:
-        """What a task calls, from its own thread, once it has landed."""
-        def landed() -> None:
-            if not self.agents.stop.is_set():  # nothing more starts: no fetch to leave behind
-                self.fetcher.landed(str(run_id))
-        return landed
-
     def _reselect(self, oid: Oid) -> None:
         """Queue what became unblocked on the base, fetched again (``oid``)."""
         try:
@@ -308,11 +203,8 @@ class Scheduler:
         if roadmap is None:
             return
         self.tasks, self.result.unparsed = roadmap.tasks, roadmap.unparsed
-        self.timelines.note_waiting(self.tasks, self.taken)
-        queued = {t.key for t in self.queue}
-        for task in select.selectable(self.tasks, self.taken, self.held):
-            if task.key not in queued:
-                self.queue.append(task)
+        self.timelines.note_waiting(self.tasks, self.starts.taken)
+        self.starts.refill(self.tasks)
 
     def _shutdown(self, pool: ThreadPoolExecutor) -> None:
         """Wait for the task threads to end. Tasks still run here only after
@@ -335,7 +227,7 @@ class Scheduler:
         why = "Ctrl-C" if isinstance(exc, KeyboardInterrupt) else "a signal (SIGTERM)"
         self.result.interrupted = True
         self.result.halted = f"interrupted by {why}: agents stopped, workspaces left to cleanup"
-        self.queue.clear()
+        self.starts.stop()
         self.agents.stop_all(signal.SIGTERM)
         killer = threading.Timer(STOP_GRACE, self.agents.stop_all, args=(signal.SIGKILL,))
         killer.daemon = True
@@ -366,7 +258,7 @@ class Scheduler:
             if not State.of(tr).terminal:
                 state.interrupt(tr, tr.stage, "never finished")
         self._tamper_halts(set())
-        left = select.left_out(self.tasks, self.taken, self.held, self.limited, self.breakers.halted())
+        left = self.starts.left_out(self.tasks)
         result.skipped.extend(left)
         result.waiting = []  # what still waits is in skipped now
         halt = self.breakers.halt_line(self.eff.remote, self.eff.base,
@@ -375,11 +267,7 @@ class Scheduler:
             result.halted = halt
             result.next = self.breakers.advice(self.where).document()
         result.breakers = self.breakers.shown()
-        if self.claims is not None:
-            self.claims.close()
-            result.claims = self.claims.snapshot()
-        if self.recovery is not None:
-            recovery.settle(self.repo, self.recovery, result, self.where)
+        self.starts.close(self.where)  # the claims let go, the survivors recovery left said
         result.faultMetrics = faults.metrics(result.tasks)
         remediation.finish(self.repo, self.eff, result)  # the one final flush, after every task ended
         after = self.repo.ref_oid(tracking_ref(self.eff.remote, self.eff.base))
