@@ -11,6 +11,7 @@ from git_harn.commands.render import show
 from git_harn.errors import BadInput
 from git_harn.git import Repo
 from git_harn.notices import interactive
+from git_harn.store.record import ALREADY_GONE, TERMINAL
 from git_harn.text import printable_path
 from git_harn.workflow.after.reclaim import reclaim as reclaim_workspace
 from git_harn.workspace.cleanup import preview
@@ -61,13 +62,13 @@ def _lines(result: ReclaimResult) -> Iterator[str]:
             yield f"    … and {count - SHOWN_PATHS} more"
         yield f"  see: git log {branch}"
         yield f"  all salvaged work: {SALVAGE_LOG}"
-    elif result.mode == DISCARD and result.outcome != "already_gone":
-        if result.state in ("released", "already_gone"):
+    elif result.mode == DISCARD and result.outcome != ALREADY_GONE:
+        if result.state in TERMINAL:
             yield f"discarded the uncommitted changes of run {result.runId}"
         else:  # git clean -fd leaves nested repositories: never claim those
             yield (f"discarded what git could remove of run {result.runId}; what it left is kept "
                    f"(state {result.state}, see the reason)")
-    elif result.outcome != "already_gone":
+    elif result.outcome != ALREADY_GONE:
         yield f"nothing to salvage in run {result.runId}: no uncommitted work, no commit at risk"
     yield f"workspace reclaim {result.outcome}: {result.workspaceId} (run {result.runId}, state {result.state})"
     yield f"reason: {result.reason}"

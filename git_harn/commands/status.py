@@ -10,6 +10,7 @@ import click
 
 from git_harn.commands.common import RunIdCommand, json_option, repository
 from git_harn.commands.render import show, table, terminal_width
+from git_harn.store.record import ACTIVE, TERMINAL
 from git_harn.text import cells, clip, printable_path
 from git_harn.workspace.status import DEFAULT_LIMIT, StatusReport, collect_status
 
@@ -95,7 +96,7 @@ def _status_lines(report: StatusReport) -> Iterator[str]:
     width = terminal_width()
     rows = []
     for ws in report.workspaces:
-        dirty = ("-" if ws.state in ("released", "already_gone") or ws.dirtyCount is None
+        dirty = ("-" if ws.state in TERMINAL or ws.dirtyCount is None
                  or ws.location not in ("here", "none") else str(ws.dirtyCount))
         where = f"remote ({ws.host})" if ws.location == "remote" else printable_path(ws.path)
         if ws.location in AWAY:
@@ -118,9 +119,9 @@ def _status_lines(report: StatusReport) -> Iterator[str]:
             yield from _wrapped(diverged_line(ws.diverged), width)
         if ws.location in AWAY:
             yield from _wrapped(f"{ws.location}: {ws.reason}", width)
-        if ws.reason and ("kept" in ws.reason or "vanished" in ws.reason) and ws.state in ("released", "already_gone"):
+        if ws.reason and ("kept" in ws.reason or "vanished" in ws.reason) and ws.state in TERMINAL:
             yield from _wrapped(ws.reason, width)
-        if ws.next and ws.state != "active":
+        if ws.next and ws.state != ACTIVE:
             yield from _wrapped(f"resolve: {'  or  '.join(ws.next)}", width)
     yield from _doctor_line(report)
 

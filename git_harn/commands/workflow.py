@@ -15,7 +15,8 @@ from git_harn.commands.render import show, table, terminal_width, wrapped_table
 from git_harn.errors import BadInput
 from git_harn.notices import interactive, warn
 from git_harn.proc import exit_status
-from git_harn.tasks.config import LandMode
+from git_harn.store.record import RELEASED
+from git_harn.tasks.config import LandMode, ResumeMode
 from git_harn.tasks.roadmap import work_key
 from git_harn.text import clip, one_line
 from git_harn.workflow.after.settle import SettleResult, settle
@@ -58,7 +59,7 @@ def workflow() -> None:
               help="A claim with an older heartbeat is stale (default: workflow.claimStaleAfter, 900).")
 @click.option("--resume-partial-branches/--no-resume-partial-branches", default=None,
               help="Recover roadmap-* branches an earlier run left (default: workflow.resumePartialBranches, off).")
-@click.option("--resume-mode", type=click.Choice(["assess", "review", "continue"]), default=None,
+@click.option("--resume-mode", type=click.Choice([mode.value for mode in ResumeMode]), default=None,
               help="How far recovery may go: assess (report only), review, continue (default: assess).")
 @click.option("--max-recovery-candidates", type=int, metavar="N", help="Recover at most N branches (default 20).")
 @click.option("--idle-timeout", type=float, metavar="SECONDS",
@@ -134,11 +135,11 @@ def _cost_lines(doc: dict[str, Any]) -> list[str]:
 def _workspace_lines(tasks: list[dict[str, Any]]) -> list[str]:
     """Which workspaces cleanup released and which it kept, and why [P2]."""
     released = [work_key(t["taskId"], t.get("addendum"))
-                for t in tasks if (t.get("workspace") or {}).get("state") == "released"]
+                for t in tasks if (t.get("workspace") or {}).get("state") == RELEASED]
     lines = [f"workspaces released: {', '.join(released)}"] if released else []
     for t in tasks:
         ws = t.get("workspace") or {}
-        if ws.get("state") not in (None, "released"):
+        if ws.get("state") not in (None, RELEASED):
             lines.append(f"workspace of {t['branch']} {ws['state']}: {ws.get('reason') or ''}".rstrip(": "))
     return lines
 

@@ -9,8 +9,8 @@ import click
 from git_harn.commands.common import RunIdCommand, confirm, json_option, repository, run_id_arg
 from git_harn.commands.render import show
 from git_harn.errors import BadInput
-from git_harn.store.record import TERMINAL
-from git_harn.workspace.cleanup import DRY_RUN, CleanupResult, cleanup, preview
+from git_harn.store.record import PRESERVED_DIRTY, PRESERVED_UNMERGED, TERMINAL
+from git_harn.workspace.cleanup import BLOCKED, DRY_RUN, CleanupResult, cleanup, preview
 from git_harn.workspace.run import RunOptions, RunResult, run_in_workspace
 from git_harn.workspace.start import StartResult
 from git_harn.workspace.start import start as start_workspace
@@ -105,9 +105,9 @@ def cleanup_lines(result: CleanupResult) -> Iterator[str]:
         yield (f"workspace cleanup {result.outcome}: {result.workspaceId} "
                f"(run {result.runId}, attempts {result.attempts})")
     yield f"reason: {result.reason}"
-    if result.outcome == "preserved_dirty" and out_of_reach(result.reason):
+    if result.outcome == PRESERVED_DIRTY and out_of_reach(result.reason):
         yield f"resolve: by hand as the reason says, then: git harn cleanup {result.runId} --yes"
-    elif result.outcome in ("preserved_dirty", "preserved_unmerged", "blocked"):
+    elif result.outcome in (PRESERVED_DIRTY, PRESERVED_UNMERGED, BLOCKED):
         yield f"resolve: git harn reclaim {result.runId}   (salvage to harnery/salvage/{result.runId})"
-        if result.outcome != "preserved_unmerged":  # --discard cannot throw commits away
+        if result.outcome != PRESERVED_UNMERGED:  # --discard cannot throw commits away
             yield f"     or: git harn reclaim {result.runId} --discard --yes   (throw it away)"

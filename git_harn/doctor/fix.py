@@ -26,6 +26,7 @@ from git_harn.store import lease
 from git_harn.store.locks import break_dead, git_processes_in, locks_dir, owner_alive, read_owner
 from git_harn.store.notes import prune_notes
 from git_harn.store.procs import dead_ran_out
+from git_harn.store.record import TERMINAL
 from git_harn.sync.push import STAGING_ROOT
 from git_harn.workflow.after.settle import settle
 from git_harn.workspace.cleanup import cleanup
@@ -66,7 +67,7 @@ def apply(repo: Repo, finding: Finding) -> Applied:
 
 def _cleanup(repo: Repo, subject: dict[str, object]) -> tuple[bool, str]:
     done = cleanup(repo, str(subject["runId"]))
-    return done.outcome in ("released", "already_gone"), f"{done.outcome}: {done.reason}"
+    return done.outcome in TERMINAL, f"{done.outcome}: {done.reason}"
 
 
 def _prune(repo: Repo, subject: dict[str, object]) -> tuple[bool, str]:

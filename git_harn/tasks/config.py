@@ -113,8 +113,18 @@ DEFAULT_REVIEW_ROUNDS = 2
 MAX_PARALLEL = 64
 DEFAULT_CLAIM_HEARTBEAT = 60.0
 DEFAULT_CLAIM_STALE_AFTER = 900.0
-RESUME_MODES = ("assess", "review", "continue")  # how far recovery may go [R7]
-DEFAULT_RESUME_MODE = "assess"
+
+
+class ResumeMode(Word):
+    """How far recovery may go with a surviving branch [R7]."""
+
+    ASSESS = "assess"  # report only
+    REVIEW = "review"  # judge it again and land it when the reviewers approve
+    CONTINUE = "continue"  # resume its stages where its ExecPlan says
+
+
+RESUME_MODES = tuple(ResumeMode)
+DEFAULT_RESUME_MODE = ResumeMode.ASSESS
 
 
 class LandMode(str, enum.Enum):

@@ -20,6 +20,7 @@ from git_harn.git.branches import keep_ref
 from git_harn.results import Result
 from git_harn.store.bookkeeping import history_tips
 from git_harn.store.locks import hold_run
+from git_harn.store.record import TERMINAL
 from git_harn.tasks.roadmap import task_branch, validate_task_id
 from git_harn.workspace.reclaim import SALVAGE, reclaim_locked
 from git_harn.workspace.reconcile import delete_branch_if_safe
@@ -60,7 +61,7 @@ def discard(repo: Repo, task_id: str) -> DiscardResult:
             done = reclaim_locked(repo, record.runId, SALVAGE)
         result.workspaces.append({"runId": done.runId, "state": done.state, "outcome": done.outcome,
                                   "salvage": done.salvage, "reason": done.reason})
-        if done.state not in ("released", "already_gone"):
+        if done.state not in TERMINAL:
             result.outcome = "refused"
             result.reason = f"workspace of run {done.runId} is {done.state}, so {branch} is kept: {done.reason}"
             return result

@@ -35,7 +35,7 @@ from typing import Any
 from git_harn.assess import assessor
 from git_harn.assess.evidence import Evidence, collect
 from git_harn.git import Oid, Repo, to_oid
-from git_harn.tasks.config import Stage
+from git_harn.tasks.config import ResumeMode, Stage
 from git_harn.tasks.roadmap import Task, parse_task_branch, unblocked
 from git_harn.text import one_line
 from git_harn.workflow.after.dispatch import (
@@ -182,17 +182,17 @@ def recover(repo: Repo, eff: Effective, rec: Recovery, workflow_id: str, tasks: 
         for cand in rec.candidates:
             rec.results.append(_entry(cand, None, NOT_RUN, reason=blocked))
         return
-    external = _assessor(repo, eff) if rec.mode != "continue" else None
+    external = _assessor(repo, eff) if rec.mode != ResumeMode.CONTINUE else None
     ready = {t.id for t in unblocked(tasks)}
     for cand in rec.candidates:
         evidence = collect(repo, cand.branch, eff.upstream, cand.task.id)
         rec.refusals[cand.branch] = _continue_refusal(repo, cand, evidence, ready)
-        if rec.mode == "continue":
+        if rec.mode == ResumeMode.CONTINUE:
             _continue(repo, eff, rec, workflow_id, cand, evidence, ready)
             continue
         assessment = assessor.assess(evidence, external)
         rec.assessed.append(cand.branch)
-        if rec.mode == "assess":
+        if rec.mode == ResumeMode.ASSESS:
             rec.results.append(_entry(cand, assessment, REPORT_ONLY, reason="assess-only"))
         else:
             _review(repo, eff, rec, workflow_id, cand, evidence, assessment, ready)

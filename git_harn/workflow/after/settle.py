@@ -81,6 +81,7 @@ from git_harn.store.locks import (
     run_lock_path,
 )
 from git_harn.store.procs import Group, end_groups, judgeable, pid_dead
+from git_harn.store.record import PRESERVED_DIRTY
 from git_harn.tasks.config import Stage
 from git_harn.tasks.roadmap import Task, task_branch, work_key
 from git_harn.text import one_line
@@ -569,7 +570,7 @@ def _facts(task: TaskResult, settled: dict[str, Any]) -> state.Facts:
     return state.Facts(task_id=task.taskId, key=task.key, branch=task.branch,
                        branch_exists=bool(settled.get("branchTip")), ahead=bool(settled.get("ahead")),
                        landed=bool(settled.get("landed")), workspace=settled.get("state"), run_id=task.runId,
-                       dirty=settled.get("state") == "preserved_dirty")
+                       dirty=settled.get("state") == PRESERVED_DIRTY)
 
 
 def _summary(result: SettleResult) -> str:
