@@ -25,6 +25,7 @@ from git_harn.clock import parse_iso
 from git_harn.errors import EXIT_FOR_OUTCOME
 from git_harn.workflow.agents import spend
 from git_harn.workflow.model.result import IN_PROGRESS
+from git_harn.workflow.model.state import STATUSES, State
 from git_harn.workflow.page import svg
 from git_harn.workflow.page.chart import Chart, Row, dicts, member, number, task_key, text
 from git_harn.workflow.page.escape import esc, fragment, relative_link
@@ -39,8 +40,6 @@ MEANING = {
     "workflow-blocked": "nothing was started (the auth preflight failed)",
     "workflow-dry-run": "a dry run: nothing was created",
 }
-STATUS_ORDER = ("done", "proposed", "failed", "blocked", "halted", "infra-fault", "provider-fault", "auth-fault",
-                "config-fault", "tamper-fault", "manual-merge-ready", "planned", "running", "pending")
 
 
 def page(doc: dict[str, Any], chart: Chart, files: Files, source: str) -> str:
@@ -161,7 +160,7 @@ def _timeline(chart: Chart) -> str:
 def _totals(doc: dict[str, Any], chart: Chart) -> str:
     tasks = dicts(doc.get("tasks"))
     statuses = [text(t.get("status")) for t in tasks]
-    by_status = [(esc(s), esc(statuses.count(s))) for s in STATUS_ORDER if s in statuses]
+    by_status = [(esc(s), esc(statuses.count(s))) for s in STATUSES if s in statuses]
     metrics = member(doc, "faultMetrics")
     faults = [(esc(k), esc(v)) for k, v in metrics.items()]
     return ('<section id="totals"><h2>Totals</h2><div class="columns">'
@@ -219,7 +218,7 @@ def _tasks(doc: dict[str, Any], chart: Chart, files: Files) -> str:
 def _task(row: Row, files: Files) -> str:
     t = row.task
     state = text(t.get("state") or t.get("status"))
-    where = f" at {text(t.get('stage'))}" if t.get("stage") and state != "done" else ""
+    where = f" at {text(t.get('stage'))}" if t.get("stage") and state != State.DONE.value else ""
     head = (f'<section class="task" id="task-{fragment(row.key)}"><h3>{badge(state)} {esc(row.key)} '
             f"{esc(t.get('title'))}</h3>")
     task_id = text(t.get("taskId"))
