@@ -4,8 +4,9 @@ Folders are the layers (docs/code-layout.md). This test reads
 every module's imports (statically, lazy ones inside functions included) and
 fails on an upward import, an import across two packages of the same layer,
 an import cycle, pygit2 or the git CLI outside ``git/``, click outside
-``commands/`` and the entry point, and a pass-through or re-export in
-``workflow/``. Each check has a test of its own that a
+``commands/`` and the entry point, a pass-through or re-export in
+``workflow/``, and a word of a vocabulary compared outside the module that
+owns it. Each check has a test of its own that a
 planted violation fails it.
 """
 
@@ -14,12 +15,15 @@ from __future__ import annotations
 import ast
 import json
 import re
+from collections.abc import Collection
 from pathlib import Path
 
 import pytest
 
 from git_harn.errors import EXIT_FOR_OUTCOME
 from git_harn.store.record import STATES
+from git_harn.tasks.config import Stage
+from git_harn.workflow.model.state import FAULTS, STATUSES, SkipReason, State
 
 PACKAGE = Path(__file__).resolve().parent.parent / "git_harn"
 
@@ -490,3 +494,84 @@ def test_the_pass_through_check_sees_a_planted_door() -> None:
                "def gate_timeout(repo):\n    return _roadmap.timeout(repo, None)\n"
                "LIMIT = 16 << 20\n")
     assert [hit.split(":")[0] for hit in passthroughs(planted)] == ["3", "4", "5", "6", "8"]
+
+
+# One word, one owner (issue 48): a word of a vocabulary (a stage's name, a skip
+# reason, a task's state or status, a fault class, a workspace's state) is compared
+# (==, !=, in a literal tuple, list or set) only in the module that owns it;
+# elsewhere code names the member or constant, so a word is spelled where it is declared.
+VOCABULARIES = {
+    "tasks/config.py": [s.value for s in Stage],
+    "workflow/model/state.py": [*(s.value for s in State), *STATUSES, *(r.value for r in SkipReason), *FAULTS],
+    "store/record.py": list(STATES),
+}
+# Where a word of another vocabulary is spelled like one of these, and what it is there.
+OTHER_VOCABULARIES = {
+    ("store/seal.py", "config"): "git's config subcommand, which the seal's guard watches",
+    ("workflow/ledger/record.py", "integrate"): "the git harn subcommand an advised command names",
+}
+
+
+def vocabulary() -> dict[str, set[str]]:
+    """Every word of the vocabularies, with the module(s) that own it."""
+    owned: dict[str, set[str]] = {}
+    for owner, words in VOCABULARIES.items():
+        for word in words:
+            owned.setdefault(word, set()).add(owner)
+    return owned
+
+
+def bare_words(source: str, words: Collection[str]) -> list[tuple[int, str]]:
+    """(line, word) for each vocabulary word ``source`` compares as a literal."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Compare):
+            continue
+        if not any(isinstance(op, (ast.Eq, ast.NotEq, ast.In, ast.NotIn)) for op in node.ops):
+            continue
+        for side in (node.left, *node.comparators):
+            found += [(node.lineno, word) for word in _literal_strings(side) if word in words]
+    return found
+
+
+def _literal_strings(node: ast.expr) -> list[str]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    return []
+
+
+def misplaced_words(root: Path = PACKAGE) -> list[str]:
+    owned = vocabulary()
+    wrong = []
+    for path in modules(root).values():
+        where = path.relative_to(root).as_posix()
+        wrong += [f"{where}:{line}: {word!r} (owned by {', '.join(sorted(owned[word]))})"
+                  for line, word in bare_words(path.read_text(), owned)
+                  if where not in owned[word] and (where, word) not in OTHER_VOCABULARIES]
+    return wrong
+
+
+def test_no_vocabulary_word_is_compared_outside_its_owner() -> None:
+    assert all((PACKAGE / owner).is_file() for owner in VOCABULARIES)
+    assert {"integrate", "halted", "max-tasks", "tamper", "already_gone"} <= set(vocabulary())
+    wrong = misplaced_words()
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_vocabulary_check_sees_planted_words(tmp_path: Path) -> None:
+    root = _package(tmp_path / "git_harn", {
+        "__init__.py": "",
+        "workflow/run/planted.py": ('def f(tr, stage, reason, fault, s):\n'
+                                    '    a = stage == "integrate"\n'
+                                    '    b = tr.status != "done"\n'
+                                    '    c = reason in ("max-tasks", "other")\n'
+                                    '    d = "provider" == fault\n'
+                                    '    e = s in {"writing-addendum"}\n'
+                                    '    g = s.get("state") not in ["already_gone"]\n'
+                                    '    return stage == Stage.INTEGRATE or s == "unrelated" or "review" + s\n'),
+        "tasks/config.py": 'def f(stage):\n    return stage == "preflight"\n',  # its owner may
+        "workflow/model/state.py": 'def f(status):\n    return status == "halted"\n',
+        "store/seal.py": 'def f(command):\n    return command == "config"\n'})  # git's word there
+    assert [hit.split(":")[1] for hit in misplaced_words(root)] == ["2", "3", "4", "5", "6", "7"]

@@ -29,13 +29,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from git_harn.tasks.config import COMMAND_ADAPTER, AgentSettings, Price
+from git_harn.tasks.config import COMMAND_ADAPTER, AgentSettings, Price, Stage
 
 if TYPE_CHECKING:  # what prints a cost loads no run's configuration
     from git_harn.workflow.model.config import Effective
 
 MILLION = 1_000_000
-STAGE_ORDER = ("plan", "implement", "addendum", "review", "integrate")  # a task's path: how costs are listed
+# a task's path: how costs are listed
+STAGE_ORDER = (Stage.PLAN, Stage.IMPLEMENT, Stage.ADDENDUM, Stage.REVIEW, Stage.INTEGRATE)
 
 
 def reported(run: Mapping[str, Any]) -> float | None:
@@ -64,7 +65,7 @@ def unpriced(agents: Mapping[str, AgentSettings], prices: Mapping[str, Price]) -
     """The stages whose agents' cost will be unknown, and why: what a limit cannot count."""
     found = []
     for stage, agent in sorted(agents.items()):
-        if agent.builtin or not agent.command or stage in ("preflight", "assess"):
+        if agent.builtin or not agent.command or stage in (Stage.PREFLIGHT, Stage.ASSESS):
             continue
         if agent.adapter == COMMAND_ADAPTER:
             found.append(f"{stage} (a plain command reports no cost)")

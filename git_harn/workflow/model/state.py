@@ -71,6 +71,7 @@ CONFIG = "config"  # the agent refused its own command line or setup: it would r
 # during a stage, or the branch moved after its verdict [T2] [T4]: never retried, halts new starts
 TAMPER = "tamper"
 INTERRUPTED_FAULT = "interrupted"
+FAULTS = (INFRA, PROVIDER, AUTH, CONFIG, TAMPER, INTERRUPTED_FAULT)  # every fault class: the one list
 # the run's spending limit was reached (workflow/agents/spend.py): the skip reason of a task it kept from
 # starting, and the faultKind of one it stopped between stages (or, with --hard-limit, in one)
 BUDGET = "budget"

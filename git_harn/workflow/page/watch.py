@@ -36,6 +36,7 @@ from git_harn.results import Result
 from git_harn.store import chain
 from git_harn.store import lease as leases
 from git_harn.store import workflows as store
+from git_harn.tasks.config import Stage
 from git_harn.text import clip, one_line
 from git_harn.workflow.agents.spend import cost_text, spending_text
 from git_harn.workflow.ledger import record
@@ -340,7 +341,7 @@ def _row(task: dict[str, Any], state: State) -> Row:
     stage = ""
     if now_in is not None:
         number = now_in.get("attempt")
-        stage = f"{now_in.get('stage')} " + (f"r{number}" if now_in.get("stage") == "review" else f"#{number}")
+        stage = f"{now_in.get('stage')} " + (f"r{number}" if now_in.get("stage") == Stage.REVIEW else f"#{number}")
     before = [s for s in timeline if s is not now_in and s.get("finishedAt")]
     last = "started" if not before else _span_words(before[-1])
     since = epoch_of(now_in.get("startedAt")) if now_in is not None else epoch_of(task.get("startedAt"))
