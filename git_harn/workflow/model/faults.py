@@ -19,7 +19,9 @@ failed is a product failure, not a fault.
 - tamper: the stage changed what the host obeys (the shared git config and
   its includes, hooks, info, worktree admin files, a ref that is not the
   task's own) or its branch moved after its verdict [T2] [T4]: the change is
-  undone, the tampered copies kept as evidence, the task ends
+  undone, the tampered copies kept as evidence (an integration agent that
+  put on the base what nobody judged, ``unjudged-landing``, cannot be
+  undone: the detail names the commits to inspect), the task ends
   ``tamper-fault`` at once, is never retried nor assessed, and no task
   starts after it (``breakers``).
 - integration: a fault there is never retried, whatever its class [I4];

@@ -70,6 +70,8 @@ CONFIG = "config"  # the agent refused its own command line or setup: it would r
 # the shared git control surface (config, hooks, info, admin files, a ref not the task's own) changed
 # during a stage, or the branch moved after its verdict [T2] [T4]: never retried, halts new starts
 TAMPER = "tamper"
+# the fault kind of a tamper an integration agent made: the base moved by what nobody judged [T4]
+UNJUDGED_LANDING = "unjudged-landing"
 INTERRUPTED_FAULT = "interrupted"
 FAULTS = (INFRA, PROVIDER, AUTH, CONFIG, TAMPER, INTERRUPTED_FAULT)  # every fault class: the one list
 # the run's spending limit was reached (workflow/agents/spend.py): the skip reason of a task it kept from
@@ -449,14 +451,17 @@ def advice(ending: Ending, facts: Facts, where: Where) -> Next:
         return Next(None, "proposed on the forge: the next run reconciles it (merged: done; closed: refused; "
                     "open: held, with its branch)")
     step = _advice_from_facts(state, facts, where)
-    first = _FIRST.get(state)
+    first = _UNJUDGED_FIRST if ending.faultKind == UNJUDGED_LANDING else _FIRST.get(state)
     if first is not None and step.command is not None:
         # the same command on the same state would end the same way: say what must change first
-        step.why = f"{first.format(branch=facts.branch)}, then run this: {step.why}"
+        step.why = f"{first.format(branch=facts.branch, upstream=f'{where.remote}/{where.base}')}, then run this: " \
+                   f"{step.why}"
     return step
 
 
 # An end whose cause is outside the task's work: what has to change before its next step can do better.
+_UNJUDGED_FIRST = ("an integration agent put on {upstream} what nobody judged (the detail names the commits; "
+                   "git-harn does not unpush): inspect them there and revert what should not stay")
 _FIRST = {
     State.TAMPER_FAULT: ("a stage changed what the host obeys (the detail names each change, undone; the evidence "
                          "is in the run folder): inspect {branch} as hostile work"),

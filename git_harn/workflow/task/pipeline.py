@@ -6,7 +6,8 @@ plan COMPLETE at the tip; or the addendum agent in its place) → gates
 (evidence noted on the exact tip) → review (both reviewers approve the exact
 tip; changes requested go back to write for the next round, up to
 ``reviewRounds``) → integrate (builtin, or an agent believed only through the
-I3 check; the tip kept under ``refs/harnery/integrated/<id>``).
+I3 check and a base that moved by exactly the judged work; the tip kept
+under ``refs/harnery/integrated/<id>``).
 
 One stage runner (``walk``) runs the list from an entry step: a new task
 from plan, an addendum from write, a surviving branch from where recovery
@@ -37,6 +38,7 @@ from git_harn.git import Oid, Repo, to_oid
 from git_harn.git.branches import attach, detach, fetch_branch, keep_ref, worktree_branch
 from git_harn.git.workdir import dirty_names
 from git_harn.integrate.crash import marker_for
+from git_harn.integrate.judged import Landing, NotJudged, not_judged
 from git_harn.integrate.land import keep_landed, merge_lock
 from git_harn.integrate.report import PROPOSED, check_integration
 from git_harn.integrate.target import Moved
@@ -49,7 +51,7 @@ from git_harn.store.seal import Seal, Tamper, TamperFound
 from git_harn.tasks.branches import Base, Branch
 from git_harn.tasks.config import AgentSettings, Stage
 from git_harn.tasks.execplan import plan_at, plans_dir
-from git_harn.tasks.roadmap import Task, ticked_at
+from git_harn.tasks.roadmap import Task, roadmap_file, ticked_at
 from git_harn.text import jsonable, last_lines, last_lines_on_one_line, one_line
 from git_harn.workflow.agents import retries, review, usage
 from git_harn.workflow.agents.review import Verdict
@@ -599,7 +601,7 @@ class TaskPath:
         if agent.builtin:
             rebased = self._integrate_builtin(judged)
         else:
-            self._integrate_agent(agent)
+            self._integrate_agent(agent, judged)
             rebased = self.repo.ref_oid(f"refs/heads/{self.ctx.branch}")
         self.tr.tip = str(judged)
         key = self.job.task.key  # <id>, or <id>-addendum-<n>
@@ -670,10 +672,11 @@ class TaskPath:
                          f"{one_line(str(said.get('summary') or ''), 300)}")
         return "\n".join(lines)
 
-    def _integrate_agent(self, agent: AgentSettings) -> None:
+    def _integrate_agent(self, agent: AgentSettings, judged: Oid) -> None:
         ctx, eff, job = self.ctx, self.eff, self.job
         with integration_turn(), merge_lock(
                 self.repo, f"workflow {job.workflow_id}: integration agent for task {ctx.task_id}"):
+            before = fetch_branch(self.repo, eff.remote, eff.base)  # all the agent may add to is the judged work [T4]
             outcome = run_stage(ctx, agent, 1, eff.timeout_of(Stage.INTEGRATE), {"round": 1})
             self.tr.stages[outcome.stage] = outcome.summary_entry()
             usage.record(self.tr, [outcome], self.job.agents.meter)
@@ -693,6 +696,10 @@ class TaskPath:
             elif not ticked_at(self.repo, landed, ctx.task_id):
                 raise StageEnd(Outcome.HALT, Stage.INTEGRATE, f"the integration report passed the check but "
                                f"{eff.upstream} ({str(landed)[:12]}) does not have task {ctx.task_id} ticked")
+            found = not_judged(self.repo, Landing(judged, before, landed, roadmap_file(self.repo), ctx.task_id,
+                                                  addenda.number_of(job.task), eff.upstream))
+            if found is not None:
+                raise _unjudged(found)
 
 
 def _gate_entry(command: dict[str, Any]) -> dict[str, Any]:
@@ -711,6 +718,16 @@ def _faulted(outcome: StageOutcome) -> StageEnd:
     assert outcome.fault is not None
     detail = faults.halt_detail(outcome.stage, outcome.fault, outcome.detail, outcome.tries)
     return StageEnd(Outcome.of_fault(outcome.fault), outcome.stage, detail, outcome.fault, outcome.faultKind)
+
+
+def _unjudged(found: NotJudged) -> StageEnd:
+    """A base that moved by what nobody judged is a tamper fault: nothing new
+    starts, and the detail names what to inspect; one that did not move
+    refuses the agent's claim [T4]."""
+    if not found.moved:
+        return StageEnd(Outcome.HALT, Stage.INTEGRATE, found.detail)
+    return StageEnd(Outcome.TAMPER, Stage.INTEGRATE, f"tamper fault at {Stage.INTEGRATE}: {found.detail}",
+                    state.TAMPER, state.UNJUDGED_LANDING)
 
 
 def _tip(repo: Repo, branch: str, stage: str) -> Oid:
