@@ -90,7 +90,7 @@ from git_harn.workflow.ledger import claims as claiming
 from git_harn.workflow.ledger import record
 from git_harn.workflow.ledger.journal import Journal
 from git_harn.workflow.model import state
-from git_harn.workflow.model.result import IN_PROGRESS, TaskResult
+from git_harn.workflow.model.result import TaskResult
 from git_harn.workflow.model.state import State
 from git_harn.workspace.cleanup import cleanup_locked
 from git_harn.workspace.reconcile import pin_detached_head, refuse_out_of_reach
@@ -170,31 +170,31 @@ def settle(repo: Repo, workflow_id: str) -> SettleResult:
     if live:
         raise Refused(leases.busy_line(live[0].owner).replace("; nothing was started", "; nothing was settled"))
     if not left:
-        _refuse_unless_dead(repo, stored.body)
+        _refuse_unless_dead(repo, record.RecordedRun.of(stored))
     with hold(locks_dir(repo) / "settle.lock", "settle", f"settle {workflow_id}", SETTLE_WAIT):
         return _settle(repo, record.read(repo, workflow_id), left, "git harn workflow settle")
 
 
-def _refuse_unless_dead(repo: Repo, body: dict[str, Any]) -> None:
+def _refuse_unless_dead(repo: Repo, run: record.RecordedRun) -> None:
     """Only a run that ended, or whose runner is provably dead here and of this
     clone, is settled; anything else is refused, naming what to do."""
-    if body.get("outcome") != IN_PROGRESS:
+    if not run.in_progress:
         return  # ended: settling only goes over what it left, which is safe
-    runner = body.get("runner")
-    wid = body.get("workflowId")
-    if not isinstance(runner, dict):
+    runner = run.runner
+    wid = run.workflow_id
+    if runner is None:
         raise Refused(f"workflow {wid} was recorded before records named their runner: git-harn cannot tell "
                       "whether it still runs; 'git harn status' lists its workspaces, which reclaim and "
                       "cleanup settle; nothing was changed")
-    if runner.get("clone") != this_clone(repo)["id"]:
-        raise Refused(f"workflow {wid} ran in another clone ({runner.get('commonDir', '?')} on "
-                      f"{runner.get('host', '?')}): settle it there; nothing was changed")
+    if runner.clone != this_clone(repo)["id"]:
+        raise Refused(f"workflow {wid} ran in another clone ({runner.common_dir or '?'} on "
+                      f"{runner.host or '?'}): settle it there; nothing was changed")
     here = host_name(repo)
-    if not pid_dead(runner.get("pid"), runner.get("start"), runner.get("host"), here):
-        if judgeable(runner.get("host"), here):
-            raise Refused(f"workflow {wid} is still running (pid {runner.get('pid')}); stop it with "
-                          f"'kill -TERM {runner.get('pid')}' first; nothing was changed")
-        raise Refused(f"workflow {wid} ran on host {runner.get('host')}; git-harn cannot tell from here "
+    if not pid_dead(runner.pid, runner.start, runner.host, here):
+        if judgeable(runner.host, here):
+            raise Refused(f"workflow {wid} is still running (pid {runner.pid}); stop it with "
+                          f"'kill -TERM {runner.pid}' first; nothing was changed")
+        raise Refused(f"workflow {wid} ran on host {runner.host}; git-harn cannot tell from here "
                       "whether it still runs: settle it there; nothing was changed")
 
 
@@ -202,17 +202,17 @@ def _refuse_unless_dead(repo: Repo, body: dict[str, Any]) -> None:
 
 
 def _settle(repo: Repo, stored: record.Stored, left: list[leases.Left], closer: str) -> SettleResult:
-    body = stored.body
-    result = SettleResult(stored.workflowId, body.get("runner") if isinstance(body.get("runner"), dict) else None)
-    tasks = _tasks(body)
-    result.groupsEnded = [g.shown() for g in end_groups(_groups(repo, left, tasks))]
-    base = _base_now(repo, body)
-    result.locksRemoved = _clear_git_locks(repo, body, tasks)
-    for task in tasks:
-        result.workspaces.append(_settle_workspace(repo, body, task, base))
-    result.claimsReleased = _release_claims(repo, body)
+    run = record.RecordedRun.of(stored)
+    shown = stored.body.get("runner")  # the runner as its record words it, for the result
+    result = SettleResult(run.workflow_id, shown if run.runner is not None else None)
+    result.groupsEnded = [g.shown() for g in end_groups(_groups(repo, left, run.tasks))]
+    base = _base_now(repo, run)
+    result.locksRemoved = _clear_git_locks(repo, run)
+    for task in run.tasks:
+        result.workspaces.append(_settle_workspace(repo, run, task, base))
+    result.claimsReleased = _release_claims(repo, run)
     result.checkoutsRemoved = _remove_checkouts(repo)
-    if body.get("outcome") == IN_PROGRESS:
+    if run.in_progress:
         _close(repo, stored, result, base, closer)
         result.closed = True
     if result.outcome == "settled":
@@ -239,36 +239,25 @@ def _remove_checkouts(repo: Repo) -> list[str]:
     return [*removed, str(path)]
 
 
-def _release_claims(repo: Repo, body: dict[str, Any]) -> list[str]:
+def _release_claims(repo: Repo, run: record.RecordedRun) -> list[str]:
     """The claims the dead run held on its remote, released (it ran with claims)."""
-    settings = body.get("settings")
-    remote = body.get("remote")
-    if not isinstance(settings, dict) or not settings.get("claims") or not isinstance(remote, str):
+    remote = run.remote
+    if not run.claims or remote is None:
         return []
     try:
-        return claiming.release_dead_run(repo, remote, str(body.get("workflowId")))
+        return claiming.release_dead_run(repo, remote, run.workflow_id)
     except HarnError as exc:
-        warn(f"cannot release the claims workflow {body.get('workflowId')} left on {remote}: {exc.message}; "
+        warn(f"cannot release the claims workflow {run.workflow_id} left on {remote}: {exc.message}; "
              "they go stale ('git harn workflow claims' lists them)")
         return []
 
 
-def _tasks(body: dict[str, Any]) -> list[dict[str, Any]]:
-    seen: set[str] = set()
-    found = []
-    for task in body.get("tasks") or []:
-        if isinstance(task, dict) and isinstance(task.get("runId"), str) and task["runId"] not in seen:
-            seen.add(task["runId"])
-            found.append(task)
-    return found
-
-
-def _groups(repo: Repo, left: list[leases.Left], tasks: list[dict[str, Any]]) -> list[Group]:
+def _groups(repo: Repo, left: list[leases.Left], tasks: tuple[record.RecordedTask, ...]) -> list[Group]:
     """The groups the dead run's agents and gates led: from its lease, and
     from the run lock of each task (where each agent was named)."""
     groups = {g.pgid: g for lease in left for g in lease.groups()}
     for task in tasks:
-        owner = read_owner(run_lock_path(repo, task["runId"])) or {}
+        owner = read_owner(run_lock_path(repo, task.run_id)) or {}
         for agent in agents_of(owner):
             pid, start = agent.get("pid"), agent.get("start")
             if isinstance(pid, int) and agent.get("group", pid) == pid:
@@ -276,49 +265,38 @@ def _groups(repo: Repo, left: list[leases.Left], tasks: list[dict[str, Any]]) ->
     return list(groups.values())
 
 
-def _base_now(repo: Repo, body: dict[str, Any]) -> Oid | None:
+def _base_now(repo: Repo, run: record.RecordedRun) -> Oid | None:
     """The dead run's base as the remote has it now (None: it cannot be read,
     so nothing counts as landed and no interrupted integration is released)."""
-    remote, base = body.get("remote"), body.get("base")
-    if not isinstance(remote, str) or not isinstance(base, str):
+    remote, base = run.remote, run.base
+    if remote is None or base is None:
         return None
     try:
         return fetch_branch(repo, remote, base)
     except HarnError as exc:
-        warn(f"cannot read {remote}/{base} to see what workflow {body.get('workflowId')} landed: {exc.message}")
+        warn(f"cannot read {remote}/{base} to see what workflow {run.workflow_id} landed: {exc.message}")
         return None
 
 
 # --- lock files of dead gits -------------------------------------------------------------
 
 
-def _lock_candidates(repo: Repo, body: dict[str, Any], tasks: list[dict[str, Any]]) -> list[Path]:
+def _lock_candidates(repo: Repo, run: record.RecordedRun) -> list[Path]:
     """The lock files the dead run's gits could have left in the common dir:
     the packed refs, HEAD, config, and the ``.lock`` of each ref it writes."""
     common = repo.common_dir
-    refs = [f"refs/harnery/workflows/{body.get('workflowId')}", "refs/harnery/notes",
-            f"refs/remotes/{body.get('remote')}/{body.get('base')}"]
-    for task in tasks:
-        key = task_key(task)
-        refs += [f"refs/heads/{task.get('branch')}", f"refs/heads/integrate-{slug(task['taskId'], _n(task))}",
-                 f"{INTEGRATED_ROOT}{key}", f"refs/harnery/runs/{task['runId']}",
-                 f"refs/harnery/detached/{task['runId']}"]
+    refs = [f"refs/harnery/workflows/{run.workflow_id}", "refs/harnery/notes",
+            f"refs/remotes/{run.remote}/{run.base}"]
+    for task in run.tasks:
+        refs += [f"refs/heads/{task.branch}"] if task.branch is not None else []
+        refs += [f"refs/heads/integrate-{slug(task.task_id, task.addendum)}", f"{INTEGRATED_ROOT}{task.key}",
+                 f"refs/harnery/runs/{task.run_id}", f"refs/harnery/detached/{task.run_id}"]
     found = [common / "packed-refs.lock", common / "HEAD.lock", common / "config.lock"]
     found += [common / f"{ref}.lock" for ref in refs]
     admin = admin_dir(repo, integration_worktree(repo))
     if admin is not None:
         found += [admin / name for name in ADMIN_LOCKS]
     return found
-
-
-def _n(task: dict[str, Any]) -> int | None:
-    number = task.get("addendum")
-    return number if isinstance(number, int) else None
-
-
-def task_key(task: dict[str, Any]) -> str:
-    number = _n(task)
-    return work_key(str(task["taskId"]), number)
 
 
 def _git_at_work(repo: Repo, extra: list[Path]) -> list[int]:
@@ -362,9 +340,9 @@ def _remove_stale(paths: list[Path], busy_now: Callable[[], list[int]], why: str
     return removed
 
 
-def _clear_git_locks(repo: Repo, body: dict[str, Any], tasks: list[dict[str, Any]]) -> list[str]:
-    wid = body.get("workflowId")
-    paths = [p for p in _lock_candidates(repo, body, tasks) if os.path.lexists(p)]
+def _clear_git_locks(repo: Repo, run: record.RecordedRun) -> list[str]:
+    wid = run.workflow_id
+    paths = [p for p in _lock_candidates(repo, run) if os.path.lexists(p)]
     if not paths:
         return []
     return _remove_stale(paths, lambda: _git_at_work(repo, []),
@@ -385,13 +363,14 @@ def _clear_workspace_locks(repo: Repo, wid: str, path: Path) -> list[str]:
 # --- one task's workspace -----------------------------------------------------------------
 
 
-def _settle_workspace(repo: Repo, body: dict[str, Any], task: dict[str, Any], base: Oid | None) -> dict[str, Any]:
-    entry: dict[str, Any] = {"taskId": task["taskId"], "runId": task["runId"], "branch": task.get("branch"),
+def _settle_workspace(repo: Repo, run: record.RecordedRun, task: record.RecordedTask,
+                      base: Oid | None) -> dict[str, Any]:
+    entry: dict[str, Any] = {"taskId": task.task_id, "runId": task.run_id, "branch": task.branch,
                              "landed": None, "action": NOTHING, "state": None, "reason": ""}
-    stage = (read_owner(run_lock_path(repo, task["runId"])) or {}).get("stage")
+    stage = (read_owner(run_lock_path(repo, task.run_id)) or {}).get("stage")
     if isinstance(stage, str):
         entry["stage"] = stage  # where the task stood when its runner died
-    stored = runs.read(repo, task["runId"])
+    stored = runs.read(repo, task.run_id)
     if stored is None:
         entry["reason"] = "no workspace was made"
         return entry
@@ -401,8 +380,8 @@ def _settle_workspace(repo: Repo, body: dict[str, Any], task: dict[str, Any], ba
         entry["reason"] = f"its workspace is {stored.record.state}"
         return entry
     try:
-        with hold_run(repo, task["runId"], f"workflow settle {body.get('workflowId')}"):
-            _settle_held(repo, body, task, base, entry)
+        with hold_run(repo, task.run_id, f"workflow settle {run.workflow_id}"):
+            _settle_held(repo, run, task, base, entry)
     except Busy as exc:
         entry.update(action=BUSY, reason=one_line(exc.message, 500))
     except HarnError as exc:  # another clone's, another host's, or git refused: kept as it is
@@ -410,25 +389,25 @@ def _settle_workspace(repo: Repo, body: dict[str, Any], task: dict[str, Any], ba
     return entry
 
 
-def _settle_held(repo: Repo, body: dict[str, Any], task: dict[str, Any], base: Oid | None,
+def _settle_held(repo: Repo, run: record.RecordedRun, task: record.RecordedTask, base: Oid | None,
                  entry: dict[str, Any]) -> None:
     """Under the run lock: land-or-survive, then cleanup's verdict."""
-    stored = runs.read(repo, task["runId"])
+    stored = runs.read(repo, task.run_id)
     assert stored is not None
     rec = stored.record
     refuse_out_of_reach(repo, rec)
     path = Path(rec.path)
     here = path.is_dir()
     if here:
-        _clear_workspace_locks(repo, str(body.get("workflowId")), path)
+        _clear_workspace_locks(repo, run.workflow_id, path)
     tip = repo.ref_oid(rec.branch_ref)
     head = head_of(path) if here else None
     landed = _landed(repo, base, task, tip or head)
     entry["landed"] = landed
     if landed is not None:
-        _keep_landed(repo, body, task, tip or head)
+        _keep_landed(repo, run, task, tip or head)
     elif base is not None:
-        marker_for(repo, task["taskId"], _n(task)).unlink(missing_ok=True)  # the remote was read: nothing landed
+        marker_for(repo, task.task_id, task.addendum).unlink(missing_ok=True)  # the remote was read: nothing landed
     if tip is None and head is not None:
         tip = _restore_branch(repo, rec, head)
     if here and tip is not None:
@@ -436,7 +415,7 @@ def _settle_held(repo: Repo, body: dict[str, Any], task: dict[str, Any], base: O
             # a rebase moved the branch: what only HEAD holds stays [P1]
             pin_detached_head(repo, rec, history_tips(repo))
         reattach(path, rec.branch)
-    done = cleanup_locked(repo, task["runId"])
+    done = cleanup_locked(repo, task.run_id)
     after = repo.ref_oid(rec.branch_ref)
     entry.update(state=done.state, reason=one_line(done.reason, 300),
                  action=RELEASED_LANDED if landed is not None else (SURVIVOR if after is not None else NOTHING))
@@ -445,19 +424,19 @@ def _settle_held(repo: Repo, body: dict[str, Any], task: dict[str, Any], base: O
         entry["ahead"] = base is not None and ahead(repo, after, base) > 0
 
 
-def _landed(repo: Repo, base: Oid | None, task: dict[str, Any], tip: Oid | None) -> str | None:
+def _landed(repo: Repo, base: Oid | None, task: record.RecordedTask, tip: Oid | None) -> str | None:
     """The commit that shows the task landed, or None: its squash on the base,
     its tip in the base, or its tip kept as landed by the run itself."""
     if base is None:
         return None
-    squash = squash_of(repo, base, str(task["taskId"]), _n(task))
+    squash = squash_of(repo, base, task.task_id, task.addendum)
     if squash is not None:
         return squash
     if tip is None:
         return None
     if repo.contains(base, tip):
         return str(tip)
-    return str(tip) if tip in _kept(repo, task_key(task)) else None
+    return str(tip) if tip in _kept(repo, task.key) else None
 
 
 def _kept(repo: Repo, key: str) -> list[Oid]:
@@ -472,16 +451,16 @@ def _kept(repo: Repo, key: str) -> list[Oid]:
     return found
 
 
-def _keep_landed(repo: Repo, body: dict[str, Any], task: dict[str, Any], tip: Oid | None) -> None:
+def _keep_landed(repo: Repo, run: record.RecordedRun, task: record.RecordedTask, tip: Oid | None) -> None:
     """The agent's own commits stay reachable after the squash landed [P1],
     as the runner would have kept them; the crash marker goes (it landed)."""
-    marker_for(repo, task["taskId"], _n(task)).unlink(missing_ok=True)
+    marker_for(repo, task.task_id, task.addendum).unlink(missing_ok=True)
     if tip is None:
         return
-    key = task_key(task)
+    key = task.key
     if not any(repo.contains(oid, tip) for oid in _kept(repo, key)):
         keep_ref(repo, INTEGRATED_ROOT + key, tip,
-                           f"git-harn: settle of workflow {body.get('workflowId')}: task {key} had landed")
+                           f"git-harn: settle of workflow {run.workflow_id}: task {key} had landed")
 
 
 def _restore_branch(repo: Repo, rec: Any, head: Oid) -> Oid | None:
@@ -527,7 +506,7 @@ def _close(repo: Repo, stored: record.Stored, settled: SettleResult, base: Oid |
             result, f"runner gone; closed by {closer}: {len(left)} task(s) left")
     except RaceLost:  # a sync brought the record on meanwhile: close what it holds now
         fresh = record.read(repo, stored.workflowId)
-        if fresh.body.get("outcome") != IN_PROGRESS or fresh.tip == stored.tip:
+        if not record.RecordedRun.of(fresh).in_progress or fresh.tip == stored.tip:
             return
         _close(repo, fresh, settled, base, closer)
 
@@ -641,35 +620,35 @@ def keep_if_landed(repo: Repo, run_id: str) -> str | None:
     stored = runs.read(repo, run_id)
     if found is None or stored is None:
         return None
-    body, task = found
+    run, task = found
     rec = stored.record
     path = Path(rec.path)
     tip = repo.ref_oid(rec.branch_ref) or (head_of(path) if path.is_dir() else None)
     if tip is None:
         return None
-    key = task_key(task)
+    key = task.key
     if any(repo.contains(oid, tip) for oid in _kept(repo, key)):
         return None  # kept as landed already: nothing is at risk, reclaim says so itself
-    base = _base_now(repo, body)
+    base = _base_now(repo, run)
     landed = _landed(repo, base, task, tip)
     if landed is None:
         return None
-    _keep_landed(repo, body, task, tip)
-    return (f"task {key} had landed on {body.get('remote')}/{body.get('base')} as {landed[:12]}; "
+    _keep_landed(repo, run, task, tip)
+    return (f"task {key} had landed on {run.remote}/{run.base} as {landed[:12]}; "
             f"its tip {str(tip)[:12]} is kept on {INTEGRATED_ROOT}{key}, not salvaged")
 
 
-def _task_of_run(repo: Repo, run_id: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
-    """The workflow record (its body) and the task whose workspace is
+def _task_of_run(repo: Repo, run_id: str) -> tuple[record.RecordedRun, record.RecordedTask] | None:
+    """The workflow record (read back as a RecordedRun) and the task whose workspace is
     ``run_id`` (``<workflow-id>-<task key>``), if a record names it."""
     for cut in (i for i, c in enumerate(run_id) if c == "-"):
         if repo.ref_oid(record.workflow_ref(run_id[:cut])) is None:
             continue
         try:
-            body = record.read(repo, run_id[:cut]).body
+            run = record.RecordedRun.of(record.read(repo, run_id[:cut]))
         except HarnError:
             continue
-        for task in _tasks(body):
-            if task["runId"] == run_id:
-                return body, task
+        for task in run.tasks:
+            if task.run_id == run_id:
+                return run, task
     return None

@@ -46,6 +46,7 @@ from git_harn.store.chain import Unreadable
 from git_harn.store.clone import this_clone
 from git_harn.store.locks import settle_command
 from git_harn.store.procs import judgeable, pid_dead
+from git_harn.tasks.roadmap import work_key
 from git_harn.workflow.model.result import (
     IN_PROGRESS,
     INTERRUPTED,
@@ -209,6 +210,89 @@ def events(repo: Repo, workflow_id: str) -> list[dict[str, Any]]:
     """The record's events, newest first: both sides of a chain that sync merged."""
     return [{"commit": str(e.oid), "time": e.time, "event": e.trailers.get("Harnery-Event", ""),
              "subject": e.subject} for e in store.history(repo, workflow_id)]
+
+
+# --- a stored record read back as typed values (what settling and reclaim use) ----------
+
+
+@dataclass(frozen=True)
+class Runner:
+    """The runner a record names: which process ran the run, on which host, in which clone."""
+
+    pid: int | None
+    start: str | None  # when that process started, so a reused pid is never taken for it
+    host: str | None
+    clone: str | None  # the id of the clone it ran in (store.clone.this_clone)
+    common_dir: str | None
+
+    @classmethod
+    def of(cls, doc: object) -> Runner | None:
+        """None: the record was written before records named their runner."""
+        if not isinstance(doc, dict):
+            return None
+        return cls(_int(doc.get("pid")), _text(doc.get("start")), _text(doc.get("host")), _text(doc.get("clone")),
+                   _text(doc.get("commonDir")))
+
+
+@dataclass(frozen=True)
+class RecordedTask:
+    """A task of a record that made a workspace (it has a run id)."""
+
+    task_id: str
+    run_id: str  # its workspace's run
+    branch: str | None
+    addendum: int | None  # addendum <n> of the task, or None
+
+    @property
+    def key(self) -> str:
+        return work_key(self.task_id, self.addendum)
+
+
+@dataclass(frozen=True)
+class RecordedRun:
+    """A stored record as what settles it reads: each member checked once, here,
+    so nothing past this edge asks a dict whether a member is there or what type it is."""
+
+    workflow_id: str
+    outcome: str | None
+    remote: str | None
+    base: str | None
+    claims: bool  # it ran with claims on its remote
+    runner: Runner | None
+    tasks: tuple[RecordedTask, ...]  # one per workspace, first recorded first
+
+    @property
+    def in_progress(self) -> bool:
+        return self.outcome == IN_PROGRESS
+
+    @classmethod
+    def of(cls, stored: Stored) -> RecordedRun:
+        body = stored.body
+        settings = body.get("settings")
+        claims = isinstance(settings, dict) and bool(settings.get("claims"))
+        return cls(stored.workflowId, _text(body.get("outcome")), _text(body.get("remote")),
+                   _text(body.get("base")), claims, Runner.of(body.get("runner")), _recorded_tasks(body))
+
+
+def _recorded_tasks(body: dict[str, Any]) -> tuple[RecordedTask, ...]:
+    seen: set[str] = set()
+    found = []
+    for task in body.get("tasks") or []:
+        if not isinstance(task, dict):
+            continue
+        task_id, run_id = task.get("taskId"), task.get("runId")
+        if isinstance(task_id, str) and isinstance(run_id, str) and run_id not in seen:
+            seen.add(run_id)
+            found.append(RecordedTask(task_id, run_id, _text(task.get("branch")), _int(task.get("addendum"))))
+    return tuple(found)
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 # --- a stored record as a result again (to close it) ----------------------------
