@@ -68,14 +68,14 @@ def not_judged(repo: Repo, landing: Landing) -> NotJudged | None:
         return NotJudged(f"the integration agent rewrote {upstream}: {old}, where it stood before the agent ran, "
                          f"is no longer in it (now {new}); git-harn does not unpush: inspect {new} and the "
                          f"history that replaced {old}", moved=True)
-    commits = commits_since(repo, landing.landed, landing.before)
     expected = judged_onto(repo, landing)
+    if expected is not None and repo.tree_id(landing.landed) == expected:
+        return None
+    commits = commits_since(repo, landing.landed, landing.before)  # read only to name them
     if expected is None:
         return NotJudged(f"the judged commit {_short(landing.judged)} does not merge cleanly onto {old}, yet the "
                          f"integration agent moved {upstream} to {new} by {_names(commits)}: nobody judged how it "
                          f"resolved that; git-harn does not unpush: inspect them", moved=True)
-    if repo.tree_id(landing.landed) == expected:
-        return None
     return NotJudged(_differs(repo, landing, commits, expected), moved=True)
 
 
