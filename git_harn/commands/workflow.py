@@ -19,6 +19,7 @@ from git_harn.store.record import RELEASED
 from git_harn.tasks.config import LandMode, ResumeMode
 from git_harn.tasks.roadmap import work_key
 from git_harn.text import clip, one_line
+from git_harn.workflow.after import proposals as proposed
 from git_harn.workflow.after.settle import SettleResult, settle
 from git_harn.workflow.agents import spend
 from git_harn.workflow.agents.adapters.starter import AGENT_CHOICES
@@ -151,6 +152,13 @@ def _common(doc: dict[str, Any]) -> list[str]:
     lines += _task_lines(doc.get("tasks", []), costs)
     lines += _cost_lines(doc) if costs else []
     lines += _workspace_lines(doc.get("tasks", []))
+    for t in doc.get("tasks", []):
+        if t.get("proposal"):
+            p = t["proposal"]
+            lines.append(f"proposal {t['taskId']}: {p.get('url') or p['branch']} ({p.get('state') or 'open'}, "
+                         f"{p['head'][:12]})")
+    for p in doc.get("proposals") or []:
+        lines.append(f"reconciled {p['key']}: {p['state']} → {p['became']}" + (f" ({p['how']})" if p["how"] else ""))
     for s in doc.get("skipped", []):
         lines.append(f"skipped {s['taskId']}: {s['reason']}" + (f" ({s['detail']})" if s.get("detail") else ""))
     lines += [f"unparsed line {u['line']}: {u['text']} ({u['reason']})" for u in doc.get("unparsed", [])]
@@ -237,7 +245,7 @@ _STALE_AFTER = click.option("--stale-after", type=float, metavar="SECONDS",
 @json_option
 def show_cmd(workflow_id: str | None, stale_after: float | None, as_json: bool) -> int:
     """Show a workflow's result (default: the newest)."""
-    found = record.shown(repository(), workflow_id, stale_after)
+    found = proposed.show_record(repository(), workflow_id, stale_after)
 
     def view(item: StoredWorkflow) -> Iterable[str]:
         body = item.body
@@ -325,6 +333,13 @@ def report_cmd(workflow_id: str | None, output: Path | None, open_page: bool, as
     return show(result, as_json, view)
 
 
+def _age_text(seconds: int | None) -> str:
+    if seconds is None:
+        return "-"
+    return f"{seconds // 60}m" if seconds < 3600 else f"{seconds / 3600:.1f}h" if seconds < 86400 else \
+        f"{seconds / 86400:.1f}d"
+
+
 def shown_path(path: Path) -> str:
     """A path as git prints one: relative to the current folder when inside it."""
     try:
@@ -338,7 +353,7 @@ def shown_path(path: Path) -> str:
 @json_option
 def list_cmd(stale_after: float | None, as_json: bool) -> int:
     """List the workflow records in this repository (fetched ones too)."""
-    result = record.listing(repository(), stale_after)
+    result = proposed.listing(repository(), stale_after)
 
     def view(item: WorkflowList) -> Iterable[str]:
         rows = [[w["workflowId"], w["startedAt"], record.outcome_text(w["outcome"], w["runnerState"], w["heartbeatAt"]),
@@ -346,6 +361,10 @@ def list_cmd(stale_after: float | None, as_json: bool) -> int:
         lines = table(["WORKFLOW", "STARTED", "OUTCOME", "COST", "SUMMARY"], rows).splitlines() if rows else [
             "no workflow records"]
         lines += [f"unreadable {u['ref']}: {u['error']}" for u in item.unreadable]
+        if item.proposals:
+            lines += ["proposals:"] + table(["TASK", "STATE", "REQUEST", "OPEN FOR"], [
+                [p["key"], p["state"], p["url"] or f"{p['branch']} on {p['remote']}",
+                 _age_text(p["ageSeconds"])] for p in item.proposals]).splitlines()
         return lines
 
     return show(result, as_json, view)

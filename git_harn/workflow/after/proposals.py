@@ -30,14 +30,16 @@ from typing import Any
 from git_harn.clock import epoch_of, now_iso
 from git_harn.errors import HarnError
 from git_harn.git import Oid, Repo, to_oid
+from git_harn.git.branches import fetch_branch
 from git_harn.integrate import door
 from git_harn.integrate.land import keep_landed
 from git_harn.integrate.propose import applies, finish, rebuild
 from git_harn.store import proposals
-from git_harn.tasks.roadmap import find_task, roadmap_file, tasks_at
+from git_harn.tasks.roadmap import find_task, roadmap_file, tasks_at, work_key
 from git_harn.text import one_line
+from git_harn.workflow.ledger import record as records_of_runs
 from git_harn.workflow.ledger.claims import release_mine
-from git_harn.workflow.model.result import Skipped
+from git_harn.workflow.model.result import Skipped, StoredWorkflow, WorkflowList
 from git_harn.workflow.model.state import SkipReason
 
 # what a reconcile made of a proposal: the task's state it now stands for
@@ -212,3 +214,51 @@ def _age(since: str) -> str:
     if seconds < 86400:
         return f"{seconds / 3600:.1f}h"
     return f"{seconds / 86400:.1f}d"
+
+
+def reconcile_all(repo: Repo) -> list[Seen]:
+    """Every live proposal of this clone reconciled against its own remote
+    and base (fetched once each); one whose remote cannot be read is held,
+    with why."""
+    seen: list[Seen] = []
+    places = sorted({(str(r["remote"]), str(r["base"])) for r in proposals.every(repo)
+                     if r["state"] in proposals.LIVE_STATES})
+    for remote, base in places:
+        try:
+            tip = fetch_branch(repo, remote, base)
+        except HarnError as exc:
+            seen += [Seen(r, HELD, one_line(exc.message, 300)) for r in live(repo, remote, base)]
+            continue
+        seen += reconcile(repo, remote, base, tip)
+    return seen
+
+
+def listing(repo: Repo, stale: float | None) -> WorkflowList:
+    """``workflow list``: the records, and every proposal as a reconcile leaves it [F2]."""
+    result = records_of_runs.listing(repo, stale)
+    reconcile_all(repo)
+    result.proposals = [shown(r) for r in proposals.every(repo)]
+    return result
+
+
+def shown(record_doc: dict[str, Any]) -> dict[str, Any]:
+    """One proposal as ``list`` and ``show`` name it: its request and state, and how long it has been open."""
+    age = age_seconds(record_doc) if record_doc["state"] in proposals.LIVE_STATES else None
+    return {"key": record_doc["key"], "taskId": record_doc["taskId"], "state": record_doc["state"],
+            "forge": record_doc.get("forge"), "url": record_doc.get("url"), "number": record_doc.get("number"),
+            "head": record_doc["head"], "branch": record_doc["landingBranch"], "remote": record_doc.get("remote"),
+            "base": record_doc.get("base"), "openedAt": record_doc.get("openedAt"),
+            "ageSeconds": int(age) if age is not None else None, "words": record_doc.get("words") or "",
+            "runId": record_doc.get("runId")}
+
+
+def show_record(repo: Repo, workflow_id: str | None, stale: float | None) -> StoredWorkflow:
+    """``workflow show``: the record, each proposed task's request with the state it has now."""
+    found = records_of_runs.shown(repo, workflow_id, stale)
+    for task in found.body.get("tasks") or []:
+        if task.get("proposal"):
+            now = proposals.read(repo, work_key(str(task["taskId"]), task.get("addendum")))
+            if now is not None:
+                task["proposal"] = dict(task["proposal"], state=now["state"], url=now.get("url") or
+                                        task["proposal"].get("url"))
+    return found

@@ -209,6 +209,7 @@ class WorkflowList(Result):
 
     workflows: list[dict[str, Any]] = field(default_factory=list)
     unreadable: list[dict[str, str]] = field(default_factory=list)
+    proposals: list[dict[str, Any]] = field(default_factory=list)  # every proposal, as reconciled now [F2]
 
     @property
     def outcome(self) -> str:

@@ -178,3 +178,25 @@ def test_a_proposal_that_conflicts_with_the_moved_base_halts_naming_the_conflict
     assert second["tasks"] == [] and "work-1.1.txt" in {s["taskId"]: s["detail"] for s in second["skipped"]}["1.1"]
     third = _run(wf)  # still held, never started again
     assert third["tasks"] == [] and third["proposals"][0]["became"] == "halted"
+
+
+def test_list_and_show_name_each_proposal_with_its_request_and_state(tmp_path: Path) -> None:
+    wf = setup(tmp_path, roadmap="# R\n\n- [ ] 1.1 First\n")
+    first = _run(wf)
+    listed = harn(wf.work, "workflow", "list", "--json")
+    assert listed.code == 0, listed.err
+    assert_valid(listed.json(), "workflow-list")
+    [proposal] = listed.json()["proposals"]
+    assert (proposal["taskId"], proposal["state"], proposal["branch"]) == ("1.1", "open", "harnery/land/1.1")
+    assert proposal["ageSeconds"] is not None
+    people = harn(wf.work, "workflow", "list")
+    assert "harnery/land/1.1 on origin" in people.out and "open" in people.out
+    shown = harn(wf.work, "workflow", "show", first["workflowId"])
+    assert "proposal 1.1: harnery/land/1.1 (open," in shown.out, shown.out
+    clone = _maintainer(wf)  # merged on the forge: list itself reconciles it, with no run
+    git(clone, "merge", "-q", "--ff-only", "origin/harnery/land/1.1")
+    git(clone, "push", "-q", "origin", "main")
+    after = harn(wf.work, "workflow", "list", "--json").json()["proposals"]
+    assert [(p["taskId"], p["state"]) for p in after] == [("1.1", "merged")]
+    shown = harn(wf.work, "workflow", "show", first["workflowId"], "--json").json()
+    assert shown["tasks"][0]["proposal"]["state"] == "merged"
