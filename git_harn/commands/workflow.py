@@ -81,6 +81,8 @@ def workflow() -> None:
               help="Start no agent stage once the stages that ended cost this much (default: "
               "workflow.maxCostUsd, none).")
 @click.option("--hard-limit", is_flag=True, help="At the spending limit, stop the agent stages still running too.")
+@click.option("--notify", metavar="COMMAND", help="Run COMMAND with a JSON event on stdin when the run needs a "
+              "person, halts or finishes (default: harn.notify in your global config; \"\": none).")
 @click.option("--land", type=click.Choice([m.value for m in LandMode]), default=None,
               help="Push each judged squash onto the base, or propose it as a pull request from "
               "harnery/land/<id> (default: workflow.land, else push).")
@@ -90,7 +92,7 @@ def run(base: str | None, remote: str | None, max_tasks: int | None, parallel: i
         resume_partial_branches: bool | None, resume_mode: str | None,
         max_recovery_candidates: int | None, idle_timeout: float | None, stage_attempts: int | None,
         schema_retries: int | None, assess_partial_branches: bool | None, wait_for_provider: str | None,
-        sandbox: str | None, max_cost_usd: float | None, hard_limit: bool, land: str | None,
+        sandbox: str | None, max_cost_usd: float | None, hard_limit: bool, notify: str | None, land: str | None,
         as_json: bool) -> int:
     """Select unblocked roadmap tasks on REMOTE/BASE and drive each to integration."""
     result = run_workflow(repository(), Options(base, remote, max_tasks, parallel, dry_run, as_json,
@@ -104,7 +106,7 @@ def run(base: str | None, remote: str | None, max_tasks: int | None, parallel: i
                                                 assess_partial_branches=assess_partial_branches,
                                                 wait_for_provider=wait_for_provider, sandbox=sandbox,
                                                 max_cost_usd=max_cost_usd, hard_limit=hard_limit,
-                                                land=land))
+                                                notify=notify, land=land))
     return show(result, as_json, _view)
 
 

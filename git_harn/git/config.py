@@ -40,7 +40,7 @@ REPOSITORY_SCOPES = frozenset({"local", "worktree"})
 # whatever the repository's own files say [T1] (docs/configuration.md).
 RUN_OPERATOR_SPELLING = {key.lower(): key for key in (
     "harn.gate", "harn.gateEnv", "harn.assessor", "harn.assessorEnv", "harn.sandbox", "harn.gateNetwork",
-    "harn.stageDiskLimit", "harn.stageProcessLimit", "harn.sandboxWritable")}
+    "harn.stageDiskLimit", "harn.stageProcessLimit", "harn.sandboxWritable", "harn.notify", "harn.notifyTimeout")}
 RUN_OPERATOR_KEYS = frozenset(RUN_OPERATOR_SPELLING)
 
 

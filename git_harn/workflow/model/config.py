@@ -71,6 +71,7 @@ class Options:
     sandbox: str | None = None  # --sandbox auto|bwrap|off
     max_cost_usd: float | None = None  # --max-cost-usd: the run's spending limit
     hard_limit: bool = False  # --hard-limit: the crossing stops the stages still running too
+    notify: str | None = None  # --notify: the notifier's command line (run/notify.py), over harn.notify
     land: str | None = None  # --land push|pull-request [F1]
 
 

@@ -32,7 +32,7 @@ from git_harn.workflow.ledger import record
 from git_harn.workflow.model import config, state
 from git_harn.workflow.model.result import WorkflowResult
 from git_harn.workflow.model.state import State
-from git_harn.workflow.run import breakers, select
+from git_harn.workflow.run import breakers, notify, select
 from git_harn.workflow.run.progress import Progress
 from git_harn.workflow.run.runner import Scheduler
 from git_harn.workflow.run.starts import task_result
@@ -51,14 +51,20 @@ def _result(eff: config.Effective, workflow_id: str, dry_run: bool) -> WorkflowR
 def run_workflow(repo: Repo, options: config.Options) -> WorkflowResult:
     refuse_in_workspace(repo, "workflow run")  # its tasks would nest in this one's
     with pinned(repo.cli_cwd):  # what names a program or a place: as it is now, before any agent ran [T1]
-        return _run_workflow(repo, options)
+        notifier = None if options.dry_run else notify.Notifier.of(repo, options.notify)
+        result = _run_workflow(repo, options, notifier)
+    if notifier is not None:
+        notifier.run_ended(result)  # started, never waited for
+    return result
 
 
-def _run_workflow(repo: Repo, options: config.Options) -> WorkflowResult:
+def _run_workflow(repo: Repo, options: config.Options, notifier: notify.Notifier | None = None) -> WorkflowResult:
     wait_for_provider = breakers.parse_wait(options.wait_for_provider)
     eff = config.load(repo, options)  # every check before anything is created [P7]
     workflow_id = record.new_workflow_id()
     result = _result(eff, workflow_id, options.dry_run)
+    if notifier is not None:
+        notifier.bind(repo, workflow_id)
     if options.dry_run:
         tasks, held_ids, found = _select(repo, eff, result)
         return _dry_run(repo, result, eff, tasks, held_ids)  # lists the candidates, never resumes
@@ -73,7 +79,7 @@ def _run_workflow(repo: Repo, options: config.Options) -> WorkflowResult:
         schemas.preload()  # the first stage report is validated soon; load meanwhile
         result.runner = record.runner_fields(repo, lease.owner)
         result.settled = settle.settle_dead(repo, workflow_id)  # [L3]: what dead runs left, first
-        return _launch(repo, eff, options, result, lease, wait_for_provider)
+        return _launch(repo, eff, options, result, lease, wait_for_provider, notifier)
     finally:
         lease.release()
 
@@ -100,7 +106,8 @@ def _select(repo: Repo, eff: config.Effective,
 
 
 def _launch(repo: Repo, eff: config.Effective, options: config.Options, result: WorkflowResult,
-            lease: leases.Lease, wait_for_provider: float | None) -> WorkflowResult:
+            lease: leases.Lease, wait_for_provider: float | None,
+            notifier: notify.Notifier | None = None) -> WorkflowResult:
     result.proposals = [seen.document() for seen in proposed.reconcile(repo, eff.remote, eff.base, eff.base_oid)]
     tasks, held_ids, found = _select(repo, eff, result)
     settle.sweep_landed(repo, tasks, eff.base_oid)  # what a clean-up after a push could not delete, last time
@@ -118,7 +125,8 @@ def _launch(repo: Repo, eff: config.Effective, options: config.Options, result: 
     become_subreaper()  # a daemon an agent leaves is adopted by this process, and ended (proc.end_adopted)
     try:
         with seal.installed():  # from here on, every stage is checked against it [T2]
-            return _sealed(repo, eff, options, result, lease, wait_for_provider, tasks, held_ids, found, seal)
+            return _sealed(repo, eff, options, result, lease, wait_for_provider, tasks, held_ids, found, seal,
+                           notifier)
     finally:
         end_adopted()
 
@@ -126,7 +134,7 @@ def _launch(repo: Repo, eff: config.Effective, options: config.Options, result: 
 
 def _sealed(repo: Repo, eff: config.Effective, options: config.Options, result: WorkflowResult,
             lease: leases.Lease, wait_for_provider: float | None, tasks: list[Task], held_ids: set[str],
-            found: recovery.Recovery | None, seal: Seal) -> WorkflowResult:
+            found: recovery.Recovery | None, seal: Seal, notifier: notify.Notifier | None = None) -> WorkflowResult:
     workflow_id = result.workflowId
     claims = None
     if eff.claims:
@@ -138,6 +146,9 @@ def _sealed(repo: Repo, eff: config.Effective, options: config.Options, result: 
         result.recovery = found.document()
     scheduler = Scheduler(repo, eff, result, tasks, held_ids, Progress(options.quiet), claims, lease,
                           wait_for_provider, seal, found, where_of(eff, options))
+    if notifier is not None:
+        scheduler.notifier = notifier
+        notifier.watch(scheduler.breakers.meter, result)
     return scheduler.run()
 
 

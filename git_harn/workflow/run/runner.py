@@ -40,6 +40,7 @@ from git_harn.workflow.model.result import TaskResult, WorkflowResult
 from git_harn.workflow.model.state import Ending, State
 from git_harn.workflow.run import breakers
 from git_harn.workflow.run.fetcher import BaseFetcher
+from git_harn.workflow.run.notify import Notifier
 from git_harn.workflow.run.progress import Progress
 from git_harn.workflow.run.starts import Starts
 from git_harn.workflow.run.timelines import Timelines
@@ -74,6 +75,7 @@ class Scheduler:
         self.starts = Starts(repo, eff, result, held, breakers=self.breakers, claims=claims, progress=progress,
                              journal=self.journal, timelines=self.timelines, fetcher=self.fetcher,
                              make_job=self._job, found=found)
+        self.notifier: Notifier | None = None  # the operator's, told when a task ends needing a person
 
     # --- the loop ---------------------------------------------------------------
 
@@ -171,6 +173,8 @@ class Scheduler:
         self.result.faultMetrics = faults.metrics(self.result.tasks)
         assessment.summarise(self.result)
         self.progress.finished(tr)
+        if self.notifier is not None:
+            self.notifier.task_ended(self.result, tr)
 
     def _record_and_refill(self, tr: TaskResult) -> None:
         """The end held for the next start (the journal's rule 3); after a
