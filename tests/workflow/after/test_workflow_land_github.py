@@ -1,0 +1,113 @@
+"""workflow.land = "pull-request" against a GitHub on the loopback (the
+kit's FakeGitHub, over a real bare repository), no network [F1] [F2] [T5]:
+one pull request per task, the forge's word read back with the operator's
+token, a closed request refused with the forge's state, and the token in
+no record, log, prompt or page.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.kit.harn import assert_valid, git, harn
+from tests.kit.local_forges import OWNER, REPO, FakeGitHub
+from tests.kit.workflow_repo import WF, config_text, setup
+
+TOKEN = "ghp_l4ndpr0posalT0kenNeverWritten0123456"
+ROADMAP = "# R\n\n- [ ] 1.1 First\n- [ ] 1.2 Second\n  Requires: 1.1\n- [ ] 1.3 Third\n"
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Iterator[tuple[WF, FakeGitHub]]:
+    placeholder = setup(tmp_path / "seed-world", roadmap=ROADMAP)
+    bare = tmp_path / "forge" / OWNER / f"{REPO}.git"
+    bare.parent.mkdir(parents=True)
+    git(tmp_path, "clone", "-q", "--bare", str(placeholder.remote), str(bare))
+    server = FakeGitHub(bare, TOKEN)
+    agents = placeholder.agents
+    workflow = f'stageTimeout = 30\nland = "pull-request"\nforge = "github"\nforgeUrl = "{server.api}"\n'
+    other = tmp_path / "configure"
+    git(tmp_path, "clone", "-q", str(bare), str(other))
+    (other / ".harn" / "workflow.toml").write_text(config_text(agents, workflow=workflow))
+    git(other, "commit", "-q", "-am", "land by pull request")
+    git(other, "push", "-q", "origin", "main")
+    git(placeholder.work, "remote", "set-url", "origin", str(bare))
+    git(placeholder.work, "fetch", "-q", "origin")
+    wf = WF(tmp_path, bare, placeholder.work, agents)
+    try:
+        yield wf, server
+    finally:
+        server.close()
+
+
+def _run(wf: WF) -> dict:
+    done = wf.run("--json", env={"GH_TOKEN": TOKEN, "GITHUB_TOKEN": ""})
+    assert done.code == 0, (done.err, done.out[-2000:])
+    doc = done.json()
+    assert_valid(doc, "workflow-result")
+    return doc
+
+
+def _merge(wf: WF, server: FakeGitHub, number: int) -> None:
+    """The maintainer merges pull request ``number`` on the forge (a merge commit)."""
+    pull = server.find(number)
+    assert pull is not None
+    clone = wf.tmp / "maintainer"
+    if not clone.exists():
+        git(wf.tmp, "clone", "-q", str(wf.remote), str(clone))
+        git(clone, "config", "user.name", "Maintainer")
+        git(clone, "config", "user.email", "maintainer@example.invalid")
+    git(clone, "fetch", "-q", "origin")
+    git(clone, "switch", "-q", "-C", "main", "origin/main")
+    git(clone, "merge", "-q", "--no-ff", "-m", f"Merge pull request #{number}", f"origin/{pull['head_ref']}")
+    git(clone, "push", "-q", "origin", "main")
+    pull.update(state="closed", merged=True, merge_commit_sha=git(clone, "rev-parse", "HEAD"),
+                closed_at="2026-12-07T12:00:00Z")
+
+
+def _everything_written(wf: WF) -> bytes:
+    """Every object of the clone (records, notes, commits), every file under
+    its .git and the worktrees, and what the agents were given."""
+    objects = subprocess.run(["git", "cat-file", "--batch-all-objects", "--batch"], cwd=wf.work,
+                             capture_output=True, check=True).stdout
+    files = b""
+    for root in (wf.work / ".git", wf.tmp / "worktrees", wf.agents):
+        if root.exists():
+            files += b"".join(p.read_bytes() for p in root.rglob("*") if p.is_file() and "objects" not in p.parts)
+    return objects + files
+
+
+def test_one_pull_request_per_task_and_the_forge_s_word_read_back(world: tuple[WF, FakeGitHub]) -> None:
+    wf, server = world
+    before = git(wf.remote, "rev-parse", "main")
+    first = _run(wf)
+    by_id = {t["taskId"]: t for t in first["tasks"]}
+    assert sorted(by_id) == ["1.1", "1.3"] and all(t["status"] == "proposed" for t in by_id.values())
+    assert len(server.posts()) == 2 and git(wf.remote, "rev-parse", "main") == before
+    assert by_id["1.1"]["proposal"]["url"].endswith("/pull/1") or by_id["1.1"]["proposal"]["number"] == 1
+
+    held = _run(wf)
+    assert held["tasks"] == [] and len(server.posts()) == 2  # found, never opened twice
+
+    _merge(wf, server, by_id["1.1"]["proposal"]["number"])
+    pull_3 = server.find(by_id["1.3"]["proposal"]["number"])
+    assert pull_3 is not None
+    pull_3.update(state="closed", closed_at="2026-12-07T12:00:00Z")  # closed unmerged on the forge
+    second = _run(wf)
+    became = {p["taskId"]: p["became"] for p in second["proposals"]}
+    assert became == {"1.1": "done", "1.3": "refused"}, second["proposals"]
+    assert [(t["taskId"], t["status"]) for t in second["tasks"]] == [("1.2", "proposed")]
+    assert git(wf.work, "rev-parse", "-q", "--verify", "roadmap-1.3", check=False)  # kept as a survivor
+    assert git(wf.remote, "rev-parse", "-q", "--verify", "harnery/land/1.3", check=False)  # landing branch kept
+
+    page = wf.tmp / "page.html"
+    assert harn(wf.work, "workflow", "report", "-o", str(page)).code == 0
+    listed = harn(wf.work, "workflow", "list", env={"GH_TOKEN": TOKEN})
+    shown = harn(wf.work, "workflow", "show", first["workflowId"], env={"GH_TOKEN": TOKEN})
+    written = _everything_written(wf) + page.read_bytes() + listed.out.encode() + shown.out.encode()
+    assert TOKEN.encode() not in written  # [T5]
+    assert b"harnery/land/1.1" in written  # what was searched holds what the runs wrote
