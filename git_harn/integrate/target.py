@@ -9,7 +9,7 @@ from git_harn.git import Oid, Repo
 from git_harn.git.refnames import branch_name
 from git_harn.tasks.branches import DEFAULT_BASE, default_remote
 from git_harn.tasks.config import LandMode
-from git_harn.tasks.roadmap import parse_task_branch, roadmap_file, validate_task_id
+from git_harn.tasks.roadmap import parse_task_branch, roadmap_file, validate_task_id, work_key
 
 DEFAULT_MAX_ATTEMPTS = 5
 
@@ -80,8 +80,7 @@ class Moved(Refused):
 def slug(task_id: str, addendum: int | None = None) -> str:
     """``1.2.3`` → ``1-2-3`` (``-addendum-<n>`` for an addendum): one-to-one,
     since a task id holds only digits and dots."""
-    suffix = f"-addendum-{addendum}" if addendum is not None else ""
-    return task_id.replace(".", "-") + suffix
+    return work_key(task_id, addendum).replace(".", "-")
 
 
 def resolve_target(repo: Repo, request: Request) -> Target:
