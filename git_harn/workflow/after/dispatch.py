@@ -30,7 +30,6 @@ NO_VALIDATION = "missing-validation-evidence"
 MISSING_WORKTREE = "missing-worktree"
 PLAN_BLOCKED = "plan-blocked"
 PLAN_UNREADABLE = "plan-unreadable"
-WAITING = SkipReason.WAITING.value  # a survivor whose task waits, as a task not started would
 UNMANAGED_WORKTREE = "unmanaged-worktree"
 WORKSPACE_BUSY = "workspace-not-resumable"
 
@@ -159,7 +158,7 @@ def workspace_run(repo: Repo, branch: str, evidence: Evidence) -> str | None:
 def resume_blocker(repo: Repo, branch: str, task_id: str, evidence: Evidence, ready: set[str]) -> Refusal | None:
     """What keeps a branch the host would resume from re-entering the pipeline."""
     if task_id not in ready:
-        return WAITING, f"task {task_id} requires tasks not ticked at the base yet"
+        return SkipReason.WAITING, f"task {task_id} requires tasks not ticked at the base yet"
     worktree = evidence.worktree
     if worktree is None:
         return None  # a new workspace is started on the branch as it is

@@ -40,7 +40,6 @@ from git_harn.tasks.roadmap import Task, parse_task_branch, unblocked
 from git_harn.text import one_line
 from git_harn.workflow.after.dispatch import (
     CONTINUE_REFUSALS,
-    WAITING,
     continue_at,
     gates_rerun_only,
     resume_blocker,
@@ -51,7 +50,7 @@ from git_harn.workflow.after.dispatch import (
 from git_harn.workflow.model import state
 from git_harn.workflow.model.config import Effective
 from git_harn.workflow.model.result import WorkflowResult
-from git_harn.workflow.model.state import State
+from git_harn.workflow.model.state import SkipReason, State
 from git_harn.workflow.task.pipeline import REVIEW_ONLY, run_id_for
 from git_harn.workspace.reconcile import delete_branch_if_safe
 
@@ -330,7 +329,7 @@ def _next_for(result: WorkflowResult, rec: Recovery, cand: Candidate, entry: dic
     extra = ("--max-recovery-candidates", str(len(rec.candidates) + len(rec.capped))) if code == CANDIDATE_CAP \
         else ()
     return state.survivor_advice(cand.task.id, cand.branch, code, where, code not in CONTINUE_REFUSALS,
-                                 waiting=code == WAITING, addendum=cand.addendum is not None,
+                                 waiting=code == SkipReason.WAITING, addendum=cand.addendum is not None,
                                  extra=extra).document()
 
 

@@ -46,9 +46,6 @@ from git_harn.workflow.model.config import Effective
 from git_harn.workflow.model.result import TaskResult
 from git_harn.workflow.model.state import BUDGET, PROVIDER, Next, SkipReason, State, Where, budget_advice, halt_advice
 
-AUTH_FAULT_HALT = SkipReason.AUTH_FAULT_HALT.value
-TAMPER_HALT = SkipReason.TAMPER_HALT.value
-PROVIDER_LIMIT = SkipReason.PROVIDER_FAULT_HALT.value
 DEFAULT_WAIT = 6 * 3600.0  # --wait-for-provider without a value: a usage window is at most a few hours
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)([smh]?)")
 _UNIT = {"": 1, "s": 1, "m": 60, "h": 3600}
@@ -130,24 +127,19 @@ class Breakers:
 
     # --- asking -------------------------------------------------------------------
 
-    def halted(self) -> str | None:
+    def halted(self) -> SkipReason | None:
         """The skip reason of every task not started from now on, or None."""
         if self.tamper is not None:
-            return TAMPER_HALT
+            return SkipReason.TAMPER_HALT
         if self.auth is not None:
-            return AUTH_FAULT_HALT
+            return SkipReason.AUTH_FAULT_HALT
         if self.meter is not None and self.meter.reached():
-            return BUDGET
-        return PROVIDER_LIMIT if self.gave_up is not None else None
-
-    def halted_reason(self) -> SkipReason | None:
-        """``halted`` as the state module names it."""
-        reason = self.halted()
-        return SkipReason(reason) if reason is not None else None
+            return SkipReason.BUDGET_HALT
+        return SkipReason.PROVIDER_FAULT_HALT if self.gave_up is not None else None
 
     def advice(self, where: Where) -> Next:
         """The run's next step once it stopped starting tasks."""
-        reason = self.halted_reason()
+        reason = self.halted()
         if reason is SkipReason.BUDGET_HALT and self.meter is not None and self.meter.limit is not None:
             return budget_advice(self.meter.limit, self.meter.spent, where, self.budget_halted > 0)
         return halt_advice(reason, where, self.wait_needed())
