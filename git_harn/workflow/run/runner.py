@@ -52,6 +52,12 @@ DRAIN_SECONDS = 120.0
 
 
 class Scheduler:
+    """One run's loop. Its fields are the loop's thread's; a task's thread
+    reaches the run only through what its ``Job`` carries: the agents, the
+    gate checkouts and the seal (each with its own lock),
+    ``timelines.stage_started`` and ``fetcher.on_landed`` (their docstrings
+    say what they touch)."""
+
     def __init__(self, repo: Repo, eff: config.Effective, result: WorkflowResult, tasks: list[Task],
                  held: set[str], progress: Progress, claims: claiming.Claims | None = None,
                  lease: leases.Lease | None = None, wait_for_provider: float | None = None,
