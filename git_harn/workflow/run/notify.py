@@ -43,6 +43,7 @@ from git_harn.errors import BadInput
 from git_harn.files import atomic_write, private_dir
 from git_harn.git import Repo
 from git_harn.notices import warn
+from git_harn.tasks.config import Stage
 from git_harn.text import one_line
 from git_harn.workflow.agents.spend import Meter
 from git_harn.workflow.ledger import record
@@ -101,7 +102,7 @@ def needs_person(tr: TaskResult) -> str | None:
         return "proposed"
     if now is State.REFUSED:
         return "refused"
-    if now is State.FAILED and tr.stage == "review":
+    if now is State.FAILED and tr.stage == Stage.REVIEW:
         return "failed-after-review"
     if (tr.assessment or {}).get("classification") == "continue-manual":
         return "continue-manual"
