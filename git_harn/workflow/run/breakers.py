@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -95,6 +96,7 @@ class Breakers:
     _said: float = 0.0
     meter: Meter | None = None  # the run's spending and its limit
     budget_halted: int = 0  # tasks the limit halted between stages (or in one, --hard-limit)
+    on_wait: Callable[[Limit], None] | None = None  # told once as each wait for a provider begins
 
     # --- tripping ------------------------------------------------------------------
 
@@ -170,6 +172,8 @@ class Breakers:
             self._waiting, self._since, self._said = limit, now, 0.0
             self.waits.append({"agent": limit.agent, "until": iso_of(limit.until), "since": iso_of(now),
                                "taskId": limit.taskId, "waitedSeconds": 0})
+            if self.on_wait is not None:
+                self.on_wait(limit)
         self.waits[-1]["waitedSeconds"] = round(now - self._since)
         if now - self._said >= PROGRESS_EVERY:
             self._said = now

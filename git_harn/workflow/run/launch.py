@@ -148,7 +148,7 @@ def _sealed(repo: Repo, eff: config.Effective, options: config.Options, result: 
                           wait_for_provider, seal, found, where_of(eff, options))
     if notifier is not None:
         scheduler.notifier = notifier
-        notifier.watch(scheduler.breakers.meter, result)
+        notifier.watch(scheduler.breakers, result)
     return scheduler.run()
 
 

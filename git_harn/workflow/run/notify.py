@@ -15,7 +15,9 @@ when:
   manual-merge-ready, proposed, refused, failed-after-review or
   continue-manual (its assessment);
 - ``spending-limit``: the run's spending limit was reached (as it happens;
-  the run's halt follows when it ends).
+  the run's halt follows when it ends);
+- ``run-waiting``: the run waits for a provider's reset (``resetAt``,
+  ``--wait-for-provider``), then goes on.
 
 Each event names the run, the task (if any), what happened in one line,
 and the one next step the run prints (``next``). Each is delivered by a
@@ -38,7 +40,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from git_harn.clock import now_iso
+from git_harn.clock import iso_of, now_iso
 from git_harn.errors import BadInput
 from git_harn.files import atomic_write, private_dir
 from git_harn.git import Repo
@@ -49,6 +51,7 @@ from git_harn.workflow.agents.spend import Meter
 from git_harn.workflow.ledger import record
 from git_harn.workflow.model.result import TaskResult, WorkflowResult
 from git_harn.workflow.model.state import State
+from git_harn.workflow.run.breakers import Breakers
 
 DEFAULT_TIMEOUT = 30.0
 DELIVER = Path(__file__).with_name("deliver.py")  # run as a script: the standard library only
@@ -171,6 +174,14 @@ def spending_event(doc: dict[str, Any], meter: Meter) -> dict[str, Any]:
                   taskId=crossing.get("taskId"), spentUsd=meter.spent, limitUsd=meter.limit)
 
 
+def waiting_event(doc: dict[str, Any], agent: str, until: str, task: str) -> dict[str, Any]:
+    return _event(doc, "run-waiting", "provider",
+                  f"the provider of {agent} is limited (a provider fault of task {task}): no task using it starts "
+                  f"until {until}, then the run goes on",
+                  next={"command": None, "why": f"nothing: the run goes on after {until} (Ctrl-C stops it)"},
+                  resetAt=until)
+
+
 # --- delivery -------------------------------------------------------------------------
 
 
@@ -220,8 +231,12 @@ class Notifier:
         if found is not None:
             self.send(found)
 
-    def watch(self, meter: Meter | None, result: WorkflowResult) -> None:
-        """Told when the run's spending limit is reached, beside what the meter already does then."""
+    def watch(self, breakers: Breakers, result: WorkflowResult) -> None:
+        """Told when the run starts waiting for a provider, and when its
+        spending limit is reached (beside what the meter already does then)."""
+        breakers.on_wait = lambda limit: self.send(waiting_event(result.head(), limit.agent, iso_of(limit.until),
+                                                                 limit.taskId))
+        meter = breakers.meter
         if meter is None or meter.limit is None:
             return
         before: Callable[[], None] | None = meter.on_reached

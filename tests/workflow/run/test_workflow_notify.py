@@ -52,7 +52,7 @@ def told(out: Path, count: int, seconds: float = 30) -> list[dict[str, Any]]:
     return sorted(found, key=lambda seen: _ORDER.index(seen["event"]["event"]))
 
 
-_ORDER = ["spending-limit", "task-needs-person", "run-halted", "run-finished"]
+_ORDER = ["run-waiting", "spending-limit", "task-needs-person", "run-halted", "run-finished"]
 
 
 def notify_log(wf: WF, workflow_id: str, lines: int, seconds: float = 30) -> list[str]:
@@ -105,6 +105,18 @@ def test_a_provider_halt_is_told_with_its_reset_time(tmp_path: Path) -> None:
     assert (event["event"], event["reason"]) == ("run-halted", "provider")
     assert event["resetAt"] == doc["breakers"]["providerLimits"][0]["until"]
     assert event["next"] == doc["next"] and "--wait-for-provider" in event["next"]["command"]
+
+
+def test_a_wait_for_a_provider_is_told_with_its_reset_time_and_the_run_goes_on(tmp_path: Path) -> None:
+    command, out = notifier(tmp_path)
+    wf = setup(tmp_path, roadmap="# R\n\n- [ ] 1.1 Limited\n- [ ] 1.2 After the reset\n")
+    wf.script({"1.1:plan": "provider-reset:3"})
+    done = wf.run("--json", "--wait-for-provider=60", "--notify", command)
+    doc = done.json()
+    assert {t["taskId"]: t["status"] for t in doc["tasks"]} == {"1.1": "provider-fault", "1.2": "done"}, done.err
+    events = [seen["event"] for seen in told(out, 2)]
+    assert [(e["event"], e["reason"]) for e in events] == [("run-waiting", "provider"), ("run-finished", None)]
+    assert events[0]["resetAt"] == doc["breakers"]["waits"][0]["until"] and events[0]["next"]["command"] is None
 
 
 def test_a_spending_limit_is_told_as_it_is_reached_and_the_halt_after(tmp_path: Path) -> None:
