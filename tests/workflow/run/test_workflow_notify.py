@@ -20,7 +20,7 @@ from git_harn.workflow.model.result import TaskResult
 from git_harn.workflow.run.notify import halt_reason, needs_person, run_event, task_event
 from tests.kit.adapter_fakes import PLAN_OK, claude_init, claude_result, fake_cli_env
 from tests.kit.harn import assert_valid, git
-from tests.kit.workflow_repo import WF, setup
+from tests.kit.workflow_repo import WF, config_text, setup
 
 NOTIFIER = r'''import json, os, sys, time
 out = sys.argv[1]
@@ -117,6 +117,25 @@ def test_a_wait_for_a_provider_is_told_with_its_reset_time_and_the_run_goes_on(t
     events = [seen["event"] for seen in told(out, 2)]
     assert [(e["event"], e["reason"]) for e in events] == [("run-waiting", "provider"), ("run-finished", None)]
     assert events[0]["resetAt"] == doc["breakers"]["waits"][0]["until"] and events[0]["next"]["command"] is None
+
+
+def test_a_tamper_halt_is_told(tmp_path: Path) -> None:
+    command, out = notifier(tmp_path)
+    py, agent = sys.executable, str(tmp_path / "agents" / "agent.py")
+    # the plan stage plants a program in the shared git config, then plans honestly [T2]
+    tamper = ["sh", "-c", 'git config core.fsmonitor /bin/false && exec "$0" "$@"', py, agent, "plan"]
+    config = config_text(tmp_path / "agents").replace(f"command = [{json.dumps(py)}, {json.dumps(agent)}, \"plan\"]",
+                                                      f"command = {json.dumps(tamper)}")
+    assert "fsmonitor" in config
+    wf = setup(tmp_path, roadmap="# R\n\n- [ ] 1.1 Hostile\n- [ ] 1.2 Never started\n", config=config)
+    done = wf.run("--json", "--notify", command)
+    assert done.code == 3, done.err
+    doc = done.json()
+    assert doc["tasks"][0]["status"] == "tamper-fault", doc["tasks"][0]
+    [seen] = told(out, 1)
+    event = seen["event"]
+    assert (event["event"], event["reason"], event["what"]) == ("run-halted", "tamper", doc["halted"])
+    assert event["next"] == doc["next"]
 
 
 def test_a_spending_limit_is_told_as_it_is_reached_and_the_halt_after(tmp_path: Path) -> None:
