@@ -11,6 +11,7 @@ from git_harn.doctor.claims import check_claims
 from git_harn.doctor.findings import DoctorReport, Finding, grouped
 from git_harn.doctor.leftovers import archive_due, check_leftovers
 from git_harn.doctor.locks import check_locks
+from git_harn.doctor.proposals import check_proposals
 from git_harn.doctor.setup import check_setup
 from git_harn.doctor.workflows import check_task_branches, check_workflows
 from git_harn.doctor.workspaces import check_workspaces
@@ -41,6 +42,7 @@ def diagnose(repo: Repo, older_than: str = DEFAULT_OLDER_THAN, remote: str | Non
     findings: list[Finding] = [*seen.findings, *check_locks(repo, killed), *dead.findings,
                                *check_task_branches(repo, live, dead.dead_runs), *check_leftovers(repo, age),
                                *archive_due(repo, counts["ended"])]
+    findings += check_proposals(repo, age, remote)
     if remote is not None:
         findings += check_claims(repo, remote, dead.dead_workflows)
     setup, notes, version = check_setup(repo)

@@ -200,3 +200,24 @@ def test_list_and_show_name_each_proposal_with_its_request_and_state(tmp_path: P
     assert [(p["taskId"], p["state"]) for p in after] == [("1.1", "merged")]
     shown = harn(wf.work, "workflow", "show", first["workflowId"], "--json").json()
     assert shown["tasks"][0]["proposal"]["state"] == "merged"
+
+
+def test_doctor_names_old_proposals_and_landing_branches_whose_request_ended(tmp_path: Path) -> None:
+    wf = setup(tmp_path, roadmap="# R\n\n- [ ] 1.1 First\n")
+    _run(wf)
+    young = harn(wf.work, "doctor", "--json", "--older-than", "1d").json()
+    assert "proposal-open-old" not in {f["code"] for f in young["findings"]}
+    old = harn(wf.work, "doctor", "--json", "--older-than", "0s")
+    assert_valid(old.json(), "doctor")
+    [finding] = [f for f in old.json()["findings"] if f["code"] == "proposal-open-old"]
+    assert "harnery/land/1.1" in finding["what"] and finding["fix"] == "git harn workflow list"
+    clone = _maintainer(wf)  # merged on the forge, the branch left there
+    git(clone, "merge", "-q", "--ff-only", "origin/harnery/land/1.1")
+    git(clone, "push", "-q", "origin", "main")
+    head = git(wf.remote, "rev-parse", "harnery/land/1.1")
+    _run(wf)  # reconciled: merged, and git-harn deletes the branch it still holds
+    assert _landing(wf) == {}
+    git(wf.remote, "update-ref", "refs/heads/harnery/land/1.1", head)  # as if the delete had failed
+    ended = harn(wf.work, "doctor", "--json", "--remote", "origin").json()
+    [left] = [f for f in ended["findings"] if f["code"] == "landing-branch-ended"]
+    assert left["fix"] == "git push origin --delete harnery/land/1.1" and left["subject"]["state"] == "merged"
