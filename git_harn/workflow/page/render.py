@@ -244,7 +244,19 @@ def _task_facts(t: dict[str, Any], row: Row, where: str) -> list[tuple[str, str]
             ("fault", esc(fault)),
             ("workspace", esc(": ".join(text(workspace.get(k)) for k in ("state", "reason") if workspace.get(k)))),
             ("usage", " · ".join(c for c in _tokens(t.get("usage"))[1:] if c) if t.get("usage") else ""),
+            ("proposal", _proposal(t.get("proposal"))),
             ("next", next_step(t.get("next")))]
+
+
+def _proposal(found: object) -> str:
+    """The request a proposed task waits in [F1]: a link to it (an http(s)
+    address the forge gave, escaped), else its landing branch, and its state."""
+    if not isinstance(found, dict):
+        return ""
+    url = text(found.get("url"))
+    where = (f'<a href="{esc(url)}">{esc(url)}</a>' if url.startswith(("https://", "http://"))
+             else code(found.get("branch")))
+    return f"{where} ({esc(found.get('state') or 'open')}, {short(found.get('head'))})"
 
 
 def _stages(row: Row) -> str:
@@ -353,6 +365,10 @@ def _run_notes(doc: dict[str, Any]) -> str:
         out += "<h3>Skipped</h3>" + table(["task", "reason", "detail"], skipped)
     if unparsed:
         out += "<h3>Roadmap lines that are no task</h3>" + table(["line", "text", "why"], unparsed, (0,))
+    reconciled = [(esc(p.get("key")), esc(p.get("state")), esc(p.get("became")), _proposal(p), esc(p.get("how")))
+                  for p in dicts(doc.get("proposals"))]
+    if reconciled:
+        out += "<h3>Proposals reconciled</h3>" + table(["task", "request", "became", "where", "how"], reconciled)
     out += _remediation(doc.get("remediation")) + _recovery(doc.get("recovery")) + _claims(doc.get("claims"))
     return f'<section id="run"><h2>The run</h2>{out}</section>' if out else ""
 

@@ -19,6 +19,8 @@ from git_harn.errors import BadInput
 from git_harn.files import atomic_write, private_dir
 from git_harn.git import Repo
 from git_harn.results import Result
+from git_harn.store import proposals
+from git_harn.tasks.roadmap import work_key
 from git_harn.workflow.ledger import record
 from git_harn.workflow.page import render
 from git_harn.workflow.page.chart import chart, dicts, text
@@ -55,6 +57,10 @@ def write_report(repo: Repo, workflow_id: str | None, output: Path | None, open_
     # recorded its stages) is drawn as its run folder kept it, up to when
     # the runner was last alive.
     doc, alive_at = record.with_stage_times(stored.body, folder)
+    for task in dicts(doc.get("tasks")):  # a proposed task's request as it stands now [F2]
+        now = proposals.read(repo, work_key(text(task.get("taskId")), task.get("addendum")))
+        if task.get("proposal") and now is not None:
+            task["proposal"] = dict(task["proposal"], state=now["state"], url=now.get("url"))
     ids = {text(t.get("taskId")) for t in dicts(doc.get("tasks"))}
     as_of = max(float(stored.time), alive_at or 0.0)
     page = render.page(doc, chart(doc, as_of), stage_files(folder, target.parent, ids),

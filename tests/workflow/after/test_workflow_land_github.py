@@ -106,6 +106,9 @@ def test_one_pull_request_per_task_and_the_forge_s_word_read_back(world: tuple[W
 
     page = wf.tmp / "page.html"
     assert harn(wf.work, "workflow", "report", "-o", str(page)).code == 0
+    html = page.read_text()
+    assert "Proposals reconciled" in html and "refused" in html  # the page names each request and its fate
+    assert f'href="{by_id["1.1"]["proposal"]["url"]}"' in html
     listed = harn(wf.work, "workflow", "list", env={"GH_TOKEN": TOKEN})
     shown = harn(wf.work, "workflow", "show", first["workflowId"], env={"GH_TOKEN": TOKEN})
     written = _everything_written(wf) + page.read_bytes() + listed.out.encode() + shown.out.encode()
