@@ -18,7 +18,8 @@ survivor), no task starts (skipped, reason ``budget``), the stages already
 running finish and are counted (the sum may pass the limit by what they
 cost). With ``--hard-limit`` the crossing stops them too, as an
 interruption would: their committed work stays, the rest of their stage
-is lost. The host's own stages (gates, the builtin integration) spend
+is lost; and each claude stage gets ``--max-budget-usd`` no higher than
+what is left of the limit as it starts. The host's own stages (gates, the builtin integration) spend
 nothing and go on, so work already paid for still lands.
 """
 
@@ -26,7 +27,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from git_harn.tasks.config import COMMAND_ADAPTER, AgentSettings, Price, Stage
@@ -127,6 +128,19 @@ class Meter:
                 crossed = True
         if crossed and self.on_reached is not None:
             self.on_reached()
+
+    def bound(self, agent: AgentSettings) -> AgentSettings:
+        """A claude agent under a hard limit: its session may spend at most
+        what is left of the limit as the stage starts (its own
+        ``--max-budget-usd``, which Claude Code keeps), so that a stage
+        running at the crossing cannot spend far past it."""
+        if not self.hard or self.limit is None or agent.adapter != "claude":
+            return agent
+        with self._lock:
+            left = max(0.01, round(self.limit - self.spent, 2))
+        if agent.maxBudgetUsd is not None and agent.maxBudgetUsd <= left:
+            return agent
+        return replace(agent, maxBudgetUsd=left)
 
     def _reports_nothing(self, stage: str) -> bool:
         agent = self.agents.get(stage)

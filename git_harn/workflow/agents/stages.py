@@ -375,7 +375,9 @@ def run_stage(ctx: TaskContext, agent: AgentSettings, attempt: int, timeout: flo
     confine = _confinement(ctx, agent, report)
     try:
         if agent.adapter != COMMAND_ADAPTER:
-            run = _run_adapter(ctx, agent, f"{stage}{suffix}", attempt, text, env, report, timeout, on_start,
+            # a hard spending limit bounds the session too
+            bounded = ctx.agents.meter.bound(agent) if ctx.agents.meter is not None else agent
+            run = _run_adapter(ctx, bounded, f"{stage}{suffix}", attempt, text, env, report, timeout, on_start,
                                confine)
             done = run.finished
         else:

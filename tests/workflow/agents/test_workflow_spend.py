@@ -232,3 +232,16 @@ def test_a_hard_limit_stops_the_stage_still_running_at_the_crossing(tmp_path: Pa
     assert [(s["taskId"], s["reason"]) for s in doc["skipped"]] == [("9.3", "budget")]
     assert doc["interrupted"] is False and doc["halted"].startswith("spending limit reached: $5.00 spent of $1.00")
     assert doc["next"]["command"].endswith("--max-cost-usd 2")
+
+
+def test_under_a_hard_limit_each_claude_session_may_spend_at_most_what_is_left(tmp_path: Path) -> None:
+    env, calls = fake_cli_env(tmp_path)
+    scenario(calls)  # $1 a plan, $1 an implement, $0.50 a reviewer
+    wf = setup(tmp_path, roadmap="# R\n\n- [ ] 9.1 Only\n", config=config(workflow="maxCostUsd = 10\n"))
+    done = wf.run("--json", "--hard-limit", env=env)
+    assert done.code == 0, done.err
+    found = sorted((calls / "calls").glob("*.json"), key=lambda p: int(p.stem))
+    budgets = [(call["env"]["HARN_STAGE"], call["argv"][call["argv"].index("--max-budget-usd") + 1])
+               for call in map(lambda p: json.loads(p.read_text()), found)]
+    # what was left as each stage started: 10, then 9 after the plan, then 8 for both reviewers
+    assert budgets == [("plan", "10"), ("implement", "9"), ("review", "8"), ("review", "8")]
