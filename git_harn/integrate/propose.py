@@ -15,9 +15,11 @@ rerun cannot land twice [I4].
 
 from __future__ import annotations
 
+from contextlib import suppress
 from typing import Any
 
 from git_harn.clock import now_iso
+from git_harn.errors import HarnError
 from git_harn.failpoints import failpoint
 from git_harn.git import Oid, Repo, to_oid
 from git_harn.git.checkout import commit_tree
@@ -46,6 +48,9 @@ def propose_target(repo: Repo, target: Target, key: str, task: Task, base: Oid,
             return made
         commit, tip = made
         record = _record_squash(repo, target, key, base, commit, tip, task, run)
+        # the squash is kept with the proposal: the throwaway branch that pointed at it goes [P1]
+        with suppress(HarnError):
+            repo.delete_ref(f"refs/heads/{target.work_branch}", commit)
     return open_recorded(repo, target, record)
 
 
