@@ -32,7 +32,6 @@ from git_harn.store.procs import Group
 from git_harn.store.record import RunRecord
 from git_harn.tasks.roadmap import parse_task_branch, work_key
 from git_harn.workflow.ledger import record
-from git_harn.workflow.model.result import IN_PROGRESS
 from git_harn.workspace.salvage import SALVAGE_LOG
 
 
@@ -52,39 +51,46 @@ def check_workflows(repo: Repo, live: list[RunRecord] | None = None) -> Runs:
     leases = {left.workflow_id: left for left in lease.leases(repo)}
     running = set()
     for item in record.list_all(repo):
-        if not isinstance(item, record.Stored) or item.body.get("outcome") != IN_PROGRESS:
+        if not isinstance(item, record.Stored):
             continue
-        running.add(item.workflowId)
+        run = record.RecordedRun.of(item)
+        if not run.in_progress:
+            continue
+        running.add(run.workflow_id)
         state = alive.of(item.body)
         if state == record.GONE:
-            found.findings.append(_gone(repo, item.workflowId, item.body, leases.get(item.workflowId), workspaces))
-            found.dead_runs |= _run_ids(item.body)
-            found.dead_workflows.add(item.workflowId)
+            found.findings.append(_gone(repo, run, leases.get(run.workflow_id), workspaces))
+            found.dead_runs |= _run_ids(run)
+            found.dead_workflows.add(run.workflow_id)
         elif state == record.STALE:
-            runner = item.body.get("runner") or {}
+            runner = run.runner or _NO_RUNNER
             found.findings.append(Finding(
-                WORKFLOW, "workflow-stale", f"workflow {item.workflowId}",
-                f"running on host {runner.get('host', '?')}, silent since {runner.get('heartbeatAt', 'ever')}; "
+                WORKFLOW, "workflow-stale", f"workflow {run.workflow_id}",
+                f"running on host {runner.host or '?'}, silent since {runner.heartbeat_at or 'ever'}; "
                 "only that host can tell whether it died: settle it there", None,
-                ageSeconds=age_of(runner.get("heartbeatAt")), subject={"workflowId": item.workflowId}))
+                ageSeconds=age_of(runner.heartbeat_at), subject={"workflowId": run.workflow_id}))
     for left in lease.leases(repo):
         if left.workflow_id not in running and left.dead():
             found.findings.append(_lease_left(repo, left))
     return found
 
 
-def _run_ids(body: dict[str, Any]) -> set[str]:
-    return {t["runId"] for t in body.get("tasks") or [] if isinstance(t, dict) and isinstance(t.get("runId"), str)}
+# a record written before records named their runner: nothing known of it
+_NO_RUNNER = record.Runner(None, None, None, None, None)
 
 
-def _gone(repo: Repo, workflow_id: str, body: dict[str, Any], left: lease.Left | None,
-          workspaces: dict[str, RunRecord]) -> Finding:
-    runner = body.get("runner") or {}
+def _run_ids(run: record.RecordedRun) -> set[str]:
+    return {task.run_id for task in run.tasks}
+
+
+def _gone(repo: Repo, run: record.RecordedRun, left: lease.Left | None, workspaces: dict[str, RunRecord]) -> Finding:
+    workflow_id = run.workflow_id
+    runner = run.runner or _NO_RUNNER
     groups = [g for g in left.groups() if g.alive()] if left is not None else []
     alive = [g.pgid for g in groups]
-    tasks = _run_ids(body)
-    things = _left_behind(repo, body, tasks, groups, workspaces)
-    why = (f"still 'running', but its runner (pid {runner.get('pid', '?')} on {runner.get('host', '?')}) is dead; "
+    tasks = _run_ids(run)
+    things = _left_behind(repo, run, tasks, groups, workspaces)
+    why = (f"still 'running', but its runner (pid {runner.pid or '?'} on {runner.host or '?'}) is dead; "
            f"settling ends what it left running, clears its lock files, settles its {len(tasks)} workspace(s) "
            "(landed ones released, the rest left as survivors), releases its claims, removes the checkouts it "
            "kept and closes the record as interrupted")
@@ -94,7 +100,7 @@ def _gone(repo: Repo, workflow_id: str, body: dict[str, Any], left: lease.Left |
         why += "; it left: " + "; ".join(_shown(thing) for thing in things)
     disk = sum(thing.get("diskBytes") or 0 for thing in things)
     return Finding(WORKFLOW, "workflow-runner-gone", f"workflow {workflow_id}", why, settle_command(workflow_id),
-                   fixable=True, diskBytes=disk or None, ageSeconds=age_of(runner.get("heartbeatAt")),
+                   fixable=True, diskBytes=disk or None, ageSeconds=age_of(runner.heartbeat_at),
                    subject={"workflowId": workflow_id, "groupsAlive": alive, "left": things})
 
 
@@ -103,7 +109,7 @@ LEFT_WORKSPACE, LEFT_GATES, LEFT_INTEGRATION = "workspace", "gates-checkout", "i
 LEFT_CLAIM, LEFT_AGENTS = "claim", "agents"
 
 
-def _left_behind(repo: Repo, body: dict[str, Any], run_ids: set[str], groups: list[Group],
+def _left_behind(repo: Repo, run: record.RecordedRun, run_ids: set[str], groups: list[Group],
                  workspaces: dict[str, RunRecord]) -> list[dict[str, Any]]:
     """What settling the dead run clears, each with its disk use: its tasks'
     workspaces, the gates' checkouts its runner kept in the temp folder, the
@@ -115,30 +121,18 @@ def _left_behind(repo: Repo, body: dict[str, Any], run_ids: set[str], groups: li
         if record is not None and os.path.isdir(record.path):
             things.append({"kind": LEFT_WORKSPACE, "path": record.path, "runId": run_id,
                            "diskBytes": disk_use(record.path)})
-    runner = body.get("runner") or {}
+    runner = run.runner or _NO_RUNNER
     for holder, owner in abandoned_checkouts(repo):
-        if owner.get("pid") == runner.get("pid") and owner.get("start") == runner.get("start"):
+        if owner.get("pid") == runner.pid and owner.get("start") == runner.start:
             things.append({"kind": LEFT_GATES, "path": str(holder), "diskBytes": disk_use(holder)})
     integration = integration_worktree(repo)
     if registered_here(repo, integration) and leftovers(integration):
         things.append({"kind": LEFT_INTEGRATION, "path": str(integration), "diskBytes": disk_use(integration)})
-    remote = body.get("remote")
-    for task_id in _claims_held(body):
-        things.append({"kind": LEFT_CLAIM, "taskId": task_id, "remote": remote})
+    for task_id in run.claims_held:  # as its record last said: doctor asks no remote unless told to
+        things.append({"kind": LEFT_CLAIM, "taskId": task_id, "remote": run.remote})
     for group in groups:
         things.append({"kind": LEFT_AGENTS, "group": group.pgid, "pids": sorted(group.members())})
     return things
-
-
-def _claims_held(body: dict[str, Any]) -> list[str]:
-    """The claims the run held when it died, as its record last said (the
-    remote is not asked: doctor makes no network call unless told to)."""
-    claims = body.get("claims")
-    if not isinstance(claims, dict):
-        return []
-    done = {str(t) for t in claims.get("released") or []}
-    done |= {str(k.get("taskId")) for k in claims.get("kept") or [] if isinstance(k, dict)}
-    return [str(t) for t in claims.get("made") or [] if str(t) not in done]
 
 
 def _shown(thing: dict[str, Any]) -> str:

@@ -242,7 +242,7 @@ def _remove_checkouts(repo: Repo) -> list[str]:
 def _release_claims(repo: Repo, run: record.RecordedRun) -> list[str]:
     """The claims the dead run held on its remote, released (it ran with claims)."""
     remote = run.remote
-    if not run.claims or remote is None:
+    if not run.with_claims or remote is None:
         return []
     try:
         return claiming.release_dead_run(repo, remote, run.workflow_id)

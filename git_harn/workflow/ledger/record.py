@@ -224,6 +224,7 @@ class Runner:
     host: str | None
     clone: str | None  # the id of the clone it ran in (store.clone.this_clone)
     common_dir: str | None
+    heartbeat_at: str | None = None  # when it last said it was alive
 
     @classmethod
     def of(cls, doc: object) -> Runner | None:
@@ -231,7 +232,7 @@ class Runner:
         if not isinstance(doc, dict):
             return None
         return cls(_int(doc.get("pid")), _text(doc.get("start")), _text(doc.get("host")), _text(doc.get("clone")),
-                   _text(doc.get("commonDir")))
+                   _text(doc.get("commonDir")), _text(doc.get("heartbeatAt")))
 
 
 @dataclass(frozen=True)
@@ -257,9 +258,10 @@ class RecordedRun:
     outcome: str | None
     remote: str | None
     base: str | None
-    claims: bool  # it ran with claims on its remote
+    with_claims: bool  # it ran with claims on its remote
     runner: Runner | None
     tasks: tuple[RecordedTask, ...]  # one per workspace, first recorded first
+    claims_held: tuple[str, ...] = ()  # the claims it made and had not released, as it last recorded
 
     @property
     def in_progress(self) -> bool:
@@ -269,9 +271,10 @@ class RecordedRun:
     def of(cls, stored: Stored) -> RecordedRun:
         body = stored.body
         settings = body.get("settings")
-        claims = isinstance(settings, dict) and bool(settings.get("claims"))
+        with_claims = isinstance(settings, dict) and bool(settings.get("claims"))
         return cls(stored.workflowId, _text(body.get("outcome")), _text(body.get("remote")),
-                   _text(body.get("base")), claims, Runner.of(body.get("runner")), _recorded_tasks(body))
+                   _text(body.get("base")), with_claims, Runner.of(body.get("runner")), _recorded_tasks(body),
+                   _claims_held(body.get("claims")))
 
 
 def _recorded_tasks(body: dict[str, Any]) -> tuple[RecordedTask, ...]:
@@ -285,6 +288,15 @@ def _recorded_tasks(body: dict[str, Any]) -> tuple[RecordedTask, ...]:
             seen.add(run_id)
             found.append(RecordedTask(task_id, run_id, _text(task.get("branch")), _int(task.get("addendum"))))
     return tuple(found)
+
+
+def _claims_held(claims: object) -> tuple[str, ...]:
+    """The claims made and neither released nor kept (workflow.claims)."""
+    if not isinstance(claims, dict):
+        return ()
+    done = {str(t) for t in claims.get("released") or []}
+    done |= {str(k.get("taskId")) for k in claims.get("kept") or [] if isinstance(k, dict)}
+    return tuple(str(t) for t in claims.get("made") or [] if str(t) not in done)
 
 
 def _text(value: object) -> str | None:

@@ -23,7 +23,7 @@ def test_a_whole_record_reads_back_typed() -> None:
         "tasks": [{"taskId": "1.1", "runId": "wf-1-1.1", "branch": "roadmap-1.1"},
                   {"taskId": "1.1", "runId": "wf-1-1.1-addendum-2", "branch": "roadmap-1.1-addendum-2",
                    "addendum": 2}]}))
-    assert run.in_progress and run.claims and (run.remote, run.base) == ("up", "trunk")
+    assert run.in_progress and run.with_claims and (run.remote, run.base) == ("up", "trunk")
     assert run.runner == Runner(41, "123", "h", "c-1", "/r/.git")
     assert [t.key for t in run.tasks] == ["1.1", "1.1-addendum-2"]
     assert run.tasks[1] == RecordedTask("1.1", "wf-1-1.1-addendum-2", "roadmap-1.1-addendum-2", 2)
@@ -35,10 +35,17 @@ def test_members_of_the_wrong_type_read_as_not_known() -> None:
         "tasks": [{"taskId": "1.1", "runId": "wf-1-1.1", "branch": 3, "addendum": True},
                   {"taskId": 1.2, "runId": "wf-1-1.2"}, {"taskId": "1.3"}, "1.4",
                   {"taskId": "1.1", "runId": "wf-1-1.1"}]}))  # the same workspace twice: once
-    assert not run.in_progress and not run.claims and run.remote is None and run.base is None
+    assert not run.in_progress and not run.with_claims and run.remote is None and run.base is None
     assert run.runner is None  # written before records named their runner
     assert run.tasks == (RecordedTask("1.1", "wf-1-1.1", None, None),)
     assert Runner.of({"pid": "41", "host": 5}) == Runner(None, None, None, None, None)
+    assert run.claims_held == ()
+
+
+def test_the_claims_held_are_those_made_and_neither_released_nor_kept() -> None:
+    run = RecordedRun.of(_stored({"claims": {"made": ["1.1", "1.2", "1.3"], "released": ["1.1"],
+                                             "kept": [{"taskId": "1.3"}, "1.2"]}}))
+    assert run.claims_held == ("1.2",)
 
 
 def test_an_empty_record_has_no_tasks_and_no_runner() -> None:
