@@ -37,6 +37,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,7 @@ from git_harn.errors import BadInput
 from git_harn.files import atomic_write, private_dir
 from git_harn.git import Repo
 from git_harn.notices import warn
+from git_harn.proc import forget, spawn
 from git_harn.tasks.config import Stage
 from git_harn.text import one_line
 from git_harn.workflow.agents.spend import Meter
@@ -185,6 +187,13 @@ def waiting_event(doc: dict[str, Any], agent: str, until: str, task: str) -> dic
 # --- delivery -------------------------------------------------------------------------
 
 
+def _reap(child: subprocess.Popen[bytes]) -> None:
+    """Wait for a delivery in the background (no zombie), then forget its pid."""
+    with suppress(OSError):
+        child.wait()
+    forget(child.pid)
+
+
 class Notifier:
     """One run's notifier; ``send`` returns at once, from any thread."""
 
@@ -214,12 +223,15 @@ class Notifier:
             folder = private_dir(self.folder / "notify")
             path = folder / f"{number:03d}-{event['event']}.json"
             atomic_write(path, json.dumps(event, ensure_ascii=False).encode() + b"\n")
-            subprocess.Popen([sys.executable, "-I", str(DELIVER), str(self.timeout), str(self.folder / LOG),
-                              str(path), *self.argv],
-                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                             env=notify_env(), start_new_session=True, close_fds=True)
+            # the host's own child, or the run's sweep of adopted daemons would end it (proc.end_adopted)
+            child = spawn([sys.executable, "-I", str(DELIVER), str(self.timeout), str(self.folder / LOG),
+                           str(path), *self.argv],
+                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                          env=notify_env(), start_new_session=True, close_fds=True)
         except OSError as exc:  # never the run's trouble: said, and the run goes on
             warn(f"notification {event['event']} not sent: {exc.strerror or exc}")
+            return
+        threading.Thread(target=_reap, args=(child,), name="harn-notify", daemon=True).start()
 
     # the run's hooks
 

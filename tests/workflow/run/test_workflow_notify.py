@@ -19,7 +19,9 @@ from git_harn.schemas import schema_errors
 from git_harn.workflow.model.result import TaskResult
 from git_harn.workflow.run.notify import halt_reason, needs_person, run_event, task_event
 from tests.kit.adapter_fakes import PLAN_OK, claude_init, claude_result, fake_cli_env
+from tests.kit.addenda_repo import make, script
 from tests.kit.harn import assert_valid, git
+from tests.kit.recovery_repo import ONE, RESUME, survivor, wf_with
 from tests.kit.workflow_repo import WF, config_text, setup
 
 NOTIFIER = r'''import json, os, sys, time
@@ -251,3 +253,32 @@ def test_each_task_that_needs_a_person_has_its_reason(fields: dict[str, Any], re
     assert event is not None and not schema_errors(event, "workflow-event")
     assert (event["event"], event["reason"], event["taskId"], event["next"]) == (
         "task-needs-person", reason, "1.1", tr.next)
+
+
+def test_a_run_that_leaves_survivors_unresolved_is_told_needs_operator_recovery(tmp_path: Path) -> None:
+    wf = wf_with(tmp_path, roadmap=ONE)
+    survivor(wf)
+    command, out = notifier(tmp_path)
+    done = wf.run("--json", *RESUME, "--resume-mode", "assess", "--notify", command)
+    assert done.code == 3, done.err
+    doc = done.json()
+    [seen] = told(out, 1)
+    event = seen["event"]
+    assert (event["event"], event["reason"], event["what"]) == ("run-halted", "needs-operator-recovery",
+                                                               doc["halted"])
+    unresolved = doc["recovery"]["unresolved"][0]["next"]
+    assert event["next"] == (doc["next"] if (doc.get("next") or {}).get("command") else unresolved)
+
+
+def test_an_addendum_ready_for_a_manual_merge_is_told(tmp_path: Path) -> None:
+    wf = make(tmp_path, "# R\n\n- [x] 2.1 Landed\n  - [ ] addendum 1: polish it\n")
+    script(wf, {"addendum": "mmr"})
+    (tmp_path / "notifier").mkdir()
+    command, out = notifier(tmp_path / "notifier")
+    done = wf.run("--json", "--notify", command)
+    assert done.code == 3, done.err
+    (task,) = done.json()["tasks"]
+    events = [seen["event"] for seen in told(out, 2)]
+    assert [(e["event"], e["reason"], e["taskId"]) for e in events] == [
+        ("task-needs-person", "manual-merge-ready", "2.1-addendum-1"), ("run-finished", None, None)]
+    assert events[0]["next"] == task["next"] and events[0]["next"]["command"].startswith("git harn integrate ")
