@@ -2,9 +2,10 @@
 resumes first, then the queue of selectable tasks, while the circuit
 breakers allow it, ``parallel`` runs at once and ``maxTasks`` is not reached.
 Each task is claimed on the remote (claims on), shown in the result by a
-placeholder its worker never touches, recorded before its job starts (a
-runner killed in between leaves no workspace its record does not name),
-and only then submitted.
+placeholder (its worker fills a copy of its own), recorded before its job
+starts (a runner killed in between leaves no workspace its record does not
+name), and only then submitted. As a task ends its claim is kept (its
+request still open) or released; as the run ends the claims are let go.
 
 Threads: the loop's alone. The jobs it submits run in the pool's threads and
 reach the run through the callbacks their ``Job`` carries, never through
