@@ -233,21 +233,29 @@ class Notifier:
             return
         threading.Thread(target=_reap, args=(child,), name="harn-notify", daemon=True).start()
 
-    # the run's hooks
+    # the run's hooks: each makes its event and starts its delivery, and never raises into the run
+
+    def _tell(self, make: Callable[[], dict[str, Any] | None]) -> None:
+        try:
+            event = make()
+            if event is not None:
+                self.send(event)
+        except Exception as exc:  # a notification is never the run's trouble  # noqa: BLE001
+            warn(f"notification not sent: {type(exc).__name__}: {exc}")
 
     def run_ended(self, result: WorkflowResult) -> None:
-        self.send(run_event(result.document()))
+        self._tell(lambda: run_event(result.document()))
 
     def task_ended(self, result: WorkflowResult, tr: TaskResult) -> None:
-        found = task_event(result.head(), tr)
-        if found is not None:
-            self.send(found)
+        self._tell(lambda: task_event(_names(result), tr))
 
     def watch(self, breakers: Breakers, result: WorkflowResult) -> None:
         """Told when the run starts waiting for a provider, and when its
-        spending limit is reached (beside what the meter already does then)."""
-        breakers.on_wait = lambda limit: self.send(waiting_event(result.head(), limit.agent, iso_of(limit.until),
-                                                                 limit.taskId))
+        spending limit is reached (beside what the meter already does then,
+        from the thread of the task whose stage reached it)."""
+        names = _names(result)
+        breakers.on_wait = lambda limit: self._tell(
+            lambda: waiting_event(names, limit.agent, iso_of(limit.until), limit.taskId))
         meter = breakers.meter
         if meter is None or meter.limit is None:
             return
@@ -256,5 +264,10 @@ class Notifier:
         def reached() -> None:
             if before is not None:
                 before()
-            self.send(spending_event(result.head(), meter))
+            self._tell(lambda: spending_event(names, meter))
         meter.on_reached = reached
+
+
+def _names(result: WorkflowResult) -> dict[str, Any]:
+    """What an event needs of the run: read once, never while another thread changes the result."""
+    return {"workflowId": result.workflowId, "remote": result.remote, "base": result.base}
