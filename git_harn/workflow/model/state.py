@@ -516,6 +516,8 @@ def _why_not(state: State, facts: Facts) -> str:
         return "its workspace has uncommitted work"
     if state is State.BLOCKED:
         return "its ExecPlan says BLOCKED"
+    if facts.ahead:  # it holds work, yet its end is one a run never resumes
+        return f"a task that ended {state.value} is never resumed"
     return "it holds no committed work of its own"
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from git_harn.workflow.model.state import Ending, Facts, State, Where, advice
 from tests.kit.fault_repo import fault_setup, faults, runs
 from tests.kit.harn import alive, assert_valid, ref
 from tests.kit.workflow_repo import WF
@@ -343,3 +344,17 @@ def test_a_task_whose_worktree_could_not_be_made_is_not_assessed(tmp_path: Path)
     assert (task["status"], task["stage"]) == ("failed", "workspace"), task
     assert task["assessment"] is None and task["salvage"] is None
     assert done.json()["assessments"] == [] and runs(wf) == []
+
+
+@pytest.mark.parametrize("kind", [None, "unjudged-landing"])
+def test_a_tamper_fault_with_work_is_advised_as_work_never_resumed(kind: str | None) -> None:
+    """The discard advice of a tamper fault says why it is not resumed; it never
+    says the branch holds no committed work when it does [L4] [T2]."""
+    ending = Ending(State.TAMPER_FAULT, "integrate", "changed the base", fault="tamper", faultKind=kind)
+    facts = Facts("4.1", "4.1", "roadmap-4.1", branch_exists=True, ahead=True, landed=False)
+    step = advice(ending, facts, Where("origin", "main"))
+    assert step.command == "git harn workflow discard 4.1 --yes"
+    assert "a task that ended tamper-fault is never resumed" in step.why
+    assert "no committed work" not in step.why
+    empty = advice(ending, Facts("4.1", "4.1", "roadmap-4.1", True, False, False), Where("origin", "main"))
+    assert "it holds no committed work of its own" in empty.why
