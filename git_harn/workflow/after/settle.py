@@ -61,12 +61,13 @@ from git_harn.git.worktrees import (
 )
 from git_harn.integrate.crash import marker_for
 from git_harn.integrate.land import squash_of
+from git_harn.integrate.propose import proposal_of
 from git_harn.integrate.target import slug
 from git_harn.integrate.worktree import integration_worktree
 from git_harn.notices import info, warn
 from git_harn.results import Result
 from git_harn.store import lease as leases
-from git_harn.store import runs
+from git_harn.store import proposals, runs
 from git_harn.store.bookkeeping import INTEGRATED_ROOT, history_tips
 from git_harn.store.clone import this_clone
 from git_harn.store.locks import (
@@ -85,6 +86,7 @@ from git_harn.store.record import PRESERVED_DIRTY
 from git_harn.tasks.config import Stage
 from git_harn.tasks.roadmap import Task, task_branch, work_key
 from git_harn.text import one_line
+from git_harn.workflow.after import proposals as proposed
 from git_harn.workflow.after import remediation
 from git_harn.workflow.ledger import claims as claiming
 from git_harn.workflow.ledger import record
@@ -120,6 +122,7 @@ class SettleResult(Result):
     workspaces: list[dict[str, Any]] = field(default_factory=list)
     claimsReleased: list[str] = field(default_factory=list)
     checkoutsRemoved: list[str] = field(default_factory=list)
+    proposals: list[dict[str, Any]] = field(default_factory=list)  # its remote's proposals, reconciled [F2]
     summary: str = ""
 
     @property
@@ -172,7 +175,17 @@ def settle(repo: Repo, workflow_id: str) -> SettleResult:
     if not left:
         _refuse_unless_dead(repo, record.RecordedRun.of(stored))
     with hold(locks_dir(repo) / "settle.lock", "settle", f"settle {workflow_id}", SETTLE_WAIT):
-        return _settle(repo, record.read(repo, workflow_id), left, "git harn workflow settle")
+        done = _settle(repo, record.read(repo, workflow_id), left, "git harn workflow settle")
+    # what its tasks proposed: a killed run may have left one half made, which this finishes [F2]
+    body = stored.body
+    if any(proposed.live(repo, str(body.get("remote")), str(body.get("base")))):
+        try:
+            tip = fetch_branch(repo, str(body["remote"]), str(body["base"]))
+            done.proposals = [seen.document() for seen in
+                              proposed.reconcile(repo, str(body["remote"]), str(body["base"]), tip)]
+        except HarnError as exc:
+            warn(f"the proposals of {body.get('remote')}/{body.get('base')} were not reconciled: {exc.message}")
+    return done
 
 
 def _refuse_unless_dead(repo: Repo, run: record.RecordedRun) -> None:
@@ -486,6 +499,16 @@ def _close(repo: Repo, stored: record.Stored, settled: SettleResult, base: Oid |
     _fold_stage_times(repo, result.workflowId, left)
     where = state.Where(result.remote, result.base, ("--remote", result.remote, "--base", result.base))
     for task in left:
+        waiting = proposals.read(repo, task.key)  # a proposal it made holds it: proposed, not interrupted [F1]
+        if waiting is not None and waiting["state"] in proposals.LIVE_STATES and \
+                waiting.get("runId") == task.runId:
+            task.proposal = proposal_of(waiting)
+            state.end(task, state.Ending(State.PROPOSED, Stage.INTEGRATE, (
+                f"the runner died after it proposed {task.branch} as {waiting.get('url') or waiting['landingBranch']}"
+                "; the next run reconciles it (settled)")),
+                state.Facts(task.taskId, task.key, task.branch, False, False, False, run_id=task.runId), where)
+            task.finishedAt = task.finishedAt or now_iso()
+            continue
         ended_by_death(task, found.get(task.runId or ""), where)
     now = now_iso()
     runner = result.runner or {}

@@ -145,6 +145,10 @@ def test_a_run_killed_at_each_proposal_failpoint_reruns_to_one_request(tmp_path:
     assert rerun["tasks"] == []
     again = _run(wf)  # and once more: still one, still held
     assert list(_landing(wf)) == ["harnery/land/1.1"] and again["tasks"] == []
+    killed = [w for w in harn(wf.work, "workflow", "list", "--json").json()["workflows"]
+              if w["workflowId"] not in (rerun["workflowId"], again["workflowId"])]
+    [task] = harn(wf.work, "workflow", "show", killed[0]["workflowId"], "--json").json()["tasks"]
+    assert task["state"] == "proposed" and "runner died after it proposed" in task["detail"]  # settled as such
 
 
 def test_a_proposal_the_moved_base_no_longer_takes_is_rebuilt_on_it_with_a_lease(tmp_path: Path) -> None:
@@ -221,3 +225,17 @@ def test_doctor_names_old_proposals_and_landing_branches_whose_request_ended(tmp
     ended = harn(wf.work, "doctor", "--json", "--remote", "origin").json()
     [left] = [f for f in ended["findings"] if f["code"] == "landing-branch-ended"]
     assert left["fix"] == "git push origin --delete harnery/land/1.1" and left["subject"]["state"] == "merged"
+
+
+def test_settle_finishes_the_proposal_a_killed_run_left_half_made(tmp_path: Path) -> None:
+    wf = setup(tmp_path, roadmap="# R\n\n- [ ] 1.1 First\n")
+    runner = at_failpoint(wf.work, "propose-after-push", "workflow", "run", "--land", "pull-request")
+    runner.kill_group()
+    [workflow_id] = git(wf.work, "for-each-ref", "--format=%(refname:lstrip=3)", "refs/harnery/workflows/").split()
+    settled = harn(wf.work, "workflow", "settle", workflow_id, "--json")
+    assert settled.code in (0, 3), settled.err
+    assert_valid(settled.json(), "workflow-settle")
+    assert [(p["taskId"], p["state"], p["became"]) for p in settled.json()["proposals"]] == [("1.1", "open", "held")]
+    assert list(_landing(wf)) == ["harnery/land/1.1"]
+    listed = harn(wf.work, "workflow", "list", "--json").json()
+    assert [p["state"] for p in listed["proposals"]] == ["open"]
