@@ -54,12 +54,12 @@ from git_harn.workspace import sandbox as sandboxing
 
 MAX_REPORT_BYTES = 1 << 20
 PROMPTS_DIR = ".harn/prompts"
-BUILTIN_PROMPTS = {
-    "plan": "Write the ExecPlan for the task below, commit it with Status: APPROVED, then write your report.",
-    "implement": "Implement the task below as its ExecPlan says, commit the work, set the plan to Status: "
+BUILTIN_PROMPTS: dict[str, str] = {
+    Stage.PLAN: "Write the ExecPlan for the task below, commit it with Status: APPROVED, then write your report.",
+    Stage.IMPLEMENT: "Implement the task below as its ExecPlan says, commit the work, set the plan to Status: "
                  "COMPLETE, commit, then write your report.",
-    "review": "Review the committed work on the task branch below without changing it; write your verdict.",
-    "integrate": "Rebase the task branch onto the base, squash it into one commit that ticks the task's roadmap "
+    Stage.REVIEW: "Review the committed work on the task branch below without changing it; write your verdict.",
+    Stage.INTEGRATE: "Rebase the task branch onto the base, squash it into one commit that ticks the task's roadmap "
                  "checkbox, push it, then write your integration report.",
 }
 

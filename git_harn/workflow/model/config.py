@@ -178,7 +178,7 @@ def load(repo: Repo, options: Options) -> Effective:
                            "yet another base; make them agree")
     agents = dict(settings.agents)
     land = LandMode.parse(options.land, "--land") if options.land is not None else settings.land or LandMode.PUSH
-    integrator = agents.get("integrate")
+    integrator = agents.get(Stage.INTEGRATE)
     if land is LandMode.PULL_REQUEST and integrator is not None and not integrator.builtin:
         raise BadInput(f"{WORKFLOW_FILE} at {remote}/{base}: workflow.land = \"pull-request\" needs the builtin "
                        "integration (agents.integrate.command = \"builtin\", or no [agents.integrate])")

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from git_harn.clock import parse_iso
+from git_harn.tasks.config import Stage
 from git_harn.tasks.roadmap import work_key
 
 LANE_SLACK = 1.0  # seconds: task times without milliseconds round down to the second
@@ -189,7 +190,7 @@ def _reviewer(review: dict[str, Any], horizon: float) -> Bar | None:
     if when is None:
         return None
     said = text(review.get("verdict")) or text(review.get("fault")) or "unknown"
-    return Bar("reviewer", when[0], when[1], said, "review", number(review.get("round")),
+    return Bar("reviewer", when[0], when[1], said, Stage.REVIEW, number(review.get("round")),
                number(review.get("reviewer")), detail=text(review.get("summary")), running=when[2])
 
 

@@ -652,7 +652,7 @@ class TaskPath:
         if report.get("outcome") == PROPOSED:
             self.tr.proposal = report.get("proposal")
             failpoint("propose-before-record")
-            raise StageEnd(Outcome.PROPOSED, "integrate", one_line(str(report.get("summary") or ""), 500))
+            raise StageEnd(Outcome.PROPOSED, Stage.INTEGRATE, one_line(str(report.get("summary") or ""), 500))
         check = check_integration(report)
         if not check.ok:
             raise StageEnd(Outcome.HALT, Stage.INTEGRATE, check.detail)

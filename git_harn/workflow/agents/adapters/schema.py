@@ -33,14 +33,14 @@ _FINDING = _object({
 })
 
 _STAGES: dict[str, dict[str, Any]] = {
-    "plan": _object({"ok": _FLAG, "summary": _TEXT}),
-    "implement": _object({"ok": _FLAG, "summary": _TEXT}),
-    "review": _object({
+    Stage.PLAN: _object({"ok": _FLAG, "summary": _TEXT}),
+    Stage.IMPLEMENT: _object({"ok": _FLAG, "summary": _TEXT}),
+    Stage.REVIEW: _object({
         "verdict": {"type": "string", "enum": ["approve", "changes-requested"]},
         "summary": _TEXT,
         "findings": {"type": "array", "items": _FINDING},
     }),
-    "integrate": _object({
+    Stage.INTEGRATE: _object({
         "ok": _FLAG, "rebased": _FLAG, "squashMerged": _FLAG, "pushed": _FLAG, "roadmapMarkedDone": _FLAG,
         "conflicts": {"type": ["string", "null"]},
         "summary": _TEXT,
