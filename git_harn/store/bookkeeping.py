@@ -23,6 +23,8 @@ from git_harn.store.workflows import WORKFLOWS
 
 # Where sync keeps what a remote holds of refs/harnery/* (its tracking copies).
 TRACKING_ROOT = "refs/harnery-remotes/"
+# The local folder a sync's push is staged in (git/remote's one-glob push); never pushed as itself.
+STAGING_ROOT = "refs/harnery-push/"
 # The live index (store/live) points at record commits, the archive holds
 # ended records' blobs: bookkeeping too.
 BOOKKEEPING = (RUNS.namespace, LIVE.namespace, LIVE.marker, WORKFLOWS.namespace, CLAIMS.namespace, NOTES_REF,

@@ -16,7 +16,7 @@ git-harn's own and the operator's. The seal is that control surface:
 - each ``worktrees/<name>/{commondir,gitdir,config.worktree}`` and the
   ``.git`` file of the worktree its ``gitdir`` names;
 - every ref (``refs/replace/*`` always) but the branches a stage of this
-  run writes, read by one ``git for-each-ref``.
+  run writes and the refs of rule 10, read by one ``git for-each-ref``.
 
 Files are compared by ``lstat`` first (inode, size, mode, mtime and ctime:
 ctime cannot be set back by a process), and only a file whose stat changed,
@@ -74,6 +74,29 @@ The rules (the invariants a reader can check the code against):
    are told to the seal (rule 2), and a ref moved meanwhile by a process
    the host could not end is found by this stage's end check, blamed on
    this task as the start check would have blamed it (rule 8).
+10. Two folders of refs are compared by no seal (``UNWATCHED``): the
+    tracking copies ``refs/harnery-remotes/*`` of what a remote holds, and a
+    sync's staging refs ``refs/harnery-push/*``. A ``git harn sync`` the
+    operator runs in this clone while a stage is in flight writes them from
+    another process, which the seal cannot tell from a stage's write (rule
+    2 knows only this process's writes, and a note from another process is
+    one a stage could forge). They can stay unwatched because no reader
+    obeys them: a tracking copy is foreign input by nature (any machine
+    pushes to the remote), and the one reader, sync, takes from it only
+    whether the remote's value is here already: a remote ref's value is
+    what ``ls-remote`` advertised, and a copy that differs is fetched over
+    (compare-and-swap); a copy of a ref the remote does not hold is not
+    read at all. A record only ever enters this clone through sync's
+    checks of the remote's value (``chain.check_new``); nothing is pushed
+    from a copy; no walk for unmerged work counts them (``WORK_REFS``);
+    doctor, status, claims (read from the remote itself) and the runner
+    never read them. A stage that forges one gains at worst that a sync
+    skips a fetch whose objects are then missing: that ref is quarantined
+    for that sync. A staging ref is pushed only by the sync that made its
+    folder, never forced, and a stage could push as the operator anyway.
+    Every other ref a sync would move here (records, notes, the archive,
+    the live index, salvage branches) waits for a sync once no seal is
+    armed in this clone (``store/armed``; sync says ``waiting``).
 """
 
 from __future__ import annotations
@@ -97,7 +120,8 @@ from git_harn.git import Repo, to_oid
 from git_harn.git.pins import driver_sections, refuse_drivers
 from git_harn.git.refwatch import SYMBOLIC, UNCHECKED, RefEdit, every_ref, install_watcher, set_symbolic
 from git_harn.git.run import install_guard, subcommand
-from git_harn.store.bookkeeping import TAMPER_ROOT
+from git_harn.store.armed import marked
+from git_harn.store.bookkeeping import STAGING_ROOT, TAMPER_ROOT, TRACKING_ROOT
 from git_harn.text import one_line
 
 RACY_NS = 2_000_000_000  # a change this recent may share its ctime with the next one (coarse clock ticks)
@@ -109,6 +133,13 @@ DETAIL_LIMIT = 600
 ABSENT, FILE, DIR, LINK, OTHER = "absent", "file", "dir", "link", "other"
 FILES, REFS = "files", "refs"
 _ACTIVE: list[Seal] = []
+# Refs no seal compares (rule 10): foreign data by nature, and a sync's transient staging.
+UNWATCHED = (TRACKING_ROOT, STAGING_ROOT)
+
+
+def watched(name: str) -> bool:
+    """Whether a seal compares the ref ``name`` (rule 10)."""
+    return not name.startswith(UNWATCHED)
 
 
 def active() -> Seal | None:
@@ -630,22 +661,23 @@ class Seal:
     def take(self) -> None:
         with self._busy(), self._lock.alone(), self._mutex:
             self.surface.seal()
-            self.refs = every_ref(self.repo.cli_cwd)
+            self.refs = {name: value for name, value in every_ref(self.repo.cli_cwd).items() if watched(name)}
             self._clean = {FILES: self._tick(), REFS: self._tick()}
 
     @contextmanager
     def installed(self) -> Iterator[Seal]:
         """The seal taken, its guard and ref watcher in the git layer, for the block's duration."""
-        self.take()
-        install_guard(self.guard)
-        install_watcher(self)
-        _ACTIVE[:] = [self]
-        try:
-            yield self
-        finally:
-            _ACTIVE[:] = []
-            install_guard(None)
-            install_watcher(None)
+        with marked(self.repo.common_dir, self.owner):  # another git-harn here leaves the watched refs alone
+            self.take()
+            install_guard(self.guard)
+            install_watcher(self)
+            _ACTIVE[:] = [self]
+            try:
+                yield self
+            finally:
+                _ACTIVE[:] = []
+                install_guard(None)
+                install_watcher(None)
 
     def _tick(self) -> int:
         with self._mutex:
@@ -687,7 +719,7 @@ class Seal:
 
     def _apply(self, edits: list[RefEdit]) -> None:
         for name, new, old in edits:
-            if name in self.exclude:  # rule 4
+            if name in self.exclude or not watched(name):  # rules 4 and 10
                 continue
             if old == UNCHECKED or old == self.refs.get(name):
                 if new is None:
@@ -703,7 +735,7 @@ class Seal:
                 if name not in now:
                     self.refs.pop(name)
             for name, value in now.items():
-                if _under(name, prefixes) and name not in self.exclude:
+                if _under(name, prefixes) and name not in self.exclude and watched(name):
                     self.refs[name] = value
 
     # rule 7: the guard before every git the host runs
@@ -773,7 +805,7 @@ class Seal:
     def _moved(self, now: dict[str, str]) -> list[tuple[str, str | None, str | None]]:
         out = []
         for name in sorted(set(now) | set(self.refs)):
-            if name in self.exclude or self._own(name):
+            if name in self.exclude or self._own(name) or not watched(name):
                 continue
             want, found = self.refs.get(name), now.get(name)
             if want != found:

@@ -23,6 +23,7 @@ from git_harn.notices import info, progress, warn
 from git_harn.results import Result
 from git_harn.store import bookkeeping, chain
 from git_harn.store.archive import ARCHIVE_REF
+from git_harn.store.armed import armed as armed_seals
 from git_harn.store.locks import hold, locks_dir
 from git_harn.store.notes import NOTES_REF, show_notes_in_log
 from git_harn.sync import archive, notes, records, summary
@@ -35,6 +36,7 @@ from git_harn.sync.steps import (
     QUARANTINED,
     RANK,
     SAME,
+    WAITING,
     BadRemoteData,
     Step,
 )
@@ -237,7 +239,20 @@ def _tracking_prefixes(remote: str) -> list[str]:
     return [f"{TRACKING_ROOT}{remote}/", f"refs/remotes/{remote}/harnery/salvage/"]
 
 
-def _one_round(repo: Repo, remote: str, salvage: bool, dry_run: bool) -> _Round:
+def _waits(step: Step, local: str | None) -> bool:
+    """Whether ``step`` would write a ref of this clone's (or delete one on
+    the remote because of what this clone's archive will hold)."""
+    return (step.local is not None and step.local != local) or step.drop_local or step.drop_remote
+
+
+def _waiting(step: Step, armed: list[str]) -> Step:
+    """Left for a sync once the runs whose seal watches this clone's refs ended [T2]."""
+    return Step(step.ref, WAITING, step.local_old, step.remote,
+                detail=f"{step.action}: left for a sync after the run ({', '.join(armed)}) whose stages are "
+                       "checked against this clone's refs")
+
+
+def _one_round(repo: Repo, remote: str, salvage: bool, dry_run: bool, armed: list[str]) -> _Round:
     progress(f"reading what {remote} holds")
     advertised = door.ls_remote(repo, remote, _patterns(salvage))
     theirs = {ref: oid for ref, oid in advertised.items() if _ours(ref, salvage)}
@@ -289,6 +304,8 @@ def _one_round(repo: Repo, remote: str, salvage: bool, dry_run: bool) -> _Round:
             step = Step(ref, QUARANTINED, local, remote_oid, detail=_shown(exc.message))
         except GitFailure as exc:
             step = Step(ref, QUARANTINED, local, remote_oid, detail=_shown(exc.message))
+        if armed and _waits(step, local):
+            step = _waiting(step, armed)
         steps[ref] = step
         if ref == ARCHIVE_REF and step.action != QUARANTINED:
             archive_tip = step.local or local
@@ -349,6 +366,12 @@ def sync(repo: Repo, remote: str | None = None, salvage: bool = False,
                        "checked (git fetch --unshallow first)")
     name = choose_remote(repo, remote)
     rounds = max(1, repo.config_int("harn.syncRounds", DEFAULT_ROUNDS))
+    # A run's seal here compares this clone's refs around each stage: only the
+    # tracking copies move (rule 10 of store/seal), the merges wait for later.
+    armed = armed_seals(repo.common_dir)
+    if armed and salvage:
+        raise BadInput(f"{', '.join(armed)} runs in this clone and its stages are checked against its branches: "
+                       "sync --salvage once it ended (a sync without --salvage is fine)")
     with hold(locks_dir(repo) / "sync.lock", "sync", f"sync with {name}", LOCK_WAIT_SECONDS):
         swept = sweep_staging(repo)  # whatever this sync has to push [P6]
         if swept:
@@ -358,7 +381,7 @@ def sync(repo: Repo, remote: str | None = None, salvage: bool = False,
             last = summary.unchanged(repo, name)
             if last is not None:
                 return _unchanged(name, last)
-        result, final = _sync_locked(repo, name, salvage, dry_run, rounds)
+        result, final = _sync_locked(repo, name, salvage, dry_run, rounds, armed)
         if not dry_run:
             _settle_summary(repo, result, final)
         return result
@@ -381,7 +404,7 @@ def _settle_summary(repo: Repo, result: SyncResult, final: _Round | None) -> Non
 
 
 def _sync_locked(repo: Repo, remote: str, salvage: bool, dry_run: bool,
-                 rounds: int) -> tuple[SyncResult, _Round | None]:
+                 rounds: int, armed: list[str]) -> tuple[SyncResult, _Round | None]:
     """The rounds, and the last one read (what the remote holds after it)."""
     result = SyncResult(remote=remote, outcome=SYNCED, summary="", dryRun=dry_run, salvage=salvage)
     seen: dict[str, RefSync] = {}
@@ -391,7 +414,7 @@ def _sync_locked(repo: Repo, remote: str, salvage: bool, dry_run: bool,
     for number in range(1, rounds + 1):
         result.rounds = number
         try:
-            this = _one_round(repo, remote, salvage, dry_run)
+            this = _one_round(repo, remote, salvage, dry_run, armed)
         except RaceLost as exc:
             info(f"fetching raced with another writer ({exc.message}); reading again")
             _pause(number)
@@ -465,6 +488,9 @@ def _conclude(result: SyncResult, finished: bool, counted: dict[str, int] | None
         if entry.action == QUARANTINED:
             warn(f"quarantined {entry.ref} from {result.remote}: {entry.detail}; the local ref is "
                  "untouched and nothing is pushed over it")
+    if counts.get(WAITING):
+        info(f"{counts[WAITING]} ref(s) {result.remote} changed are left for a sync after the run: a run here "
+             "checks its stages against this clone's refs [T2]; the tracking copies are fetched")
     result.counts = counts
     result.pushedCount = sum(1 for entry in result.refs if entry.pushed)
     if result.outcome == SYNCED:

@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from git_harn.git import Repo
 from git_harn.git import remote as door
 from git_harn.notices import info
+from git_harn.store.bookkeeping import STAGING_ROOT
 from git_harn.store.notes import NOTES_REF
 
-# The local folder a push is staged in (git/remote's one-glob push); never pushed as itself.
-STAGING_ROOT = "refs/harnery-push/"
+__all__ = ["STAGING_ROOT", "Pushed", "push_all", "sweep_staging"]
 
 
 @dataclass

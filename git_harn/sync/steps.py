@@ -16,13 +16,14 @@ from git_harn.store.chain import AHEAD, FAST_FORWARD, MERGED, NEW, SAME
 QUARANTINED = "quarantined"  # the remote's copy is not a valid chain: untouched, not pushed
 DIVERGED = "diverged"  # a fast-forward-only branch that diverged: left as it is
 ARCHIVED = "archived"  # a run record the shared archive holds at that state: its ref goes (sync/archive)
+WAITING = "waiting"  # would move a ref of this clone's while a run's seal watches it: left for a later sync
 
 # The strongest thing that happened to a ref over several rounds is reported.
-RANK = {SAME: 0, AHEAD: 1, ARCHIVED: 2, NEW: 3, FAST_FORWARD: 4, MERGED: 5, DIVERGED: 6, QUARANTINED: 7}
+RANK = {SAME: 0, AHEAD: 1, ARCHIVED: 2, NEW: 3, FAST_FORWARD: 4, MERGED: 5, WAITING: 6, DIVERGED: 7, QUARANTINED: 8}
 
 
 __all__ = ["AHEAD", "ARCHIVED", "BOTH", "DIVERGED", "FAST_FORWARD", "MERGED", "NEW", "QUARANTINED", "RANK", "SAME",
-           "BadRemoteData", "Step", "canonical", "one_side", "plan_united", "three_way"]
+           "WAITING", "BadRemoteData", "Step", "canonical", "one_side", "plan_united", "three_way"]
 
 
 class BadRemoteData(Exception):
