@@ -34,7 +34,6 @@ from git_harn.files import loads_json
 from git_harn.git import Oid, Repo
 from git_harn.results import Result
 from git_harn.store import chain
-from git_harn.store import lease as leases
 from git_harn.store import workflows as store
 from git_harn.tasks.config import Stage
 from git_harn.text import clip, one_line
@@ -399,17 +398,6 @@ def newest_running(repo: Repo, stale: float | None) -> str:
     return max(found, key=lambda s: (str(s.body.get("startedAt", "")), s.workflowId)).workflowId
 
 
-def _no_run_here(repo: Repo) -> None:
-    """``--sync`` only where no run runs: a sync moves ``refs/harnery-remotes/``,
-    which a running stage's tamper check blames on that stage [T2]. A run in
-    this clone has its record here already."""
-    for held in leases.leases(repo):
-        if not held.dead():
-            raise BadInput(f"workflow {held.workflow_id or '?'} runs in this clone: a sync here while its stages run "
-                           "is taken for their tampering; watch it without --sync (its record is here), and use "
-                           "--sync from a clone where no run runs")
-
-
 def _synced(sync: Callable[[], str]) -> tuple[str, str]:
     """When one sync ran and what it said; a sync that failed is said too,
     and the watch goes on (the network of a night is not the run's)."""
@@ -429,8 +417,6 @@ def watch(repo: Repo, workflow_id: str | None, screen: Screen, stale: float | No
     what it did."""
     if sync_every is not None and sync_every <= 0:
         raise BadInput("--sync must be a positive number of seconds")
-    if sync is not None:
-        _no_run_here(repo)
     at, said = _synced(sync) if sync is not None else ("", "")
     synced = time.monotonic()
     stale_after = record.stale_after(repo, stale)
