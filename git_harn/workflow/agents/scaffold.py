@@ -27,6 +27,7 @@ STARTER = '''\
 # parallel = 1             # tasks at once; integrations take turns on the merge lock
 # stageTimeout = 1800      # seconds a stage agent may run; its process group is killed after
 # reviewRounds = 2         # implement -> gates -> dual review rounds before a task fails
+# maxCostUsd = 20          # no agent stage starts once the run's stages cost this much (--max-cost-usd)
 
 # Stage agents: argv lists, run in the task's worktree, never through a shell.
 # They read the task context on stdin (stdin = "json", the default, or

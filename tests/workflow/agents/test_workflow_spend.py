@@ -18,7 +18,7 @@ from git_harn.tasks.config import Price, parse_toml, workflow_settings
 from git_harn.workflow.agents.spend import priced
 from git_harn.workflow.model.state import Where, budget_advice
 from tests.kit.adapter_fakes import PLAN_OK, claude_init, claude_result, codex_ok, fake_cli_env
-from tests.kit.harn import assert_valid, git, harn
+from tests.kit.harn import assert_valid, git, harn, make_repo
 from tests.kit.workflow_repo import WF, setup
 
 APPROVE = {"verdict": "approve", "summary": "fine", "findings": []}
@@ -245,3 +245,15 @@ def test_under_a_hard_limit_each_claude_session_may_spend_at_most_what_is_left(t
                for call in map(lambda p: json.loads(p.read_text()), found)]
     # what was left as each stage started: 10, then 9 after the plan, then 8 for both reviewers
     assert budgets == [("plan", "10"), ("implement", "9"), ("review", "8"), ("review", "8")]
+
+
+def test_the_starter_shows_the_limit_and_a_codex_price_table_that_read_once_uncommented(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    done = harn(repo, "workflow", "init", "--agent", "codex")
+    assert done.code == 0, done.err
+    text = (repo / ".harn" / "workflow.toml").read_text()
+    for line in ("# maxCostUsd = 20", "# [prices.codex]", "# input = 1.25", "# cached = 0.125", "# output = 10"):
+        assert line in text, line
+        text = text.replace(line, line.removeprefix("# "))
+    parsed = workflow_settings(parse_toml(text.encode(), "t"), "t")
+    assert parsed.maxCostUsd == 20.0 and parsed.prices == {"codex": Price(1.25, 0.125, 10.0)}

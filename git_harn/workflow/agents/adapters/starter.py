@@ -74,6 +74,15 @@ args = ["--sandbox", "workspace-write"]
 adapter = "codex"
 args = ["--sandbox", "read-only"]
 
+# codex reports tokens, not dollars: with a price for its model a run's
+# spending limit (workflow.maxCostUsd, --max-cost-usd) counts its stages;
+# without one their cost is unknown and not counted. US dollars per million
+# tokens (an agent without a model: [prices.codex]); set your own prices.
+# [prices.codex]
+# input = 1.25
+# cached = 0.125
+# output = 10
+
 '''
 
 SECTIONS = {"claude": _CLAUDE, "codex": _CODEX}
