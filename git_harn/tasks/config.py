@@ -8,7 +8,6 @@ file and the revision [P7].
 
 from __future__ import annotations
 
-import enum
 import re
 import sys
 from dataclasses import dataclass, field
@@ -127,7 +126,7 @@ RESUME_MODES = tuple(ResumeMode)
 DEFAULT_RESUME_MODE = ResumeMode.ASSESS
 
 
-class LandMode(str, enum.Enum):
+class LandMode(Word):
     """How a task's judged squash reaches the base [F1]: pushed onto it, or
     proposed as a pull (merge) request from git-harn's own landing branch."""
 
