@@ -23,7 +23,7 @@ from git_harn.failpoints import failpoint
 from git_harn.git import Repo
 from git_harn.git.worktrees import checked_out_branches
 from git_harn.store import lease
-from git_harn.store.locks import break_dead, git_processes_in, locks_dir, owner_alive, read_owner
+from git_harn.store.locks import break_dead, git_processes_in, owner_alive, read_owner, sync_lock_path
 from git_harn.store.notes import prune_notes
 from git_harn.store.procs import dead_ran_out
 from git_harn.store.record import TERMINAL
@@ -126,7 +126,7 @@ def _lease(repo: Repo, subject: dict[str, object]) -> tuple[bool, str]:
 
 def _staging(repo: Repo, subject: dict[str, object]) -> tuple[bool, str]:
     name = str(subject["ref"])
-    owner = read_owner(locks_dir(repo) / "sync.lock")
+    owner = read_owner(sync_lock_path(repo))
     if not name.startswith(STAGING_ROOT) or (owner and owner_alive(owner)):
         return False, "left: a sync runs now"
     return _delete_ref(repo, name, subject)

@@ -16,7 +16,7 @@ from git_harn.git.checkout import leftovers
 from git_harn.git.worktrees import registered_here
 from git_harn.integrate.worktree import integration_worktree
 from git_harn.store.archive import ARCHIVE_REF
-from git_harn.store.locks import locks_dir, owner_alive, read_owner
+from git_harn.store.locks import SYNC_LOCK, locks_dir, owner_alive, read_owner
 from git_harn.store.notes import NOTES_REF, notes_on_missing_objects
 from git_harn.sync.push import STAGING_ROOT
 from git_harn.workspace.gc import DEFAULT_THRESHOLD, THRESHOLD_SETTING, archive_after
@@ -55,7 +55,7 @@ def _integration(repo: Repo) -> list[Finding]:
 def _staging(repo: Repo) -> list[Finding]:
     """Staging refs while no sync holds the sync lock: a killed sync's."""
     found = {name: str(oid) for name, oid in repo.refs_under(STAGING_ROOT)}
-    if not found or _held(repo, "sync.lock"):
+    if not found or _held(repo, SYNC_LOCK):
         return []
     return [Finding(LEFTOVER, "staging-ref-left", name,
                     "a staging ref a killed 'git harn sync' left; it only names what that sync was pushing, "

@@ -44,6 +44,13 @@ def run_of_lock(name: str) -> str | None:
     return name[len(RUN_LOCK_PREFIX):-len(LOCK_SUFFIX)]
 
 
+SYNC_LOCK = "sync.lock"  # held by a git harn sync for its whole length
+
+
+def sync_lock_path(repo: Repo) -> Path:
+    return locks_dir(repo) / SYNC_LOCK
+
+
 def run_lock_path(repo: Repo, run_id: str) -> Path:
     return locks_dir(repo) / run_lock_name(run_id)
 

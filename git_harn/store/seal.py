@@ -96,7 +96,10 @@ The rules (the invariants a reader can check the code against):
     folder, never forced, and a stage could push as the operator anyway.
     Every other ref a sync would move here (records, notes, the archive,
     the live index, salvage branches) waits for a sync once no seal is
-    armed in this clone (``store/armed``; sync says ``waiting``).
+    armed in this clone (``store/armed``; sync says ``waiting``). A sync
+    reads the mark under its lock, and a seal is marked before it waits
+    for that lock (``_after_syncs``), so a sync either reads the mark or
+    ended before the seal was taken.
 """
 
 from __future__ import annotations
@@ -114,7 +117,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from git_harn.errors import HarnError
+from git_harn.errors import Busy, HarnError
 from git_harn.files import PRIVATE_FILE, UnsafeFile, atomic_write, private_dir, unlink_entry
 from git_harn.git import Repo, to_oid
 from git_harn.git.pins import driver_sections, refuse_drivers
@@ -122,12 +125,14 @@ from git_harn.git.refwatch import SYMBOLIC, UNCHECKED, RefEdit, every_ref, insta
 from git_harn.git.run import install_guard, subcommand
 from git_harn.store.armed import marked
 from git_harn.store.bookkeeping import STAGING_ROOT, TAMPER_ROOT, TRACKING_ROOT
+from git_harn.store.locks import hold, sync_lock_path
 from git_harn.text import one_line
 
 RACY_NS = 2_000_000_000  # a change this recent may share its ctime with the next one (coarse clock ticks)
 MAX_FILE = 1 << 20  # bytes of one file kept to put it back; a larger one is compared by its hash
 MAX_ENTRIES = 2000  # entries of one sealed folder (hooks/, info/): past it, the rest are not sealed
 MAX_DEPTH = 4
+SYNC_WAIT_SECONDS = 60.0  # how long taking a seal waits for a sync that began before it
 MAX_INCLUDES = 64
 DETAIL_LIMIT = 600
 ABSENT, FILE, DIR, LINK, OTHER = "absent", "file", "dir", "link", "other"
@@ -668,6 +673,7 @@ class Seal:
     def installed(self) -> Iterator[Seal]:
         """The seal taken, its guard and ref watcher in the git layer, for the block's duration."""
         with marked(self.repo.common_dir, self.owner):  # another git-harn here leaves the watched refs alone
+            _after_syncs(self.repo)
             self.take()
             install_guard(self.guard)
             install_watcher(self)
@@ -1014,6 +1020,15 @@ class Seal:
         folder = self._evidence_dir(tamper.number)
         atomic_write(folder / "changes.json", (json.dumps(tamper.document(), indent=2) + "\n").encode(),
                      PRIVATE_FILE)
+
+
+def _after_syncs(repo: Repo) -> None:
+    """A sync that read no mark (it began before this seal's) ends before
+    the seal is taken, so none of its writes is found by a check; one that
+    begins later reads the mark. Bounded: past the wait the seal is taken
+    all the same, and that sync's writes are what a check finds."""
+    with suppress(Busy), hold(sync_lock_path(repo), "sync", "arm a run's seal", SYNC_WAIT_SECONDS, announce=False):
+        pass
 
 
 def _under(name: str, prefixes: list[str]) -> bool:

@@ -24,7 +24,7 @@ from git_harn.results import Result
 from git_harn.store import bookkeeping, chain
 from git_harn.store.archive import ARCHIVE_REF
 from git_harn.store.armed import armed as armed_seals
-from git_harn.store.locks import hold, locks_dir
+from git_harn.store.locks import hold, sync_lock_path
 from git_harn.store.notes import NOTES_REF, show_notes_in_log
 from git_harn.sync import archive, notes, records, summary
 from git_harn.sync.push import STAGING_ROOT, push_all, sweep_staging
@@ -366,13 +366,14 @@ def sync(repo: Repo, remote: str | None = None, salvage: bool = False,
                        "checked (git fetch --unshallow first)")
     name = choose_remote(repo, remote)
     rounds = max(1, repo.config_int("harn.syncRounds", DEFAULT_ROUNDS))
-    # A run's seal here compares this clone's refs around each stage: only the
-    # tracking copies move (rule 10 of store/seal), the merges wait for later.
-    armed = armed_seals(repo.common_dir)
-    if armed and salvage:
-        raise BadInput(f"{', '.join(armed)} runs in this clone and its stages are checked against its branches: "
-                       "sync --salvage once it ended (a sync without --salvage is fine)")
-    with hold(locks_dir(repo) / "sync.lock", "sync", f"sync with {name}", LOCK_WAIT_SECONDS):
+    with hold(sync_lock_path(repo), "sync", f"sync with {name}", LOCK_WAIT_SECONDS):
+        # A run's seal here compares this clone's refs around each stage: only the
+        # tracking copies move (rule 10 of store/seal), the merges wait for later.
+        # Read under the lock: a seal is marked before it waits for this lock (Seal.installed).
+        armed = armed_seals(repo.common_dir)
+        if armed and salvage:
+            raise BadInput(f"{', '.join(armed)} runs in this clone and its stages are checked against its "
+                           "branches: sync --salvage once it ended (a sync without --salvage is fine)")
         swept = sweep_staging(repo)  # whatever this sync has to push [P6]
         if swept:
             info(f"removed {swept} staging ref(s) a killed sync left under {STAGING_ROOT}")

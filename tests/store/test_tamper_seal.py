@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import threading
 import time
 from pathlib import Path
 
@@ -15,6 +16,8 @@ import pytest
 
 from git_harn.git import open_repo, to_oid
 from git_harn.git.run import run_git
+from git_harn.store.armed import armed
+from git_harn.store.locks import hold, sync_lock_path
 from git_harn.store.seal import RACY_NS, Seal, TamperFound, include_paths
 from tests.kit.harn import git, make_repo
 
@@ -196,3 +199,35 @@ def test_a_settled_file_rewritten_with_its_size_and_mtime_kept_is_still_found(tm
         found = seal.check_files()
     assert found is not None and [c.what for c in found.changes] == [str(info)]
     assert info.read_text() == "# keep out\n"
+
+
+def test_a_seal_is_marked_then_waits_for_a_sync_that_began_before_it(tmp_path: Path) -> None:
+    """A sync that read no mark (it holds the sync lock) ends before the
+    seal is taken: its writes are no tamper; a sync after reads the mark."""
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    seal = sealed(repo, tmp_path)
+    common = repo / ".git"
+    taken, release = threading.Event(), threading.Event()
+    found: list[object] = []
+
+    def arm() -> None:
+        with seal.installed():
+            taken.set()
+            release.wait(30)
+            found.append(seal.check())
+
+    thread = threading.Thread(target=arm)
+    with hold(sync_lock_path(open_repo(repo)), "sync", "a sync", 0):
+        thread.start()
+        deadline = time.monotonic() + 10
+        while armed(common) != ["wf-test"]:
+            assert time.monotonic() < deadline, "never marked"
+            time.sleep(0.02)
+        time.sleep(0.3)
+        assert not taken.is_set()  # not taken while the sync runs
+        git(repo, "update-ref", "refs/harnery/runs/from-the-sync", "HEAD")  # what that sync merges
+    assert taken.wait(10)
+    release.set()
+    thread.join(30)
+    assert found == [None]
+    assert armed(common) == []  # the mark goes with the seal
