@@ -257,3 +257,23 @@ def test_the_starter_shows_the_limit_and_a_codex_price_table_that_read_once_unco
         text = text.replace(line, line.removeprefix("# "))
     parsed = workflow_settings(parse_toml(text.encode(), "t"), "t")
     assert parsed.maxCostUsd == 20.0 and parsed.prices == {"codex": Price(1.25, 0.125, 10.0)}
+
+
+def test_a_stage_running_at_the_crossing_finishes_and_is_counted_without_a_hard_limit(tmp_path: Path) -> None:
+    env, calls = fake_cli_env(tmp_path)
+    (calls / "scenario.json").write_text(json.dumps({
+        "task:9.1:stage:plan": [claude_init(), {"work": "plan"}, claude_result(PLAN_OK, cost=5.0)],
+        "task:9.2:stage:plan": [claude_init(), {"sleep": 4}, {"work": "plan"}, claude_result(PLAN_OK, cost=1.0)],
+    }))
+    wf = setup(tmp_path, roadmap=ROADMAP, config=config())
+    done = wf.run("--json", "--parallel", "2", "--max-cost-usd", "1", env=env)
+    doc = json.loads(done.out)
+    assert done.code == 3, (done.err, doc["tasks"])
+    by_id = {t["taskId"]: t for t in doc["tasks"]}
+    # 9.2's plan was running when 9.1's crossed the limit: it finished, was counted, and its work kept
+    assert by_id["9.2"]["usage"]["stages"]["plan"] == {"costUsd": 1.0, "runs": 1, "unknownRuns": 0}
+    assert "plan 9.2 by claude" in git(wf.work, "log", "--format=%s", "roadmap-9.2")
+    assert {(t, by_id[t]["stage"], by_id[t]["faultKind"]) for t in by_id} == {
+        ("9.1", "implement", "budget"), ("9.2", "implement", "budget")}
+    assert doc["breakers"]["spending"]["spentUsd"] == 6.0 and doc["breakers"]["spending"]["reached"]["spentUsd"] == 5.0
+    assert stages_run(calls).count(("9.1", "plan")) == 1 and len(stages_run(calls)) == 2  # nothing started after
