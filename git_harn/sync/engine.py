@@ -111,6 +111,10 @@ def choose_remote(repo: Repo, remote: str | None) -> str:
 def configure(repo: Repo, remote: str | None) -> SyncResult:
     """Add the tracking refspec to ``remote.<r>.fetch`` (never ``remote.<r>.push``)."""
     name = choose_remote(repo, remote)
+    armed = armed_seals(repo.common_dir)
+    if armed:  # the config is what a run's seal compares byte for byte [T2]
+        raise BadInput(f"{', '.join(armed)} runs in this clone and its stages are checked against its config: "
+                       "sync --configure once it ended")
     spec = fetch_refspec(name)
     already = spec in repo.config_all(f"remote.{name}.fetch")
     repo.ensure_config_value(f"remote.{name}.fetch", spec)

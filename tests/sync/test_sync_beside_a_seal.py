@@ -52,6 +52,10 @@ def test_a_sync_beside_an_armed_seal_moves_only_tracking_copies_and_pushes_what_
         assert refused.code == 2, refused.err
         assert refused.err.startswith("git harn: error: wf-20260101T000000Z-abcdef runs in this clone")
         assert len(refused.err.strip().splitlines()) == 1
+        config = (common / "config").read_bytes()
+        refused = harn(world.a, "sync", "--configure")  # the config is what the seal compares
+        assert refused.code == 2 and "runs in this clone" in refused.err, refused.err
+        assert (common / "config").read_bytes() == config
     assert armed(common) == []
     after = sync(world.a)  # the run ended: what waited is merged
     assert actions(after)["refs/harnery/runs/theirs"] == "new"
