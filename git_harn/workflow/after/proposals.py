@@ -29,8 +29,11 @@ from typing import Any
 
 from git_harn.clock import epoch_of, now_iso
 from git_harn.errors import HarnError
+from git_harn.forge.content import merged_by_content as content_merged
+from git_harn.forge.propose import squash_of
 from git_harn.git import Oid, Repo, to_oid
 from git_harn.git.branches import fetch_branch
+from git_harn.git.patches import commits_since
 from git_harn.integrate import door
 from git_harn.integrate.land import keep_landed
 from git_harn.integrate.propose import applies, finish, rebuild
@@ -117,7 +120,10 @@ def merged_by_content(repo: Repo, record: dict[str, Any], base_oid: Oid) -> str:
             continue
         if all(repo.entry(oid, path) == repo.entry(head, path) for path in paths):
             return f"{commit[:12]} on the base carries its trailer and its change"
-    return ""
+    # no trailer kept (a squash message rewritten on the forge): the same patch-id, since it was made
+    took = content_merged(squash_of(repo, head), commits_since(repo, base_oid, to_oid(str(record["baseOid"]))),
+                          task_id, record.get("addendum"))
+    return f"{str(took)[:12]} on the base makes the same change (patch-id)" if took is not None else ""
 
 
 def _ticked(repo: Repo, commit: Oid, task_id: str, addendum: int | None) -> bool:

@@ -156,6 +156,8 @@ def where_of(eff: config.Effective, options: config.Options) -> state.Where:
     """The remote and base of this run, and the flags that chose them, for advice that runs as printed."""
     remote = ("--remote", options.remote) if options.remote else ()
     flags = remote + (("--base", options.base) if options.base else ())
+    # a relaunch printed for a pull-request run must not push onto the base [F1]
+    flags += ("--land", options.land) if options.land else ()
     return state.Where(eff.remote, eff.base, flags)
 
 

@@ -239,3 +239,43 @@ def test_settle_finishes_the_proposal_a_killed_run_left_half_made(tmp_path: Path
     assert list(_landing(wf)) == ["harnery/land/1.1"]
     listed = harn(wf.work, "workflow", "list", "--json").json()
     assert [p["state"] for p in listed["proposals"]] == ["open"]
+
+
+def _claims(wf: WF) -> list[str]:
+    return git(wf.remote, "for-each-ref", "--format=%(refname:lstrip=3)", "refs/harnery/claims/").split()
+
+
+def test_a_proposed_task_keeps_its_claim_until_its_request_is_merged_or_closed(tmp_path: Path) -> None:
+    wf = setup(tmp_path, roadmap="# R\n\n- [ ] 1.1 First\n- [ ] 1.2 Second\n")
+    first = _run(wf, "--claims")
+    assert sorted(t["taskId"] for t in first["tasks"]) == ["1.1", "1.2"]
+    assert _claims(wf) == ["1.1", "1.2"]  # kept: no other machine takes a proposed task [F1]
+    assert _run(wf, "--claims")["tasks"] == [] and _claims(wf) == ["1.1", "1.2"]
+    clone = _maintainer(wf)
+    git(clone, "merge", "-q", "--ff-only", "origin/harnery/land/1.1")
+    git(clone, "push", "-q", "origin", "main")
+    head = _landing(wf)["harnery/land/1.2"]
+    git(wf.remote, "update-ref", "-d", "refs/heads/harnery/land/1.2", head)  # 1.2's request closed
+    third = _run(wf, "--claims")
+    assert {p["taskId"]: p["became"] for p in third["proposals"]} == {"1.1": "done", "1.2": "refused"}
+    assert _claims(wf) == []  # merged: the base ticks it; closed: released
+
+
+def test_the_next_step_of_a_pull_request_run_given_by_flag_keeps_the_flag(tmp_path: Path) -> None:
+    wf = setup(tmp_path, roadmap="# R\n\n- [ ] 1.1 First\n")
+    wf.script({"1.1:implement": "break"})  # the gates fail in every round
+    done = wf.run("--land", "pull-request", "--json")
+    [task] = done.json()["tasks"]
+    assert task["status"] == "failed" and task["next"]["command"].startswith("git harn workflow run")
+    assert "--land pull-request" in task["next"]["command"]  # a relaunch as printed never pushes to the base
+
+
+def test_a_squash_merge_whose_message_lost_the_trailer_is_told_by_its_patch_id(tmp_path: Path) -> None:
+    wf = setup(tmp_path, roadmap="# R\n\n- [ ] 1.1 First\n")
+    _run(wf)
+    clone = _maintainer(wf)
+    git(clone, "merge", "-q", "--squash", "origin/harnery/land/1.1")
+    git(clone, "commit", "-q", "-m", "First (#1)")  # the forge's own message, no trailer
+    git(clone, "push", "-q", "origin", "main")
+    seen = _run(wf)["proposals"]
+    assert [(p["taskId"], p["became"]) for p in seen] == [("1.1", "done")] and "patch-id" in seen[0]["how"]
