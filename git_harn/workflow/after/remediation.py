@@ -46,8 +46,9 @@ MAX_ATTEMPTS = 5
 MAX_ITEMS = 100  # per run: a flood of findings is cut here, and said so
 TITLE_LIMIT = 200
 
-SUPPRESSION_WORDS = {"provider-fault": "had a provider fault", "auth-fault": "had an auth fault",
-                     "interrupted": "was interrupted"}
+# why a run wrote no remediation (state.suppression), as the sentence says it
+SUPPRESSION_WORDS = {State.PROVIDER_FAULT.value: "had a provider fault", State.AUTH_FAULT.value: "had an auth fault",
+                     State.INTERRUPTED.value: "was interrupted"}
 
 FLUSHED = "flushed"
 SUPPRESSED = "suppressed"

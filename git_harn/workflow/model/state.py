@@ -389,7 +389,7 @@ def suppression(states: Iterable[State], interrupted: bool, blocked: str | None,
             return str(state.value)
     if blocked is not None:
         return blocked
-    return "interrupted" if interrupted else None
+    return State.INTERRUPTED.value if interrupted else None
 
 
 # --- the end: facts, advice, and the one writer -----------------------------------
