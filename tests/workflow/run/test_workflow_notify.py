@@ -20,7 +20,7 @@ from git_harn.workflow.model.result import TaskResult
 from git_harn.workflow.run.notify import halt_reason, needs_person, run_event, task_event
 from tests.kit.adapter_fakes import PLAN_OK, claude_init, claude_result, fake_cli_env
 from tests.kit.addenda_repo import make, script
-from tests.kit.harn import assert_valid, git
+from tests.kit.harn import assert_valid, git, harn
 from tests.kit.recovery_repo import ONE, RESUME, survivor, wf_with
 from tests.kit.workflow_repo import WF, config_text, setup
 
@@ -190,6 +190,8 @@ def test_harn_notify_is_read_from_the_operators_config_only(tmp_path: Path) -> N
     assert done.code == 0, done.err
     time.sleep(2)
     assert not list(planted_out.glob("*.json")) and not list(out.glob("*.json"))  # the repository's: never run
+    checked = harn(wf.work, "workflow", "check", "--json").json()  # and the check says it is ignored
+    assert {"key": "harn.notify", "scope": "local"} in checked["ignored"]
     operator = {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "harn.notify", "GIT_CONFIG_VALUE_0": command}
     again = wf.run("--json", env=operator)
     assert again.code == 0, again.err
