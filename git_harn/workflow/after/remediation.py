@@ -30,9 +30,10 @@ from git_harn.failpoints import failpoint
 from git_harn.git import Oid, Repo
 from git_harn.git.branches import fetch_branch, tracking_ref
 from git_harn.git.identity import machine_signature
-from git_harn.git.remote import MOVED_ON, Update, push
+from git_harn.git.remote import MOVED_ON, Update, ls_remote, push
 from git_harn.integrate.land import merge_lock
 from git_harn.tasks import roadmap as _roadmap
+from git_harn.tasks.config import LandMode
 from git_harn.tasks.roadmap import roadmap_bytes_at, roadmap_file
 from git_harn.text import one_line
 from git_harn.workflow.model.config import Effective
@@ -56,6 +57,8 @@ NOTHING = "nothing-to-flush"
 ALREADY = "already-flushed"
 FAILED_FLUSH = "failed"
 DRY_RUN = "dry-run"
+PROPOSED = "proposed"  # pull-request mode: on git-harn's own landing branch, never the base [F1]
+REMEDIATION_BRANCH = "harnery/land/remediation-"  # + the workflow id
 
 
 def _empty(state: str, reason: str | None, detail: str) -> dict[str, Any]:
@@ -227,6 +230,9 @@ def _flush(repo: Repo, eff: Effective, workflow_id: str, items: list[dict[str, A
                                        commit_message(workflow_id, added), [base], machine_signature(repo),
                                        base=base)
             failpoint("remediation-before-push")
+            if eff.land is LandMode.PULL_REQUEST:
+                _propose(repo, eff, workflow_id, commit, rem, len(added))
+                return
             pushed = push(repo, eff.remote, [Update(f"refs/heads/{eff.base}", str(commit), str(base))], lease=True)
             if pushed.ok:
                 failpoint("remediation-after-push")
@@ -241,6 +247,25 @@ def _flush(repo: Repo, eff: Effective, workflow_id: str, items: list[dict[str, A
                 return
         rem.update(state=FAILED_FLUSH, reason="retries-exhausted",
                    detail=f"{eff.upstream} kept moving: the remediation push was rejected {MAX_ATTEMPTS} time(s)")
+
+
+def _propose(repo: Repo, eff: Effective, workflow_id: str, commit: Oid, rem: dict[str, Any], count: int) -> None:
+    """Pull-request mode: the remediation commit goes to git-harn's own
+    branch ``harnery/land/remediation-<workflow id>`` (moved from what the
+    remote holds, with a lease; never the base), for a request an operator
+    opens or a maintainer merges; once it is on the base, its trailer says
+    so and no later flush of this run writes it again [F1]."""
+    ref = f"refs/heads/{REMEDIATION_BRANCH}{workflow_id}"
+    held = ls_remote(repo, eff.remote, [ref]).get(ref)
+    pushed = push(repo, eff.remote, [Update(ref, str(commit), held)], lease=True)
+    if not pushed.ok:
+        rem.update(state=FAILED_FLUSH, reason="push-refused",
+                   detail=one_line(f"push of {ref} to {eff.remote} was refused: {pushed.told()}", 500))
+        return
+    rem.update(state=PROPOSED, reason=None, commit=str(commit), detail=(
+        f"{count} addendum item(s) written to the roadmap as {str(commit)[:12]} on "
+        f"{REMEDIATION_BRANCH}{workflow_id} of {eff.remote} (pull-request mode: never on {eff.upstream}); "
+        f"merge it, or open a request from it"))
 
 
 def _follow(repo: Repo, eff: Effective, commit: Oid, base: Oid) -> None:

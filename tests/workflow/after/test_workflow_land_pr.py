@@ -279,3 +279,17 @@ def test_a_squash_merge_whose_message_lost_the_trailer_is_told_by_its_patch_id(t
     git(clone, "push", "-q", "origin", "main")
     seen = _run(wf)["proposals"]
     assert [(p["taskId"], p["became"]) for p in seen] == [("1.1", "done")] and "patch-id" in seen[0]["how"]
+
+
+def test_remediation_in_pull_request_mode_goes_to_a_landing_branch_never_the_base(tmp_path: Path) -> None:
+    wf = setup(tmp_path, roadmap="# R\n\n- [ ] 1.1 First\n")
+    wf.script({"1.1:review": "never-approve"})  # its blocking findings become an addendum
+    before = git(wf.remote, "rev-parse", "main")
+    done = wf.run("--land", "pull-request", "--json")
+    doc = done.json()
+    assert_valid(doc, "workflow-result")
+    assert doc["remediation"]["state"] == "proposed", doc["remediation"]
+    assert git(wf.remote, "rev-parse", "main") == before  # never the base [F1]
+    branch = f"harnery/land/remediation-{doc['workflowId']}"
+    assert git(wf.remote, "rev-parse", branch) == doc["remediation"]["commit"]
+    assert "addendum 1: review finding (blocking)" in wf.remote_file("docs/roadmap.md", branch)
