@@ -95,6 +95,20 @@ def test_a_refused_task_and_an_auth_halt_are_told_each_once_with_the_next_step(t
     assert events[1]["what"] == doc["halted"] and events[1]["next"] == doc["next"]
 
 
+def test_a_task_failed_at_review_by_the_hosts_check_is_told(tmp_path: Path) -> None:
+    command, out = notifier(tmp_path)
+    wf = setup(tmp_path, roadmap="# R\n\n- [ ] 7.3 Reviewed\n")
+    wf.script({"review": "approve-and-scribble"})  # the reviewers approve but leave files in the worktree
+    done = wf.run("--json", "--notify", command)
+    assert done.code == 3, done.err
+    (task,) = done.json()["tasks"]
+    assert (task["state"], task["stage"]) == ("failed", "review"), task
+    events = [seen["event"] for seen in told(out, 2)]
+    assert [(e["event"], e["reason"], e["taskId"]) for e in events] == [
+        ("task-needs-person", "failed-after-review", "7.3"), ("run-finished", None, None)]
+    assert events[0]["next"] == task["next"] and events[0]["what"].startswith("task 7.3 failed-after-review at review")
+
+
 def test_a_provider_halt_is_told_with_its_reset_time(tmp_path: Path) -> None:
     command, out = notifier(tmp_path)
     wf = setup(tmp_path, roadmap="# R\n\n- [ ] 1.1 Limited\n- [ ] 1.2 Later\n")
