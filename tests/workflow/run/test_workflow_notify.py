@@ -20,6 +20,7 @@ from git_harn.workflow.model.result import TaskResult
 from git_harn.workflow.run.notify import halt_reason, needs_person, run_event, task_event
 from tests.kit.adapter_fakes import PLAN_OK, claude_init, claude_result, fake_cli_env
 from tests.kit.addenda_repo import make, script
+from tests.kit.fault_repo import fault_setup, faults
 from tests.kit.harn import assert_valid, git, harn
 from tests.kit.recovery_repo import ONE, RESUME, survivor, wf_with
 from tests.kit.workflow_repo import WF, config_text, setup
@@ -107,6 +108,24 @@ def test_a_task_failed_at_review_by_the_hosts_check_is_told(tmp_path: Path) -> N
     assert [(e["event"], e["reason"], e["taskId"]) for e in events] == [
         ("task-needs-person", "failed-after-review", "7.3"), ("run-finished", None, None)]
     assert events[0]["next"] == task["next"] and events[0]["what"].startswith("task 7.3 failed-after-review at review")
+
+
+def test_a_failed_task_its_assessor_leaves_to_a_person_is_told_continue_manual(tmp_path: Path) -> None:
+    verdict = tmp_path / "assessor.py"
+    verdict.write_text("import json, sys\njson.load(sys.stdin)\n"
+                       "print(json.dumps({'classification': 'continue-manual', 'reasons': ['a person must look'],\n"
+                       "                  'missingEvidence': ['needs a person'], 'residualRisk': []}))\n")
+    extra = f"\n[agents.assess]\ncommand = {json.dumps([sys.executable, str(verdict)])}\n"
+    wf = fault_setup(tmp_path, "# R\n\n- [ ] 21.1 Faulty\n", extra=extra)
+    faults(wf, {"21.1:implement": "partial"})
+    command, out = notifier(tmp_path)
+    done = wf.run("--json", "--notify", command)
+    (task,) = done.json()["tasks"]
+    assert task["assessment"]["classification"] == "continue-manual", task
+    events = [seen["event"] for seen in told(out, 2)]
+    assert [(e["event"], e["reason"], e["taskId"]) for e in events] == [
+        ("task-needs-person", "continue-manual", "21.1"), ("run-finished", None, None)]
+    assert events[0]["next"] == task["next"]
 
 
 def test_a_provider_halt_is_told_with_its_reset_time(tmp_path: Path) -> None:
