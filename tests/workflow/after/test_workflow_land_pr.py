@@ -293,3 +293,22 @@ def test_remediation_in_pull_request_mode_goes_to_a_landing_branch_never_the_bas
     branch = f"harnery/land/remediation-{doc['workflowId']}"
     assert git(wf.remote, "rev-parse", branch) == doc["remediation"]["commit"]
     assert "addendum 1: review finding (blocking)" in wf.remote_file("docs/roadmap.md", branch)
+
+
+def test_an_addendum_is_proposed_from_its_own_landing_branch_and_reconciled(tmp_path: Path) -> None:
+    from tests.kit.addenda_repo import make
+
+    roadmap = "# Roadmap\n\n- [x] 1.1 First thing\n  - [ ] addendum 1: follow up\n"
+    wf = make(tmp_path, roadmap, workflow='stageTimeout = 30\nland = "pull-request"\n')
+    first = wf.run("--json")
+    assert first.code == 0, first.err
+    [task] = first.json()["tasks"]
+    assert (task["addendum"], task["status"]) == (1, "proposed")
+    assert task["proposal"]["branch"] == "harnery/land/1.1-addendum-1"
+    assert wf.run("--json").json()["tasks"] == []  # held
+    clone = _maintainer(wf)
+    git(clone, "merge", "-q", "--no-ff", "-m", "Merge", "origin/harnery/land/1.1-addendum-1")
+    git(clone, "push", "-q", "origin", "main")
+    third = _run(wf)
+    assert [(p["key"], p["became"]) for p in third["proposals"]] == [("1.1-addendum-1", "done")]
+    assert "  - [x] addendum 1: follow up" in wf.remote_file("docs/roadmap.md")
