@@ -27,7 +27,7 @@ def init_repository(path: Path, files: Mapping[str, str], config: Mapping[str, s
     run_git(["commit", "-q", "-m", message], path)
     if bare_remote is not None:
         run_git(["init", "-q", "--bare", "-b", "main", str(bare_remote)], path)
-        run_git(["remote", "add", "origin", str(bare_remote)], path)
+        run_git(["remote", "add", remote.DEFAULT_REMOTE, str(bare_remote)], path)
         _publish(path)
     return path
 
@@ -36,10 +36,11 @@ def _publish(path: Path) -> None:
     """Push main to ``origin`` and track it, through the one remote door."""
     repo = open_repo(path)
     head = repo.ref_oid("refs/heads/main")
-    pushed = remote.push(repo, "origin", [remote.Update("refs/heads/main", str(head))], lease=False)
-    fetched = remote.fetch(repo, "origin", ["+refs/heads/*:refs/remotes/origin/*"])
+    name = remote.DEFAULT_REMOTE
+    pushed = remote.push(repo, name, [remote.Update("refs/heads/main", str(head))], lease=False)
+    fetched = remote.fetch(repo, name, [f"+refs/heads/*:refs/remotes/{name}/*"])
     if not (pushed.ok and fetched.ok):
-        raise GitFailure(f"could not publish {path} to origin: {pushed.words or fetched.words}")
+        raise GitFailure(f"could not publish {path} to {name}: {pushed.words or fetched.words}")
 
 
 def log_text(path: Path, rev: str) -> str:
