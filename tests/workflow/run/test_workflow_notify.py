@@ -23,7 +23,7 @@ from tests.kit.addenda_repo import make, script
 from tests.kit.fault_repo import fault_setup, faults
 from tests.kit.harn import assert_valid, git, harn
 from tests.kit.recovery_repo import ONE, RESUME, survivor, wf_with
-from tests.kit.workflow_repo import WF, config_text, setup
+from tests.kit.workflow_repo import WF, config_text, setup, sigterm_when_hanging
 
 NOTIFIER = r'''import json, os, sys, time
 out = sys.argv[1]
@@ -126,6 +126,19 @@ def test_a_failed_task_its_assessor_leaves_to_a_person_is_told_continue_manual(t
     assert [(e["event"], e["reason"], e["taskId"]) for e in events] == [
         ("task-needs-person", "continue-manual", "21.1"), ("run-finished", None, None)]
     assert events[0]["next"] == task["next"]
+
+
+def test_a_run_stopped_by_sigterm_is_told_interrupted(tmp_path: Path) -> None:
+    command, out = notifier(tmp_path)
+    wf = setup(tmp_path, roadmap="# R\n\n- [ ] 1.1 Hangs\n")
+    wf.script({"1.1:implement": "hang"})
+    code, stdout, _, _ = sigterm_when_hanging(wf, ["--json", "--notify", command], 1)
+    assert code == 3
+    doc = json.loads(stdout)
+    [seen] = told(out, 1)
+    event = seen["event"]
+    assert (event["event"], event["reason"], event["what"]) == ("run-halted", "interrupted", doc["halted"])
+    assert event["outcome"] == "workflow-interrupted"
 
 
 def test_a_provider_halt_is_told_with_its_reset_time(tmp_path: Path) -> None:
