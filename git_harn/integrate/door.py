@@ -3,11 +3,14 @@
 ``open_request`` pushes the squash to git-harn's own landing branch
 (``harnery/land/<key>``, with a lease on the value it held: never the base)
 and opens the pull request from it, or finds the one already open;
-``request_state`` asks what became of it. A remote that is no forge git-harn
-speaks to (a plain git server, a bare repository) still takes the landing
-branch: it is then the proposal itself, with no URL or number, and its
-state is read from content alone (merged when its change is on the base,
-closed when the branch was deleted without that).
+``request_state`` asks what became of it. Which forge: the one named
+(``workflow.forge``, ``--forge``), else the one the remote's URL says; the
+forge modules (``git_harn.forge``) do the talking (GitHub's REST API,
+GitLab's push options, Gitea's AGit flow). A remote that is no forge
+git-harn speaks to (a plain git server, a bare repository) still takes the
+landing branch: it is then the proposal itself, with no URL or number, and
+its state is read from content alone (merged when its change is on the
+base, closed when the branch was deleted without that).
 """
 
 from __future__ import annotations

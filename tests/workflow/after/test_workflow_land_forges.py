@@ -90,3 +90,23 @@ def test_a_run_killed_after_the_request_opened_reruns_to_one_request(tmp_path: P
     assert len(requests_of(wf.remote)) == 1
     assert rerun["tasks"] == [] and again["tasks"] == []
     assert {s["taskId"]: s["reason"] for s in again["skipped"]}["1.1"] == "proposed"
+
+
+@pytest.mark.parametrize("kind", ["gitlab", "gitea"])
+def test_a_rebuilt_proposal_updates_the_same_request_on_the_forge(tmp_path: Path, kind: str) -> None:
+    wf = _forge(tmp_path, kind)
+    roadmap = "# R\n\n- [ ] 1.1 First\n- [ ] 1.2 Second\n"  # neighbouring boxes: the second conflicts once merged
+    wf.push_change({"docs/roadmap.md": roadmap}, "two independent tasks")
+    first = _run(wf)
+    assert sorted(t["taskId"] for t in first["tasks"]) == ["1.1", "1.2"]
+    requests = {r.get("source") or r.get("topic"): r for r in requests_of(wf.remote)}
+    assert len(requests) == 2
+    one = next(r for key, r in requests.items() if key.endswith("1.1"))
+    _merge_on_forge(wf, _head_ref(kind, one))
+    second = _run(wf)
+    seen = {p["taskId"]: p for p in second["proposals"]}
+    assert seen["1.1"]["became"] == "done" and "rebuilt" in seen["1.2"]["how"], seen
+    after = requests_of(wf.remote)
+    assert len(after) == 2  # the same request, updated
+    two = next(r for r in after if (r.get("source") or r.get("topic")).endswith("1.2"))
+    assert two["sha"] == seen["1.2"]["head"]
