@@ -5,8 +5,9 @@ A task walks: pending → selected → (claimed) → starting → the stages of 
 path (planning, implementing or writing-addendum, gating, reviewing,
 integrating; a review that asks for changes goes back to implementing) →
 an end (in pull-request mode integration ends ``proposed``: the squash waits
-in a request, not landed, its claim kept; the next run reconciles it [F1]). What a stage came to is an ``Outcome`` (ok, a product failure, a
-fault of some class, an interruption, a lost claim …); which end that is,
+in a request, not landed, its claim kept; the next run reconciles it [F1]).
+What a stage came to is an ``Outcome`` (ok, a product failure, a fault of
+some class, an interruption, a lost claim …); which end that is,
 is decided here and nowhere else (``ending_for``). The pipeline says what
 happened; it never names a status.
 
