@@ -69,6 +69,21 @@ def test_a_workflow_run_loads_no_report_page_discard_or_scaffold(tmp_path: Path)
     assert "git_harn.workflow.page.write" in loaded_by(repo, tmp_path, "workflow", "report", "--json")
 
 
+NOT_FOR_A_RECLAIM = ("git_harn.workflow.after.settle", "git_harn.integrate.land", "git_harn.forge.choose",
+                     "git_harn.assess.gates")
+
+
+def test_a_reclaim_of_a_workspace_no_workflow_made_loads_no_settling_integration_or_forge(tmp_path: Path) -> None:
+    """Settling's check for a landed task (and the integration and forge code
+    it brings) is loaded only where a workflow record could own the run id
+    (issue 45 item 15: 50 ms of imports on every reclaim)."""
+    repo = make_repo(tmp_path / "repo")
+    assert harn(repo, "start", "plain-one").code == 0
+    loaded = loaded_by(repo, tmp_path, "reclaim", "plain-one", "--json")
+    assert "git_harn.workspace.reclaim" in loaded  # the probe saw the command run
+    assert not loaded & set(NOT_FOR_A_RECLAIM), sorted(loaded & set(NOT_FOR_A_RECLAIM))
+
+
 def test_the_watchdog_process_loads_neither_pygit2_nor_click() -> None:
     """Every workflow run starts a watchdog process on the same cores as the
     runner and its first task: it loads what ending process groups needs."""
