@@ -141,6 +141,19 @@ def test_a_run_stopped_by_sigterm_is_told_interrupted(tmp_path: Path) -> None:
     assert event["outcome"] == "workflow-interrupted"
 
 
+def test_a_task_proposed_as_a_pull_request_is_told(tmp_path: Path) -> None:
+    command, out = notifier(tmp_path)
+    wf = setup(tmp_path, roadmap="# R\n\n- [ ] 1.1 Proposed\n")
+    done = wf.run("--json", "--land", "pull-request", "--notify", command)
+    assert done.code == 0, done.err
+    (task,) = done.json()["tasks"]
+    assert task["state"] == "proposed", task
+    events = [seen["event"] for seen in told(out, 2)]
+    assert [(e["event"], e["reason"], e["taskId"]) for e in events] == [
+        ("task-needs-person", "proposed", "1.1"), ("run-finished", None, None)]
+    assert events[0]["next"] == task["next"]
+
+
 def test_a_provider_halt_is_told_with_its_reset_time(tmp_path: Path) -> None:
     command, out = notifier(tmp_path)
     wf = setup(tmp_path, roadmap="# R\n\n- [ ] 1.1 Limited\n- [ ] 1.2 Later\n")
