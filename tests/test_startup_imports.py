@@ -28,7 +28,9 @@ with open(OUT, "w") as f:
 NOT_FOR_A_LISTING = ("git_harn.store.archive", "git_harn.store.claims", "git_harn.store.notes",
                      "git_harn.store.workflows", "git_harn.store.bookkeeping", "git_harn.git.remote",
                      # the reader of a run's pinned settings: status starts no run
-                     "git_harn.git.pins")
+                     "git_harn.git.pins",
+                     # the hint of the runs that ended last: --last reads it, a write that ends a run appends
+                     "git_harn.store.ended")
 
 
 def loaded_by(repo: Path, tmp_path: Path, *args: str) -> set[str]:

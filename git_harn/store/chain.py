@@ -42,7 +42,6 @@ from git_harn.git import ANY, CommitInfo, Oid, Repo, Signature
 from git_harn.git.cas import retry_cas
 from git_harn.git.identity import DEFAULT_MACHINE_EMAIL, DEFAULT_MACHINE_NAME, machine_signature
 from git_harn.git.objects import BLOB_MODE, REGULAR_MODES, TREE_MODE
-from git_harn.store import ended
 from git_harn.text import one_line
 
 T = TypeVar("T")
@@ -448,6 +447,8 @@ def publish(repo: Repo, kind: Kind[Any], record_id: str, new: Oid | None, old: O
     if old is None and new is not None:
         mark_first(repo, kind)
     if not live and new is not None and kind.live.ended:
+        from git_harn.store import ended  # a write that ends a record: never on a listing's start-up
+
         ended.note(repo, kind.live.ended, [(record_id, new)])  # before the ref moves: see store/ended
     if listed != wanted or new is None:
         try:
@@ -487,6 +488,8 @@ def mark_first(repo: Repo, kind: Kind[Any]) -> None:
     if repo.ref_oid(kind.live.marker) is not None or repo.ref_ids([kind.namespace]):
         return
     if kind.live.ended:
+        from git_harn.store import ended
+
         ended.start_empty(repo, kind.live.ended)  # no record, none ended: nothing to rebuild
     with suppress(RaceLost):
         repo.update_refs([(kind.live.marker, index_marker(repo, kind.live), None)])
@@ -517,7 +520,9 @@ def index_edits(repo: Repo, kind: Kind[T], moves: Sequence[tuple[str, Oid]]) -> 
             edits.append((entry, tip if live else None, ANY))
         if not live:
             ends.append((record_id, tip))
-    if index.ended:
+    if index.ended and ends:
+        from git_harn.store import ended
+
         ended.note(repo, index.ended, ends)  # before the moves: see store/ended
     if moves:
         mark_first(repo, kind)

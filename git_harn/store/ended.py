@@ -41,8 +41,8 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 from contextlib import suppress
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from git_harn.errors import HarnError
 from git_harn.files import atomic_write, private_dir, read_regular_file
@@ -57,15 +57,13 @@ _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
-@dataclass(frozen=True)
-class Line:
+class Line(NamedTuple):
     when: int  # the record commit's time, seconds since the epoch
     record_id: str
     tip: str  # the commit, in hex
 
 
-@dataclass(frozen=True)
-class Hint:
+class Hint(NamedTuple):
     floor: int  # an ended record whose commit is newer than this has a line
     lines: dict[str, Line]  # record id -> its newest line
 

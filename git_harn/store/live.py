@@ -58,6 +58,7 @@ import heapq
 from collections.abc import Iterator
 from contextlib import suppress
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from git_harn.clock import epoch_of
 from git_harn.errors import GitFailure, HarnError, RaceLost
@@ -65,7 +66,7 @@ from git_harn.files import atomic_write
 from git_harn.git import ANY, Oid, Repo, to_oid
 from git_harn.git.repo import Unchecked
 from git_harn.notices import warn
-from git_harn.store import chain, ended
+from git_harn.store import chain
 from git_harn.store.ids import valid_run_id
 from git_harn.store.locks import live_run_locks
 from git_harn.store.runs import (
@@ -80,6 +81,9 @@ from git_harn.store.runs import (
     read_at,
     run_ref,
 )
+
+if TYPE_CHECKING:  # --last only loads it
+    from git_harn.store.ended import Hint, Rebuild
 
 
 def live_records(repo: Repo, listed: dict[str, str] | None = None) -> Iterator[Stored | Unreadable]:
@@ -125,6 +129,8 @@ def _record(repo: Repo, run_id: str, entry: Oid) -> Stored | Unreadable | None:
     except HarnError as exc:
         return Unreadable(run_ref(run_id), exc.message)
     if record.terminal:  # ended by a writer that keeps no index: noted for --last too
+        from git_harn.store import ended
+
         ended.note(repo, ENDED_HINT, [(run_id, tip)])
         _drop(repo, run_id, tip, entry)
         return None
@@ -222,6 +228,8 @@ def _newest_listed(repo: Repo, count: int) -> list[Stored | Unreadable]:
     ref is read, no longer always."""
     live = list(live_records(repo))
     seen = {_run_order(e) for e in live}
+    from git_harn.store import ended  # --last only: the listing of live runs never loads it
+
     hint = ended.read(repo, ENDED_HINT)
     if hint is not None:
         found = _newest_by_hint(repo, count, set(seen), hint)
@@ -233,7 +241,7 @@ def _newest_listed(repo: Repo, count: int) -> list[Stored | Unreadable]:
     return live + _newest_by_time(repo, count, len(live), seen, rebuild)
 
 
-def _newest_by_hint(repo: Repo, count: int, seen: set[str], hint: ended.Hint) -> list[Stored | Unreadable] | None:
+def _newest_by_hint(repo: Repo, count: int, seen: set[str], hint: Hint) -> list[Stored | Unreadable] | None:
     """The ``count`` newest ended records the hint's lines lead to, read
     from their refs, newest line first, until no line left can be newer than
     the ``count``-th found (a record's commit is made after its ``updatedAt``
@@ -266,7 +274,7 @@ def _newest_by_hint(repo: Repo, count: int, seen: set[str], hint: ended.Hint) ->
 
 
 def _newest_by_time(repo: Repo, count: int, live: int, seen: set[str],
-                    rebuild: ended.Rebuild | None) -> list[Stored | Unreadable]:
+                    rebuild: Rebuild | None) -> list[Stored | Unreadable]:
     """The ``count`` newest ended records, reading the newest record refs by
     their commits' time: a record whose commit is older than the
     ``count``-th newest ``updatedAt`` cannot be newer; where the refs first
@@ -294,13 +302,15 @@ def _newest_by_time(repo: Repo, count: int, live: int, seen: set[str],
     return others + newest
 
 
-def _by_time(repo: Repo, size: int | None, rebuild: ended.Rebuild | None) -> list[tuple[str, Oid, int]]:
+def _by_time(repo: Repo, size: int | None, rebuild: Rebuild | None) -> list[tuple[str, Oid, int]]:
     """The ``size`` newest record refs by time (None: all); with ``rebuild``,
     at least the hint's KEEP of them listed, and the hint written from them."""
     if rebuild is None:
         return repo.refs_by_time(RUNS.namespace, size)
-    wide = repo.refs_by_time(RUNS.namespace, None if size is None else max(size, ended.KEEP))
-    complete = size is None or len(wide) < max(size, ended.KEEP)
+    from git_harn.store.ended import KEEP
+
+    wide = repo.refs_by_time(RUNS.namespace, None if size is None else max(size, KEEP))
+    complete = size is None or len(wide) < max(size, KEEP)
     rebuild.finish([(name[len(RUNS_PREFIX):], str(tip), when) for name, tip, when in wide], complete)
     return wide if size is None else wide[:size]
 
