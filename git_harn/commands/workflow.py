@@ -523,9 +523,9 @@ def settle_cmd(workflow_id: str, as_json: bool) -> int:
 
     def view(item: SettleResult) -> Iterable[str]:
         for ws in item.workspaces:
-            landed = f", landed as {str(ws['landed'])[:12]}" if ws.get("landed") else ""
-            yield f"task {ws['taskId']} (run {ws['runId']}): {ws['action']}{landed}; {ws['state'] or '-'}" + (
-                f": {one_line(ws['reason'], 200)}" if ws.get("reason") else "")
+            landed = f", landed as {ws.landed[:12]}" if ws.landed else ""
+            yield f"task {ws.taskId} (run {ws.runId}): {ws.action}{landed}; {ws.state or '-'}" + (
+                f": {one_line(ws.reason, 200)}" if ws.reason else "")
         for group in item.groupsEnded:
             yield f"ended process group {group['pgid']}"
         for lock in item.locksRemoved:

@@ -85,7 +85,7 @@ from git_harn.store.procs import Group, end_groups, judgeable, pid_dead
 from git_harn.store.record import PRESERVED_DIRTY
 from git_harn.tasks.config import Stage
 from git_harn.tasks.roadmap import Task, task_branch, work_key
-from git_harn.text import one_line
+from git_harn.text import jsonable, one_line
 from git_harn.workflow.after import proposals as proposed
 from git_harn.workflow.after import remediation
 from git_harn.workflow.ledger import claims as claiming
@@ -109,6 +109,30 @@ BUSY = "busy"
 
 
 @dataclass
+class SettledWorkspace:
+    """What settling found and did of one task's workspace (the schema's ``settledWorkspace``)."""
+
+    taskId: str
+    runId: str
+    branch: str | None
+    landed: str | None = None  # the commit that shows the task landed
+    action: str = NOTHING
+    state: str | None = None  # its workspace's state after settling (store/record.py)
+    reason: str = ""
+    stage: str | None = None  # where the task stood when its runner died
+    branchTip: str | None = None  # where its branch is after settling (a survivor)
+    ahead: bool | None = None  # its branch holds committed work beyond the base
+
+    def document(self) -> dict[str, Any]:
+        """As the schema names it: what settling did not learn is left out."""
+        body: dict[str, Any] = jsonable(self)
+        return {key: value for key, value in body.items() if value is not None or key in _ALWAYS_SAID}
+
+
+_ALWAYS_SAID = ("branch", "landed", "state")  # null when not known, never left out
+
+
+@dataclass
 class SettleResult(Result):
     """``git harn workflow settle``: what was settled of one dead run."""
 
@@ -119,7 +143,7 @@ class SettleResult(Result):
     closed: bool = False
     groupsEnded: list[dict[str, Any]] = field(default_factory=list)
     locksRemoved: list[str] = field(default_factory=list)
-    workspaces: list[dict[str, Any]] = field(default_factory=list)
+    workspaces: list[SettledWorkspace] = field(default_factory=list)
     claimsReleased: list[str] = field(default_factory=list)
     checkoutsRemoved: list[str] = field(default_factory=list)
     proposals: list[dict[str, Any]] = field(default_factory=list)  # its remote's proposals, reconciled [F2]
@@ -127,10 +151,10 @@ class SettleResult(Result):
 
     @property
     def outcome(self) -> str:
-        return "settled" if all(w["action"] not in (BUSY, KEPT) for w in self.workspaces) else "needs-operator"
+        return "settled" if all(w.action not in (BUSY, KEPT) for w in self.workspaces) else "needs-operator"
 
     def document(self) -> dict[str, Any]:
-        return {**super().document(), "outcome": self.outcome}
+        return {**super().document(), "workspaces": [w.document() for w in self.workspaces], "outcome": self.outcome}
 
 
 # --- which runs may be settled ------------------------------------------------------
@@ -162,7 +186,7 @@ def settle_dead(repo: Repo, closer: str) -> list[dict[str, Any]]:
 
 def _brief(done: SettleResult) -> dict[str, Any]:
     return {"workflowId": done.workflowId, "closed": done.closed, "outcome": done.outcome,
-            "summary": done.summary, "workspaces": done.workspaces}
+            "summary": done.summary, "workspaces": [w.document() for w in done.workspaces]}
 
 
 def settle(repo: Repo, workflow_id: str) -> SettleResult:
@@ -377,33 +401,32 @@ def _clear_workspace_locks(repo: Repo, wid: str, path: Path) -> list[str]:
 
 
 def _settle_workspace(repo: Repo, run: record.RecordedRun, task: record.RecordedTask,
-                      base: Oid | None) -> dict[str, Any]:
-    entry: dict[str, Any] = {"taskId": task.task_id, "runId": task.run_id, "branch": task.branch,
-                             "landed": None, "action": NOTHING, "state": None, "reason": ""}
+                      base: Oid | None) -> SettledWorkspace:
+    entry = SettledWorkspace(task.task_id, task.run_id, task.branch)
     stage = (read_owner(run_lock_path(repo, task.run_id)) or {}).get("stage")
     if isinstance(stage, str):
-        entry["stage"] = stage  # where the task stood when its runner died
+        entry.stage = stage
     stored = runs.read(repo, task.run_id)
     if stored is None:
-        entry["reason"] = "no workspace was made"
+        entry.reason = "no workspace was made"
         return entry
-    entry["state"] = stored.record.state
+    entry.state = stored.record.state
     if stored.record.terminal:  # cleanup ran: only whether it landed is left to say
-        entry["landed"] = _landed(repo, base, task, repo.ref_oid(stored.record.branch_ref))
-        entry["reason"] = f"its workspace is {stored.record.state}"
+        entry.landed = _landed(repo, base, task, repo.ref_oid(stored.record.branch_ref))
+        entry.reason = f"its workspace is {stored.record.state}"
         return entry
     try:
         with hold_run(repo, task.run_id, f"workflow settle {run.workflow_id}"):
             _settle_held(repo, run, task, base, entry)
     except Busy as exc:
-        entry.update(action=BUSY, reason=one_line(exc.message, 500))
+        entry.action, entry.reason = BUSY, one_line(exc.message, 500)
     except HarnError as exc:  # another clone's, another host's, or git refused: kept as it is
-        entry.update(action=KEPT, reason=one_line(exc.message, 500))
+        entry.action, entry.reason = KEPT, one_line(exc.message, 500)
     return entry
 
 
 def _settle_held(repo: Repo, run: record.RecordedRun, task: record.RecordedTask, base: Oid | None,
-                 entry: dict[str, Any]) -> None:
+                 entry: SettledWorkspace) -> None:
     """Under the run lock: land-or-survive, then cleanup's verdict."""
     stored = runs.read(repo, task.run_id)
     assert stored is not None
@@ -416,7 +439,7 @@ def _settle_held(repo: Repo, run: record.RecordedRun, task: record.RecordedTask,
     tip = repo.ref_oid(rec.branch_ref)
     head = head_of(path) if here else None
     landed = _landed(repo, base, task, tip or head)
-    entry["landed"] = landed
+    entry.landed = landed
     if landed is not None:
         _keep_landed(repo, run, task, tip or head)
     elif base is not None:
@@ -430,11 +453,11 @@ def _settle_held(repo: Repo, run: record.RecordedRun, task: record.RecordedTask,
         reattach(path, rec.branch)
     done = cleanup_locked(repo, task.run_id)
     after = repo.ref_oid(rec.branch_ref)
-    entry.update(state=done.state, reason=one_line(done.reason, 300),
-                 action=RELEASED_LANDED if landed is not None else (SURVIVOR if after is not None else NOTHING))
+    entry.state, entry.reason = done.state, one_line(done.reason, 300)
+    entry.action = RELEASED_LANDED if landed is not None else (SURVIVOR if after is not None else NOTHING)
     if after is not None:
-        entry["branchTip"] = str(after)
-        entry["ahead"] = base is not None and ahead(repo, after, base) > 0
+        entry.branchTip = str(after)
+        entry.ahead = base is not None and ahead(repo, after, base) > 0
 
 
 def _landed(repo: Repo, base: Oid | None, task: record.RecordedTask, tip: Oid | None) -> str | None:
@@ -494,7 +517,7 @@ def _close(repo: Repo, stored: record.Stored, settled: SettleResult, base: Oid |
     """Append the closing event to the dead runner's record (never a rewrite):
     the run ends ``interrupted``, each task it left says what became of it."""
     result = record.load_result(stored.body)
-    found = {w["runId"]: w for w in settled.workspaces}
+    found = {w.runId: w for w in settled.workspaces}
     left = [t for t in result.tasks if not State.of(t).terminal]
     _fold_stage_times(repo, result.workflowId, left)
     where = state.Where(result.remote, result.base, ("--remote", result.remote, "--base", result.base))
@@ -549,36 +572,36 @@ def _fold_stage_times(repo: Repo, workflow_id: str, left: list[TaskResult]) -> N
                 span.update(finishedAt=precise_iso(max(alive_at, begun or alive_at)), outcome="interrupted")
 
 
-def ended_by_death(task: TaskResult, settled: dict[str, Any] | None, where: state.Where) -> None:
+def ended_by_death(task: TaskResult, settled: SettledWorkspace | None, where: state.Where) -> None:
     """The end of a task its runner left running: done if it had landed, else
     interrupted where it stood, with the next step the facts now give."""
-    found = settled or {}
-    stage = found.get("stage") or task.stage
-    landed = found.get("landed")
+    found = settled or SettledWorkspace(task.taskId, task.runId or "", task.branch)  # nothing was settled
+    stage = found.stage or task.stage
+    landed = found.landed
     if landed:
         ending = state.Ending(State.DONE, Stage.DONE, f"landed on {where.remote}/{where.base} as {str(landed)[:12]}; "
                               "the runner died before it recorded it (settled)")
     else:
         ending = state.Ending(State.INTERRUPTED, stage, f"the runner died during {stage or 'its start'}; "
-                              + (found.get("reason") or "nothing was settled"), state.INTERRUPTED_FAULT)
+                              + (found.reason or "nothing was settled"), state.INTERRUPTED_FAULT)
     if settled is not None:
-        task.workspace = {"state": settled.get("state"), "reason": settled.get("reason"), "settled": True}
+        task.workspace = {"state": settled.state, "reason": settled.reason, "settled": True}
     task.finishedAt = task.finishedAt or now_iso()
     state.end(task, ending, _facts(task, found), where)
 
 
-def _facts(task: TaskResult, settled: dict[str, Any]) -> state.Facts:
+def _facts(task: TaskResult, settled: SettledWorkspace) -> state.Facts:
     """What is true of a settled task's branch now, for its next step."""
     return state.Facts(task_id=task.taskId, key=task.key, branch=task.branch,
-                       branch_exists=bool(settled.get("branchTip")), ahead=bool(settled.get("ahead")),
-                       landed=bool(settled.get("landed")), workspace=settled.get("state"), run_id=task.runId,
-                       dirty=settled.get("state") == PRESERVED_DIRTY)
+                       branch_exists=bool(settled.branchTip), ahead=bool(settled.ahead),
+                       landed=bool(settled.landed), workspace=settled.state, run_id=task.runId,
+                       dirty=settled.state == PRESERVED_DIRTY)
 
 
 def _summary(result: SettleResult) -> str:
     counts: dict[str, int] = {}
     for ws in result.workspaces:
-        counts[ws["action"]] = counts.get(ws["action"], 0) + 1
+        counts[ws.action] = counts.get(ws.action, 0) + 1
     parts = [f"{n} {action}" for action, n in sorted(counts.items())]
     head = f"workflow {result.workflowId}: " + ("record closed" if result.closed else "record already ended")
     return (f"{head}; {len(result.workspaces)} workspace(s)" + (f" ({', '.join(parts)})" if parts else "")
