@@ -406,8 +406,9 @@ def test_a_big_transaction_reaches_the_chained_hook_and_the_guard_whole(repo: Pa
 def test_deleting_a_kept_branch_of_an_ended_run_starts_no_git_harn(repo: Path, tmp_path: Path) -> None:
     """A `harnery/ws/<id>` branch whose run ended (no live index entry) and
     whose commits another work ref reaches goes with no Python started in
-    any of the hook's four calls (issue 45 item 15: 190 ms each); one with a
-    commit of its own still reaches the guard, which refuses it [H1] [P1]."""
+    any of the hook's four calls (issue 45 item 15: 190 ms each), and walks
+    its history once; one with a commit of its own still reaches the guard,
+    which refuses it [H1] [P1]."""
     for run_id in ("r1", "r2", "r3"):
         assert harn(repo, "start", run_id).code == 0
         assert harn(repo, "cleanup", run_id, "--yes").code == 0
@@ -422,6 +423,8 @@ def test_deleting_a_kept_branch_of_an_ended_run_starts_no_git_harn(repo: Path, t
     assert ref(repo, "refs/heads/harnery/ws/r1") is None
     assert not called.exists()
     assert trace.read_text().count("run_command: ") >= 4  # the hook ran, in both transactions, both phases
+    # the reachability walk once: the second transaction finds the branch gone already
+    assert trace.read_text().count("built-in: git rev-list") == 1
     assert git_run(repo, "update-ref", "-d", "refs/heads/harnery/ws/r2", env=spy).returncode == 0
     assert not called.exists()
 
