@@ -350,17 +350,17 @@ class Liveness:
         """None for a record that ended; else live, gone, stale or unknown."""
         if body.get("outcome") != IN_PROGRESS:
             return None
-        runner = body.get("runner")
-        if not isinstance(runner, dict):
+        runner = Runner.of(body.get("runner"))
+        if runner is None:
             return UNKNOWN  # written before records named their runner
         held = self.leases.get(str(body.get("workflowId")))
         if held is not None:
             return GONE if held.dead() else LIVE
-        if pid_dead(runner.get("pid"), runner.get("start"), runner.get("host"), self.here):
+        if pid_dead(runner.pid, runner.start, runner.host, self.here):
             return GONE
-        if judgeable(runner.get("host"), self.here):
+        if judgeable(runner.host, self.here):
             return LIVE
-        beat = epoch_of(runner.get("heartbeatAt"))
+        beat = epoch_of(runner.heartbeat_at)
         return STALE if beat is None or time.time() - beat > self.stale_after else LIVE
 
 
