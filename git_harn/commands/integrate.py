@@ -33,16 +33,18 @@ from git_harn.text import printable_path
               "(default: what the remote's URL says; none: the landing branch alone).")
 @click.option("--forge-url", metavar="URL", help="With --land pull-request: where the forge's API is, when the "
               "remote's URL does not say.")
+@click.option("--auto-merge", is_flag=True, help="With --land pull-request: ask the forge to merge the request "
+              "once its checks pass, where the repository allows it.")
 @json_option
 def integrate(task_branches: tuple[str, ...], base: str | None, remote: str | None, task_id: str | None,
               max_attempts: int, resume_after_crash: bool, land: str, forge: str | None, forge_url: str | None,
-              as_json: bool) -> int:
+              auto_merge: bool, as_json: bool) -> int:
     """Squash each TASK_BRANCH onto REMOTE/BASE in turn, tick its roadmap task, push.
 
     Several branches land in the order given; the first that does not land
     stops the rest."""
     requests = [Request(branch, base, remote, task_id, max_attempts, resume_after_crash, land=LandMode(land),
-                        forge=forge, forge_url=forge_url)
+                        forge=forge, forge_url=forge_url, auto_merge=auto_merge)
                 for branch in task_branches]
     result = integrate_branches(repository(), requests)
     if isinstance(result, BatchResult):

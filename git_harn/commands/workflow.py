@@ -86,6 +86,9 @@ def workflow() -> None:
 @click.option("--land", type=click.Choice([m.value for m in LandMode]), default=None,
               help="Push each judged squash onto the base, or propose it as a pull request from "
               "harnery/land/<id> (default: workflow.land, else push).")
+@click.option("--auto-merge/--no-auto-merge", "auto_merge", default=None,
+              help="With --land pull-request: ask the forge to merge each request once its checks pass, where "
+              "the repository allows it (default: workflow.autoMerge, off).")
 @json_option
 def run(base: str | None, remote: str | None, max_tasks: int | None, parallel: int | None,
         dry_run: bool, claims: bool | None, claim_heartbeat: float | None, claim_stale_after: float | None,
@@ -93,6 +96,7 @@ def run(base: str | None, remote: str | None, max_tasks: int | None, parallel: i
         max_recovery_candidates: int | None, idle_timeout: float | None, stage_attempts: int | None,
         schema_retries: int | None, assess_partial_branches: bool | None, wait_for_provider: str | None,
         sandbox: str | None, max_cost_usd: float | None, hard_limit: bool, notify: str | None, land: str | None,
+        auto_merge: bool | None,
         as_json: bool) -> int:
     """Select unblocked roadmap tasks on REMOTE/BASE and drive each to integration."""
     result = run_workflow(repository(), Options(base, remote, max_tasks, parallel, dry_run, as_json,
@@ -106,7 +110,7 @@ def run(base: str | None, remote: str | None, max_tasks: int | None, parallel: i
                                                 assess_partial_branches=assess_partial_branches,
                                                 wait_for_provider=wait_for_provider, sandbox=sandbox,
                                                 max_cost_usd=max_cost_usd, hard_limit=hard_limit,
-                                                notify=notify, land=land))
+                                                notify=notify, land=land, auto_merge=auto_merge))
     return show(result, as_json, _view)
 
 

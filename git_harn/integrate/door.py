@@ -39,6 +39,7 @@ class Opened:
     forge: str
     url: str | None
     number: int | None
+    auto_merge: dict[str, object] | None = None  # what the forge said to auto-merge: {enabled, words}
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,7 @@ class Where:
     remote: str
     forge: str | None = None
     forge_url: str | None = None
+    auto_merge: bool = False  # ask the forge to merge the request once its checks pass
 
 
 def forge_of(repo: Repo, where: Where) -> Forge | None:
@@ -116,8 +118,10 @@ def open_request(repo: Repo, where: Where, key: str, base: str, squash: Oid, pre
         failpoint("propose-after-push")
         return Opened(PLAIN, None, None)
     task_id, addendum = _task_of(key)
-    made = propose(repo, forge, remote, base, task_id, squash, title, body, addendum=addendum, previous=previous)
-    return Opened(made.forge, made.url, made.number)
+    made = propose(repo, forge, remote, base, task_id, squash, title, body, addendum=addendum, previous=previous,
+                   auto_merge=where.auto_merge)
+    auto = {"enabled": made.auto_merge.enabled, "words": made.auto_merge.words} if made.auto_merge else None
+    return Opened(made.forge, made.url, made.number, auto)
 
 
 def request_state(repo: Repo, where: Where, key: str, forge: str, number: int | None, url: str | None = None,

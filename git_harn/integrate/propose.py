@@ -64,7 +64,7 @@ def _record_squash(repo: Repo, target: Target, key: str, base: Oid, commit: Oid,
     body_doc = {"key": key, "taskId": target.task_id, "addendum": target.addendum, "state": proposals.PROPOSING,
                 "remote": target.remote, "base": target.base, "branch": target.branch,
                 "landingBranch": door.landing_branch(key), "forge": None, "url": None, "number": None,
-                "forgeName": target.forge, "forgeUrl": target.forge_url,
+                "forgeName": target.forge, "forgeUrl": target.forge_url, "autoMerge": target.auto_merge,
                 "head": str(commit), "judged": str(target.judged), "tip": str(tip), "baseOid": str(base),
                 "title": title, "body": body, "words": "", **run}
     return proposals.write(repo, body_doc, proposals.PROPOSING, f"squash {str(commit)[:12]} of {target.branch}")
@@ -83,7 +83,7 @@ def finish(repo: Repo, record: dict[str, Any]) -> dict[str, Any]:
     if record["state"] == proposals.OPEN:
         return record  # pushed and opened: asking again would only find it
     key, head, remote = str(record["key"]), to_oid(str(record["head"])), str(record["remote"])
-    where = door.Where(remote, record.get("forgeName"), record.get("forgeUrl"))
+    where = door.Where(remote, record.get("forgeName"), record.get("forgeUrl"), bool(record.get("autoMerge")))
     opened = door.open_request(repo, where, key, str(record["base"]), head, door.remote_landing(repo, remote, key),
                                str(record["title"]), str(record["body"]))
     failpoint("propose-after-open")
@@ -91,7 +91,8 @@ def finish(repo: Repo, record: dict[str, Any]) -> dict[str, Any]:
     return proposals.write(repo, dict(record, state=proposals.OPEN, forge=opened.forge,
                                       url=opened.url or record.get("url"),
                                       number=opened.number or record.get("number"),
-                                      openedAt=record.get("openedAt") or now_iso()),
+                                      openedAt=record.get("openedAt") or now_iso(),
+                                      autoMerged=opened.auto_merge),
                            proposals.OPEN, f"{opened.url or door.landing_branch(key)}")
 
 
@@ -109,7 +110,8 @@ def proposed_report(target: Target, record: dict[str, Any]) -> IntegrationReport
 def proposal_of(record: dict[str, Any]) -> dict[str, Any]:
     """What a task's result and report say of its request."""
     return {"forge": record.get("forge") or door.PLAIN, "url": record.get("url"), "number": record.get("number"),
-            "head": record["head"], "branch": record["landingBranch"], "state": record["state"]}
+            "head": record["head"], "branch": record["landingBranch"], "state": record["state"],
+            "autoMerge": record.get("autoMerged")}
 
 
 def request_text(repo: Repo, target: Target, commit: Oid, task: Task) -> tuple[str, str]:

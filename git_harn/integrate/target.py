@@ -27,6 +27,7 @@ class Request:
     body: str = ""  # what the request says beside the squash's message (the workflow's evidence)
     forge: str | None = None  # github | gitlab | gitea (None: the remote's URL says, or it is no forge)
     forge_url: str | None = None  # where the forge's API is, when the remote's URL does not say
+    auto_merge: bool = False  # ask the forge to merge the request once its checks pass
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,7 @@ class Target:
     body: str = ""
     forge: str | None = None
     forge_url: str | None = None
+    auto_merge: bool = False
 
     @property
     def branch_ref(self) -> str:
@@ -107,4 +109,4 @@ def resolve_target(repo: Repo, request: Request) -> Target:
         raise BadInput("--max-attempts must be at least 1")
     return Target(branch, base, remote, task_id, addendum, roadmap_file(repo), request.max_attempts,
                   request.judged if request.judged is not None else tip, request.land, request.body,
-                  request.forge, request.forge_url)
+                  request.forge, request.forge_url, request.auto_merge)

@@ -152,7 +152,7 @@ _WORKFLOW_KEYS = ("base", "remote", "maxTasks", "parallel", "stageTimeout", "rev
                   "resumePartialBranches", "resumeMode", "maxRecoveryCandidates", "idleTimeout",
                   "stageAttempts", "schemaRetries", "assessPartialBranches",
                   "sandbox", "gateNetwork", "stageDiskLimit", "stageProcessLimit", "maxCostUsd", "land",
-                  "forge", "forgeUrl")
+                  "forge", "forgeUrl", "autoMerge")
 _AGENT_KEYS = ("command", "timeout", "stdin", "commands", "adapter", "args", "model", "maxTurns", "maxBudgetUsd",
                "idleTimeout", "env", "adapterChecks", "writable")
 _PREFLIGHT_ONLY = ("commands", "adapterChecks")
@@ -255,6 +255,7 @@ class WorkflowSettings:
     land: LandMode | None = None  # push | pull-request [F1]
     forge: str | None = None  # github | gitlab | gitea (forgejo): the remote's forge, when its URL does not say
     forgeUrl: str | None = None  # where the forge's API is (GitHub Enterprise, a forge behind another name)
+    autoMerge: bool | None = None  # ask the forge to merge each request once its checks pass
 
 
 def _bad(where: str, key: str, must: str) -> BadInput:
@@ -442,6 +443,10 @@ def workflow_settings(config: dict[str, Any], where: str) -> WorkflowSettings:
     values.update(_claim_settings(table, where))
     if "land" in table:
         values["land"] = LandMode.parse(table["land"], f"{where}: setting workflow.land")
+    if "autoMerge" in table:
+        if not isinstance(table["autoMerge"], bool):
+            raise _bad(where, "workflow.autoMerge", f"must be true or false, not {table['autoMerge']!r}")
+        values["autoMerge"] = table["autoMerge"]
     for key in ("forge", "forgeUrl"):  # which forge, checked where it is chosen (forge/choose)
         if key in table:
             if not isinstance(table[key], str) or not table[key].strip() or "\n" in table[key]:

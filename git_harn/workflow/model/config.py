@@ -73,6 +73,7 @@ class Options:
     hard_limit: bool = False  # --hard-limit: the crossing stops the stages still running too
     notify: str | None = None  # --notify: the notifier's command line (run/notify.py), over harn.notify
     land: str | None = None  # --land push|pull-request [F1]
+    auto_merge: bool | None = None  # --auto-merge / --no-auto-merge
 
 
 @dataclass
@@ -103,6 +104,7 @@ class Effective:
     land: LandMode = LandMode.PUSH  # how a judged squash reaches the base [F1]
     forge: str | None = None  # workflow.forge: which forge the remote is on (None: its URL says, or none)
     forgeUrl: str | None = None  # workflow.forgeUrl: where that forge's API is
+    autoMerge: bool = False  # ask the forge to merge each request once its checks pass (where it allows)
 
     @property
     def upstream(self) -> str:
@@ -122,7 +124,7 @@ class Effective:
                 "stageAttempts": self.stageAttempts, "schemaRetries": self.schemaRetries,
                 "assessPartialBranches": self.assessPartialBranches, "sandbox": self.sandbox.shown(),
                 "maxCostUsd": self.maxCostUsd, "hardLimit": self.hardLimit, "land": self.land.value,
-                "forge": self.forge, "forgeUrl": self.forgeUrl}
+                "forge": self.forge, "forgeUrl": self.forgeUrl, "autoMerge": self.autoMerge}
 
 
 def _check_flags(options: Options) -> None:
@@ -221,6 +223,7 @@ def load(repo: Repo, options: Options) -> Effective:
         schemaRetries=_first(options.schema_retries, settings.schemaRetries, DEFAULT_SCHEMA_RETRIES),
         assessPartialBranches=_first(options.assess_partial_branches, settings.assessPartialBranches, True),
         land=land, forge=settings.forge, forgeUrl=settings.forgeUrl,
+        autoMerge=_first(options.auto_merge, settings.autoMerge, False),
         sandbox=policy_of(repo, Asked(options.sandbox, settings.sandbox, settings.gateNetwork,
                                       settings.stageDiskLimit, settings.stageProcessLimit)),
         maxCostUsd=max_cost, hardLimit=options.hard_limit, prices=dict(settings.prices),

@@ -37,13 +37,13 @@ def integration_turn() -> Iterator[None]:
 def integrate_builtin(repo: Repo, branch: str, base: str, remote: str, task_id: str, judged: Oid,
                       land: LandMode = LandMode.PUSH, body: str = "",
                       run: dict[str, str] | None = None, forge: tuple[str | None, str | None] = (None, None),
-                      ) -> dict[str, Any]:
+                      auto_merge: bool = False) -> dict[str, Any]:
     """The builtin integrate of ``judged`` on ``branch``, in this task's turn,
     as its JSON report; Moved when the branch no longer holds it [T4]. In
     pull-request mode it is proposed instead, ``body`` in its request [F1]."""
     with integration_turn():
         report = integrate(repo, Request(branch, base, remote, task_id, judged=judged, land=land, body=body,
-                                         forge=forge[0], forge_url=forge[1]), run)
+                                         forge=forge[0], forge_url=forge[1], auto_merge=auto_merge), run)
     document: dict[str, Any] = jsonable(report)
     return document
 

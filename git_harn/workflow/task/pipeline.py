@@ -640,7 +640,7 @@ class TaskPath:
             report = integrate_builtin(self.repo, ctx.branch, eff.base, eff.remote, ctx.task_id, judged, eff.land,
                                        self._request_body(), {"workflowId": self.job.workflow_id,
                                                               "runId": str(self.tr.runId)},
-                                       (eff.forge, eff.forgeUrl))
+                                       (eff.forge, eff.forgeUrl), eff.autoMerge)
         except Moved as moved:
             raise self._moved(judged, moved.found, Stage.INTEGRATE, "the gates and reviewers judged") from None
         finally:

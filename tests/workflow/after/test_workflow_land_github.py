@@ -114,3 +114,13 @@ def test_one_pull_request_per_task_and_the_forge_s_word_read_back(world: tuple[W
     written = _everything_written(wf) + page.read_bytes() + listed.out.encode() + shown.out.encode()
     assert TOKEN.encode() not in written  # [T5]
     assert b"harnery/land/1.1" in written  # what was searched holds what the runs wrote
+
+
+def test_auto_merge_asks_the_forge_to_merge_each_request_once_its_checks_pass(
+        world: tuple[WF, FakeGitHub]) -> None:
+    wf, server = world
+    done = wf.run("--json", "--auto-merge", env={"GH_TOKEN": TOKEN})
+    assert done.code == 0, done.err
+    tasks = done.json()["tasks"]
+    assert tasks and all(t["proposal"]["autoMerge"]["enabled"] for t in tasks), tasks
+    assert all(p["auto_merge"] is not None for p in server.pulls)
