@@ -374,7 +374,7 @@ def test_ended_records_are_read_once_then_known_by_their_tip(tmp_path: Path) -> 
         assert harn(repo, "cleanup", run_id, "--yes").code == 0
     _start(repo, "live1")
     cache = repo / ".git" / "harnery" / "cache" / "ended-run-tips"
-    cache.parent.mkdir(parents=True)
+    cache.parent.mkdir(parents=True, exist_ok=True)  # other caches may live there already
     cache.write_text("not the header\n" + "0" * 40 + "\n")  # garbage: ignored, written afresh
     assert _doctor(repo)[1]["records"] == {"live": 1, "ended": 2, "unreadable": 0}
     tips = {ref(repo, f"refs/harnery/runs/{r}") for r in ("e1", "e2")}
