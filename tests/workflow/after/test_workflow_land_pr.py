@@ -312,3 +312,16 @@ def test_an_addendum_is_proposed_from_its_own_landing_branch_and_reconciled(tmp_
     third = _run(wf)
     assert [(p["key"], p["became"]) for p in third["proposals"]] == [("1.1-addendum-1", "done")]
     assert "  - [x] addendum 1: follow up" in wf.remote_file("docs/roadmap.md")
+
+
+def test_the_notifier_is_told_each_proposal_with_its_request(tmp_path: Path) -> None:
+    from tests.workflow.run.test_workflow_notify import notifier, told
+
+    command, out = notifier(tmp_path)
+    wf = setup(tmp_path, roadmap="# R\n\n- [ ] 1.1 First\n")
+    done = wf.run("--land", "pull-request", "--json", "--notify", command)
+    assert done.code == 0, done.err
+    events = [seen["event"] for seen in told(out, 2)]
+    proposed = [e for e in events if e["event"] == "task-needs-person"]
+    assert [(e["reason"], e["taskId"]) for e in proposed] == [("proposed", "1.1")]
+    assert "harnery/land/1.1" in proposed[0]["what"]  # where the request is
