@@ -237,7 +237,9 @@ def collect_status(repo: Repo, run_id: str | None = None, include_terminal: bool
         records.append(fresh)
     if run_id is None and not include_terminal and last is None:
         records = [r for r in records if not r.terminal or r.runId in settled_now]
-    live = [Path(r.path) for r in records if not r.terminal and presence(repo, r) == HERE]
+    # Where each live workspace is, judged once (it reads the folder's git files).
+    where = {r.runId: presence(repo, r) for r in records if not r.terminal}
+    live = [Path(r.path) for r in records if not r.terminal and where[r.runId] == HERE]
     # A folder that is no longer the linked worktree git-harn made gets no git
     # run in it: it would read another repository, or the enclosing one.
     broken: dict[Path, list[DirtyPath] | str] = {
@@ -246,7 +248,7 @@ def collect_status(repo: Repo, run_id: str | None = None, include_terminal: bool
     dirty = dirty_paths_many([path for path in live if path not in broken])
     remember(repo, {r.runId: found for r in records if isinstance(found := dirty.get(Path(r.path)), list)})
     dirty.update(broken)
-    rows = [_row(repo, r, dirty.get(Path(r.path)), limit) for r in records]
+    rows = [_row(repo, r, dirty.get(Path(r.path)), limit, where.get(r.runId)) for r in records]
     noticed = len(errors) + sum(_doctor_would_report(r, row) for r, row in zip(records, rows, strict=True))
     if run_id is None or any(r.terminal for r in records):
         listed = {row.runId: row for row in rows}
@@ -273,8 +275,9 @@ def _doctor_would_report(record: RunRecord, row: WorkspaceStatus) -> bool:
 
 
 def _row(repo: Repo, record: RunRecord, dirty: list[DirtyPath] | str | None,
-         limit: int) -> WorkspaceStatus:
-    where = presence(repo, record) if not record.terminal else "none"
+         limit: int, found: str | None = None) -> WorkspaceStatus:
+    """``found``: the record's presence, if the caller judged it already."""
+    where = (found or presence(repo, record)) if not record.terminal else "none"
     row = WorkspaceStatus(
         runId=record.runId, workspaceId=record.workspaceId, state=record.state,
         attempts=record.attempts, branch=record.branch, path=record.path, host=record.host,
