@@ -659,10 +659,27 @@ class TaskPath:
         rebased = report.get("rebasedTip")
         return to_oid(rebased) if rebased else None
 
+    def _plan_summary(self) -> str:
+        """The first paragraph of the ExecPlan as the judged commit has it (no
+        heading, no status line), one bounded line: untrusted text, shown."""
+        raw = (self.repo.read_file(self.judged, self.ctx.plan_path, limit=65536, regular_only=True, whole=False)
+               if self.judged is not None else None)
+        if raw is None:
+            return ""
+        for block in raw.decode("utf-8", "replace").split("\n\n"):
+            text = " ".join(line for line in block.splitlines()
+                            if line.strip() and not line.startswith("#") and not line.startswith("Status:"))
+            if text.strip():
+                return one_line(text, 500)
+        return ""
+
     def _request_body(self) -> str:
         """What the request says beside the squash's message: the evidence the
         run judged it by (gates, both reviews' verdicts, the run) [F1]."""
         lines = [f"Proposed by git-harn workflow {self.job.workflow_id} (run {self.tr.runId})."]
+        summary = self._plan_summary()
+        if summary:
+            lines.append(f"ExecPlan ({self.ctx.plan_path}): {summary}")
         gates = self.tr.gates or {}
         if gates:
             lines.append(f"Gates: {'passed' if gates.get('passed') else 'failed'} on {str(gates.get('commit'))[:12]} "

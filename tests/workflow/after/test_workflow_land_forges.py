@@ -70,6 +70,11 @@ def test_one_request_per_task_on_the_forge_and_the_next_run_reconciles_the_merge
     assert task["proposal"]["forge"] == kind
     assert git(wf.remote, "rev-parse", "main") == before  # nothing landed by itself
     assert git(wf.remote, "rev-parse", _head_ref(kind, request)) == task["proposal"]["head"]
+    described = request["description"]  # made from the task: its plan, the gates, both verdicts, the run
+    for words in ("ExecPlan (docs/execplans/1.1.md): - [ ] step", "Gates: passed", "Review 1: approve",
+                  "Review 2: approve", task["runId"]):
+        assert words in described, described
+    assert request["title"] == "First"
 
     held = _run(wf)
     assert held["tasks"] == [] and len(requests_of(wf.remote)) == 1  # no second request
