@@ -115,3 +115,43 @@ def test_a_rebuilt_proposal_updates_the_same_request_on_the_forge(tmp_path: Path
     assert len(after) == 2  # the same request, updated
     two = next(r for r in after if (r.get("source") or r.get("topic")).endswith("1.2"))
     assert two["sha"] == seen["1.2"]["head"]
+
+
+@pytest.mark.parametrize("kind", ["gitlab", "gitea"])
+def test_with_a_token_a_request_closed_on_the_forge_ends_refused_with_its_branch_kept(tmp_path: Path,
+                                                                                      kind: str) -> None:
+    from tests.kit.local_forges import OWNER, REPO, FakeRest
+
+    token = "glpat-landprClosed" if kind == "gitlab" else "gitea-landprClosed"
+    placeholder = setup(tmp_path / "seed-world", roadmap="# R\n\n- [ ] 1.1 First\n")
+    bare = tmp_path / "forge" / OWNER / f"{REPO}.git"
+    bare.parent.mkdir(parents=True)
+    git(tmp_path, "clone", "-q", "--bare", str(placeholder.remote), str(bare))
+    git(bare, "config", "receive.advertisePushOptions", "true")
+    for name, text in zip(("pre-receive", "post-receive"), HOOKS[kind], strict=True):
+        (bare / "hooks" / name).write_text(text)
+        (bare / "hooks" / name).chmod(0o755)
+    server = FakeRest(bare, kind, token)
+    try:
+        other = tmp_path / "configure"
+        git(tmp_path, "clone", "-q", str(bare), str(other))
+        workflow = f'stageTimeout = 30\nland = "pull-request"\nforge = "{kind}"\nforgeUrl = "{server.root}"\n'
+        (other / ".harn" / "workflow.toml").write_text(config_text(placeholder.agents, workflow=workflow))
+        git(other, "commit", "-q", "-am", "land by request")
+        git(other, "push", "-q", "origin", "main")
+        git(placeholder.work, "remote", "set-url", "origin", str(bare))
+        wf = WF(tmp_path, bare, placeholder.work, placeholder.agents)
+        env = {**NO_TOKENS, "GITLAB_TOKEN" if kind == "gitlab" else "GITEA_TOKEN": token,
+               "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"}
+        first = wf.run("--json", env=env)
+        assert first.code == 0, first.err
+        assert [t["status"] for t in first.json()["tasks"]] == ["proposed"]
+        server.update(1, state="closed")  # closed on the forge, unmerged
+        second = wf.run("--json", env=env)
+        assert second.code == 0, second.err
+        [seen] = second.json()["proposals"]
+        assert (seen["became"], seen["state"]) == ("refused", "closed"), seen
+        assert git(wf.work, "rev-parse", "-q", "--verify", "roadmap-1.1", check=False)  # a survivor
+        assert {s["taskId"]: s["reason"] for s in second.json()["skipped"]} == {"1.1": "surviving-branch"}
+    finally:
+        server.close()
