@@ -187,8 +187,9 @@ def _moved_base(repo: Repo, record: dict[str, Any], base_oid: Oid) -> Seen:
     words = (f"{record['landingBranch']} no longer merges onto {record['remote']}/{record['base']} "
              f"({str(base_oid)[:12]}): it conflicts in {shown}; resolve it on the request, or close it and "
              f"discard the task")
-    record = proposals.write(repo, dict(record, state=proposals.CONFLICT, words=words, conflictPaths=rebuilt),
-                             proposals.CONFLICT, words)
+    if record["state"] != proposals.CONFLICT or record.get("conflictPaths") != rebuilt:  # once per conflict
+        record = proposals.write(repo, dict(record, state=proposals.CONFLICT, words=words, conflictPaths=rebuilt),
+                                 proposals.CONFLICT, words)
     return Seen(record, HALTED, words)
 
 

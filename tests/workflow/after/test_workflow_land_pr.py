@@ -180,8 +180,10 @@ def test_a_proposal_that_conflicts_with_the_moved_base_halts_naming_the_conflict
     [seen] = second["proposals"]
     assert seen["became"] == "halted" and seen["state"] == "conflict" and "work-1.1.txt" in seen["how"]
     assert second["tasks"] == [] and "work-1.1.txt" in {s["taskId"]: s["detail"] for s in second["skipped"]}["1.1"]
+    events = git(wf.work, "rev-list", "--count", "refs/harnery/proposals/1.1")
     third = _run(wf)  # still held, never started again
     assert third["tasks"] == [] and third["proposals"][0]["became"] == "halted"
+    assert git(wf.work, "rev-list", "--count", "refs/harnery/proposals/1.1") == events  # recorded once
 
 
 def test_list_and_show_name_each_proposal_with_its_request_and_state(tmp_path: Path) -> None:
