@@ -44,10 +44,12 @@ class Opened:
 
 @dataclass(frozen=True)
 class Reading:
-    """A request's state as the forge tells it, and its words for a close."""
+    """A request's state as the forge tells it, its words for a close, and
+    the head commit it says the request has (None: it did not say)."""
 
     state: str
     words: str = ""
+    head: Oid | None = None
 
 
 def landing_branch(key: str) -> str:
@@ -131,7 +133,7 @@ def request_state(repo: Repo, where: Where, key: str, forge: str, number: int | 
     found = forge_of(repo, where) if forge != PLAIN else None
     if found is not None and head is not None:
         read = found.read(Proposal(forge, url, number, head, landing_branch(key), base))
-        return Reading(read.state.value, read.words)
+        return Reading(read.state.value, read.words, read.head)
     if remote_landing(repo, remote, key) is None:
         return Reading(CLOSED, f"{landing_branch(key)} was deleted from {remote}")
     return Reading(UNKNOWN)

@@ -85,6 +85,9 @@ def _one(repo: Repo, record: dict[str, Any], base_oid: Oid) -> Seen:
         reading = door.request_state(repo, where, str(record["key"]), str(record.get("forge")),
                                      record.get("number"), record.get("url"), to_oid(str(record["head"])),
                                      str(record["base"]))
+        other = _other_head(record, reading)
+        if other:
+            return Seen(record, HALTED, other)
         merged = "the forge" if reading.state == door.MERGED else merged_by_content(repo, record, base_oid)
         if merged:
             return _merged(repo, record, merged)
@@ -96,6 +99,21 @@ def _one(repo: Repo, record: dict[str, Any], base_oid: Oid) -> Seen:
     except HarnError as exc:  # the forge or the remote could not be asked: held, and said why
         return Seen(record, HELD, one_line(exc.message, 300))
     return Seen(record, HELD)
+
+
+def _other_head(record: dict[str, Any], reading: door.Reading) -> str:
+    """Why a request the forge says is open or merged is not the proposal
+    ("": it is): its head is not the judged squash git-harn pushed, so
+    someone else moved the landing branch and what it proposes (or what was
+    merged) was never judged. Not done, never counted as landed, held for a
+    person [T4] [F2]."""
+    head = str(record["head"])
+    if reading.head is None or str(reading.head) == head or reading.state not in (door.OPEN, door.MERGED):
+        return ""
+    return (f"the forge says request {record.get('url') or record['landingBranch']} is {reading.state} with head "
+            f"{str(reading.head)[:12]}, not the judged squash {head[:12]}: someone else moved "
+            f"{record['landingBranch']} on {record['remote']}; what it holds was never judged (close the request "
+            "and discard the task, or land the judged squash yourself)")
 
 
 def merged_by_content(repo: Repo, record: dict[str, Any], base_oid: Oid) -> str:

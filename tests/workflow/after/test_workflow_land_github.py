@@ -65,6 +65,7 @@ def _merge(wf: WF, server: FakeGitHub, number: int) -> None:
     git(clone, "switch", "-q", "-C", "main", "origin/main")
     git(clone, "merge", "-q", "--no-ff", "-m", f"Merge pull request #{number}", f"origin/{pull['head_ref']}")
     git(clone, "push", "-q", "origin", "main")
+    server.head_sha(pull)  # the request merged with the head its branch held then
     pull.update(state="closed", merged=True, merge_commit_sha=git(clone, "rev-parse", "HEAD"),
                 closed_at="2026-12-07T12:00:00Z")
 
@@ -124,3 +125,30 @@ def test_auto_merge_asks_the_forge_to_merge_each_request_once_its_checks_pass(
     tasks = done.json()["tasks"]
     assert tasks and all(t["proposal"]["autoMerge"]["enabled"] for t in tasks), tasks
     assert all(p["auto_merge"] is not None for p in server.pulls)
+
+
+def test_a_request_merged_with_a_head_nobody_judged_is_not_done(world: tuple[WF, FakeGitHub]) -> None:
+    """Someone with push access (an agent of another task, say) moves
+    harnery/land/<id> on the remote after git-harn pushed the judged squash;
+    the request follows it and is merged: the forge says merged, with a head
+    that is not the squash. The task is not done, nothing is kept as landed,
+    and the run says why [T4] [F2]."""
+    wf, server = world
+    first = _run(wf)
+    pull = next(t["proposal"] for t in first["tasks"] if t["taskId"] == "1.1")
+    hostile = wf.tmp / "hostile"
+    git(wf.tmp, "clone", "-q", str(wf.remote), str(hostile))
+    git(hostile, "switch", "-q", "-c", "evil", "origin/harnery/land/1.1")
+    (hostile / "backdoor.txt").write_text("never judged\n")
+    git(hostile, "add", "backdoor.txt")
+    git(hostile, "-c", "user.name=H", "-c", "user.email=h@example.invalid", "commit", "-q", "-m", "unjudged")
+    git(hostile, "push", "-q", "origin", "HEAD:refs/heads/harnery/land/1.1")
+    _merge(wf, server, pull["number"])
+
+    second = _run(wf)
+    seen = {p["taskId"]: p for p in second["proposals"]}
+    assert seen["1.1"]["became"] == "halted", seen
+    assert pull["head"][:12] in seen["1.1"]["how"] and "not the judged squash" in seen["1.1"]["how"]
+    assert not git(wf.work, "for-each-ref", "refs/harnery/integrated/1.1")  # nothing kept as landed
+    third = _run(wf)  # and it stays so: held for a person, never done by a later reading
+    assert {p["taskId"]: p["became"] for p in third["proposals"]}["1.1"] == "halted"
