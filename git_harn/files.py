@@ -14,6 +14,7 @@ it) or ``create_private`` (the path unlinked, then created anew with
 from __future__ import annotations
 
 import json
+import math
 import os
 import stat
 import sys
@@ -167,9 +168,12 @@ def loads_json(raw: bytes | str) -> Any:
     (RFC 8259 and I-JSON): NotJson (a ValueError) saying why when it is not
     one, nests too deeply for the parser (RecursionError, which would
     otherwise escape every ``except ValueError``), repeats a key, holds
-    ``NaN`` or ``Infinity``, or a lone surrogate (``"\\ud800"``, no character) [P5]."""
+    ``NaN`` or ``Infinity``, a number too large for a float (``1e400``, which
+    Python would read as infinity and no JSON could write back), or a lone
+    surrogate (``"\\ud800"``, no character) [P5]."""
     try:
-        document = json.loads(raw, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constant)
+        document = json.loads(raw, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constant,
+                              parse_float=_finite)
     except RecursionError:
         raise NotJson("nests too deeply") from None
     except (ValueError, UnicodeDecodeError) as exc:
@@ -197,6 +201,13 @@ def read_json_input(source: str) -> Any:
         return loads_json(raw)
     except NotJson as exc:
         raise BadInput(f"{source} is not JSON: {exc}") from None
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text[:40]} is too large a JSON number for a float")
+    return value
 
 
 def _no_constant(name: str) -> Any:

@@ -76,3 +76,29 @@ def test_a_run_record_nested_too_deep_is_corrupt_not_a_crash() -> None:
         RunRecord.from_json(DEEP.encode(), "refs/harnery/runs/r1")
     with pytest.raises(CorruptRecord, match="not JSON"):
         RunRecord.from_json(json.dumps({"runId": "r1"}).encode()[:-1] + b', "runId": "r2"}', "refs/harnery/runs/r1")
+
+
+def test_a_number_too_large_for_a_float_is_not_json_every_reader_reads_alike() -> None:
+    """``1e400`` is valid JSON text, but Python reads it as infinity, which no
+    record can hold (json.dumps writes ``Infinity``, which no reader reads back) [P5]."""
+    from git_harn.files import NotJson, loads_json
+
+    for raw in ('{"cost": 1e400}', '[-1e400]', '{"a": {"b": 12e999}}'):
+        with pytest.raises(NotJson, match="too large"):
+            loads_json(raw)
+    assert loads_json('{"cost": 1.5e300, "n": 12}') == {"cost": 1.5e300, "n": 12}
+
+
+def test_a_claude_that_reports_an_infinite_cost_writes_no_infinity_anywhere(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hostile agent CLI reports ``total_cost_usd: 1e400``: the line is not
+    believed, so no infinite cost reaches the run's usage, its spending
+    limit or its record (which JSON could not hold) [P5]."""
+    kit = install(tmp_path, monkeypatch)
+    line = json.dumps(claude_result(PLAN_OK)["event"]).replace('"total_cost_usd": 0.0123', '"total_cost_usd": 1e400')
+    assert "1e400" in line
+    kit.scenario([[claude_init(), {"raw": line}]])
+    outcome = kit.run(agent("claude"))
+    assert outcome.agentRun is not None
+    json.dumps(outcome.agentRun, allow_nan=False)  # every number in it is one JSON can hold
+    assert outcome.agentRun["usage"]["costUsd"] is None
