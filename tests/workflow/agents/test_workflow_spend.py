@@ -277,3 +277,19 @@ def test_a_stage_running_at_the_crossing_finishes_and_is_counted_without_a_hard_
         ("9.1", "implement", "budget"), ("9.2", "implement", "budget")}
     assert doc["breakers"]["spending"]["spentUsd"] == 6.0 and doc["breakers"]["spending"]["reached"]["spentUsd"] == 5.0
     assert stages_run(calls).count(("9.1", "plan")) == 1 and len(stages_run(calls)) == 2  # nothing started after
+
+
+def test_a_negative_cost_an_agent_reports_is_never_subtracted(tmp_path: Path) -> None:
+    """A hostile agent CLI says each plan cost -$1000, to buy room under the
+    limit: the run counts that cost unknown (never $0, never below), the
+    others as they come, and stops at the limit all the same."""
+    env, calls = fake_cli_env(tmp_path)
+    scenario(calls, plan=-1000.0)
+    wf = setup(tmp_path, roadmap=ROADMAP, config=config())
+    done = wf.run("--json", "--max-cost-usd", "2", env=env)
+    doc = json.loads(done.out)
+    assert done.code == 3, (done.err, doc["tasks"])
+    assert stages_run(calls) == [("9.1", "plan"), ("9.1", "implement"), ("9.1", "review"), ("9.1", "review")]
+    spending = doc["breakers"]["spending"]
+    assert (spending["spentUsd"], spending["unknownRuns"]) == (2.0, 1), spending
+    assert doc["tasks"][0]["usage"]["stages"]["plan"] == {"costUsd": None, "runs": 1, "unknownRuns": 1}
