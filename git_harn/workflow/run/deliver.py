@@ -1,9 +1,11 @@
 """Deliver one notification: ``python -I deliver.py <seconds> <log>
-<event file> <argv>...``.
+<event name> <argv>...``, the event on its stdin.
 
 A process of its own, in a session of its own, which the run starts and
 never waits for (``notify``): it runs the operator's notifier with the
-event on its stdin and its output discarded, ends the notifier's process
+event on its stdin (this process's own: a file with no name the run
+wrote, never one read back from the run folder, which a stage agent can
+write) and its output discarded, ends the notifier's process
 group once ``<seconds>`` have passed, and appends one line to the run's
 notification log saying what became of it. It imports the standard
 library only, so it starts fast, and outlives the run when it must.
@@ -28,12 +30,10 @@ def _line(log: str, text: str) -> None:
         os.close(fd)
 
 
-def deliver(seconds: float, log: str, event: str, argv: list[str]) -> int:
-    name = os.path.basename(event)
+def deliver(seconds: float, log: str, name: str, argv: list[str]) -> int:
     try:
-        with open(event, "rb") as stdin:
-            child = subprocess.Popen(argv, stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                     start_new_session=True, close_fds=True)
+        child = subprocess.Popen(argv, stdin=None, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                 start_new_session=True, close_fds=True)
     except OSError as exc:
         _line(log, f"{name}: failed: {argv[0]} could not start: {exc.strerror or exc}")
         return 1
@@ -58,8 +58,8 @@ def deliver(seconds: float, log: str, event: str, argv: list[str]) -> int:
 
 
 def main() -> int:
-    seconds, log, event, *argv = sys.argv[1:]
-    return deliver(float(seconds), log, event, argv)
+    seconds, log, name, *argv = sys.argv[1:]
+    return deliver(float(seconds), log, name, argv)
 
 
 if __name__ == "__main__":

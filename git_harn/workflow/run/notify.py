@@ -35,6 +35,7 @@ import os
 import shlex
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Callable
 from contextlib import suppress
@@ -221,13 +222,19 @@ class Notifier:
         try:
             private_dir(self.folder.parent)
             folder = private_dir(self.folder / "notify")
-            path = folder / f"{number:03d}-{event['event']}.json"
-            atomic_write(path, json.dumps(event, ensure_ascii=False).encode() + b"\n")
-            # the host's own child, or the run's sweep of adopted daemons would end it (proc.end_adopted)
-            child = spawn([sys.executable, "-I", str(DELIVER), str(self.timeout), str(self.folder / LOG),
-                           str(path), *self.argv],
-                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                          env=notify_env(), start_new_session=True, close_fds=True)
+            name = f"{number:03d}-{event['event']}.json"
+            data = json.dumps(event, ensure_ascii=False).encode() + b"\n"
+            atomic_write(folder / name, data)  # what was sent, for the operator; never read back
+            # the notifier reads the event from a file with no name, which only this process wrote: the
+            # run folder is in the shared git dir, where a stage agent could swap a named one [T1]
+            with tempfile.TemporaryFile() as stdin:
+                stdin.write(data)
+                stdin.seek(0)
+                # the host's own child, or the run's sweep of adopted daemons would end it (proc.end_adopted)
+                child = spawn([sys.executable, "-I", str(DELIVER), str(self.timeout), str(self.folder / LOG),
+                               name, *self.argv],
+                              stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              env=notify_env(), start_new_session=True, close_fds=True)
         except OSError as exc:  # never the run's trouble: said, and the run goes on
             warn(f"notification {event['event']} not sent: {exc.strerror or exc}")
             return

@@ -1,0 +1,51 @@
+"""The notifier is the operator's program, run by the host: what it is told
+comes from the host alone, never from the run folder, which sits in the
+shared git dir every stage agent can write [T1] (issue 47 item 2)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from git_harn.workflow.run import notify
+from git_harn.workflow.run.notify import Notifier
+
+KEEPER = "import sys, pathlib; pathlib.Path(sys.argv[1]).write_bytes(sys.stdin.buffer.read())\n"
+HOSTILE = {"schemaVersion": 1, "event": "run-finished", "what": "all fine \x1b]0;owned\x07", "next": None}
+
+
+def _told(path: Path, seconds: float = 20) -> Any:
+    deadline = time.monotonic() + seconds
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.2)
+    return json.loads(path.read_text())
+
+
+def test_an_event_file_an_agent_swaps_in_the_run_folder_is_not_what_the_notifier_reads(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stage agent of another task, running while a task's event is sent,
+    rewrites the event file in the run folder between the host's write and
+    the delivery's read (here: always, just before the delivery starts)."""
+    keeper = tmp_path / "keeper.py"
+    keeper.write_text(KEEPER)
+    got = tmp_path / "got.json"
+    sender = Notifier([sys.executable, str(keeper), str(got)], 10.0)
+    sender.folder = tmp_path / "git" / "harnery" / "workflow" / "w1"
+    real_spawn = notify.spawn
+
+    def the_agent_wins_the_race(argv: list[str], **options: Any) -> Any:
+        for planted in (sender.folder / "notify").glob("*.json"):  # type: ignore[operator]
+            planted.write_text(json.dumps(HOSTILE))
+        return real_spawn(argv, **options)
+
+    monkeypatch.setattr(notify, "spawn", the_agent_wins_the_race)
+    event = {"schemaVersion": 1, "event": "run-halted", "reason": "tamper", "what": "a stage wrote a ref"}
+    sender.send(event)
+    assert _told(got) == event
+
