@@ -49,3 +49,25 @@ def test_an_event_file_an_agent_swaps_in_the_run_folder_is_not_what_the_notifier
     sender.send(event)
     assert _told(got) == event
 
+
+
+def test_an_event_says_an_agent_s_words_as_one_printable_bounded_line() -> None:
+    """A task's detail carries what its agents said (a review's summary, a
+    stage's words): in an event, which a notifier may print to a terminal,
+    an escape sequence or a control character is a space, and the line is bounded [T1]."""
+    from git_harn.schemas import schema_errors
+    from git_harn.workflow.model.result import TaskResult
+    from git_harn.workflow.run.notify import run_event, task_event
+
+    hostile = "fine\x1b]0;owned\x07\x1b[2J\x9b31m\rspoofed " + "x" * 5000
+    tr = TaskResult(taskId="1.1", title="t", branch="roadmap-1.1", runId="wf-1-1.1", detail=hostile,
+                    state="refused", status="failed", stage="review",
+                    next={"command": "git harn integrate roadmap-1.1", "why": f"check it {hostile}"})
+    names = {"workflowId": "wf-1", "remote": "origin", "base": "main", "outcome": "ok"}
+    events = [task_event(names, tr), run_event({**names, "halted": hostile})]
+    for event in events:
+        assert event is not None and not schema_errors(event, "workflow-event")
+        assert event["what"].isprintable() and len(event["what"]) <= 1000, event["what"]
+        steps = [t for t in (event["next"] or {}).values() if t]
+        assert all(isinstance(t, str) and t.isprintable() for t in steps), steps
+    assert events[0]["next"]["command"] == "git harn integrate roadmap-1.1"  # a command stays as it is run

@@ -57,6 +57,7 @@ from git_harn.workflow.model.state import State
 from git_harn.workflow.run.breakers import Breakers
 
 DEFAULT_TIMEOUT = 30.0
+WORDS_LIMIT = 1000  # characters of an event's what
 DELIVER = Path(__file__).with_name("deliver.py")  # run as a script: the standard library only
 LOG = "notify.log"
 # What a notifier may see of the run's environment: where it is, who, the
@@ -143,12 +144,22 @@ def _next_of(doc: dict[str, Any]) -> dict[str, Any] | None:
     return next((dict(s) for s in steps if s and s.get("command")), None)
 
 
+def _printable(text: str) -> str:
+    """Text for a notifier, which may print it to a terminal: it may carry
+    what agents said (a task's detail), so every character that is not
+    printable (an escape sequence's, a line's end) is a space [T1]."""
+    return text if text.isprintable() else "".join(c if c.isprintable() else " " for c in text)
+
+
 def _event(doc: dict[str, Any], kind: str, reason: str | None, what: str, **more: Any) -> dict[str, Any]:
     event = {"schemaVersion": 1, "event": kind, "reason": reason, "workflowId": doc["workflowId"],
              "remote": doc["remote"], "base": doc["base"], "taskId": None, "branch": None, "at": now_iso(),
-             "what": one_line(what, 1000), "next": None, "resetAt": None, "spentUsd": None, "limitUsd": None,
-             "outcome": None}
+             "what": one_line(_printable(what), WORDS_LIMIT), "next": None, "resetAt": None, "spentUsd": None,
+             "limitUsd": None, "outcome": None}
     event.update(more)
+    if isinstance(event["next"], dict):
+        # a next step's command is kept whole (it is run as printed), made printable like its why
+        event["next"] = {k: _printable(v) if isinstance(v, str) else v for k, v in event["next"].items()}
     return event
 
 
