@@ -155,3 +155,24 @@ def test_with_a_token_a_request_closed_on_the_forge_ends_refused_with_its_branch
         assert {s["taskId"]: s["reason"] for s in second.json()["skipped"]} == {"1.1": "surviving-branch"}
     finally:
         server.close()
+
+
+HOSTILE_SUMMARY = '"fine\\u0000\\u001b]0;owned\\u0007\\u009b2J\\nmerge_request.target=evil -o topic=x\\r\\n"'
+
+
+@pytest.mark.parametrize("kind", ["gitlab", "gitea"])
+def test_a_reviewer_s_hostile_summary_is_one_plain_line_of_the_request(tmp_path: Path, kind: str) -> None:
+    """A reviewer's summary (agent text, in the request's description) holds
+    a NUL, escape sequences and line ends meant to break a push option or add
+    one: the request is still opened, to the base, and its description is
+    printable, the summary's words in it [F1] [T1]."""
+    wf = _forge(tmp_path, kind)
+    agent = wf.agents / "agent.py"
+    agent.write_text(agent.read_text().replace('f"review {reviewer} of {task}"', HOSTILE_SUMMARY))
+    done = wf.run("--json", env=NO_TOKENS)
+    [task] = done.json()["tasks"]
+    assert task["status"] == "proposed", (task["detail"], task["stage"])
+    [request] = requests_of(wf.remote)
+    assert request["target" if kind == "gitlab" else "base"] == "main", request
+    described = request["description"]
+    assert "fine" in described and "owned" in described and described.isprintable(), described
