@@ -293,3 +293,29 @@ def test_a_negative_cost_an_agent_reports_is_never_subtracted(tmp_path: Path) ->
     spending = doc["breakers"]["spending"]
     assert (spending["spentUsd"], spending["unknownRuns"]) == (2.0, 1), spending
     assert doc["tasks"][0]["usage"]["stages"]["plan"] == {"costUsd": None, "runs": 1, "unknownRuns": 1}
+
+
+def test_a_token_count_too_large_for_a_float_is_counted_never_a_crash(tmp_path: Path) -> None:
+    """A hostile agent CLI (codex, priced by its tokens) says a reviewer read
+    10**400 input tokens, a number no float holds: the run neither crashes
+    nor counts it as nothing; it is a cost past any limit, and the limit stops the run."""
+    from tests.kit.adapter_fakes import codex_completed
+
+    env, calls = fake_cli_env(tmp_path)
+    scenario(calls, plan=0.25, implement=0.25, codex_review=True)
+    doc = json.loads((calls / "scenario.json").read_text())
+    huge = codex_completed()
+    huge["event"]["usage"]["input_tokens"] = 10 ** 400
+    doc["stage:review"] = [huge if step == codex_completed() else step for step in doc["stage:review"]]
+    (calls / "scenario.json").write_text(json.dumps(doc))
+    prices = '[prices.codex]\ninput = 100\ncached = 10\noutput = 1000\n'
+    wf = setup(tmp_path, roadmap=ROADMAP, config=config('adapter = "codex"', "maxCostUsd = 1000\n", prices))
+    done = wf.run("--json", env=env)
+    assert done.code == 3, (done.err, done.out[-1500:])
+    result = json.loads(done.out)
+    assert_valid(result, "workflow-result")
+    assert [t["status"] for t in result["tasks"]] == ["done"], [(t["status"], t["detail"]) for t in result["tasks"]]
+    reached = result["breakers"]["spending"]["reached"]
+    assert (reached["taskId"], reached["stage"]) == ("9.1", "review"), reached
+    assert result["breakers"]["spending"]["spentUsd"] >= 1000
+    assert ("9.2", "plan") not in stages_run(calls)

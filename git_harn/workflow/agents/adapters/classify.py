@@ -108,8 +108,14 @@ class Usage:
                 "cachedInputTokens": self.cachedInputTokens, "costUsd": self.costUsd, "turns": self.turns}
 
 
+# More tokens than any agent run reads (a million runs of a million-token
+# context): a count past it is a lie, counted as this bound, so that its
+# price is a float past any spending limit, never an OverflowError.
+MAX_TOKENS = 10 ** 12
+
+
 def _int(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+    return min(value, MAX_TOKENS) if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
 def add_tokens(usage: Usage, raw: object, cached_keys: tuple[str, ...]) -> None:
