@@ -89,6 +89,10 @@ def workflow() -> None:
 @click.option("--auto-merge/--no-auto-merge", "auto_merge", default=None,
               help="With --land pull-request: ask the forge to merge each request once its checks pass, where "
               "the repository allows it (default: workflow.autoMerge, off).")
+@click.option("--forge", metavar="NAME", help="With --land pull-request: github, gitlab or gitea (forgejo) "
+              "(default: workflow.forge, else what the remote's URL says; none: the landing branch alone).")
+@click.option("--forge-url", metavar="URL", help="With --land pull-request: where the forge's API is, when the "
+              "remote's URL does not say (default: workflow.forgeUrl).")
 @json_option
 def run(base: str | None, remote: str | None, max_tasks: int | None, parallel: int | None,
         dry_run: bool, claims: bool | None, claim_heartbeat: float | None, claim_stale_after: float | None,
@@ -96,7 +100,7 @@ def run(base: str | None, remote: str | None, max_tasks: int | None, parallel: i
         max_recovery_candidates: int | None, idle_timeout: float | None, stage_attempts: int | None,
         schema_retries: int | None, assess_partial_branches: bool | None, wait_for_provider: str | None,
         sandbox: str | None, max_cost_usd: float | None, hard_limit: bool, notify: str | None, land: str | None,
-        auto_merge: bool | None,
+        auto_merge: bool | None, forge: str | None, forge_url: str | None,
         as_json: bool) -> int:
     """Select unblocked roadmap tasks on REMOTE/BASE and drive each to integration."""
     result = run_workflow(repository(), Options(base, remote, max_tasks, parallel, dry_run, as_json,
@@ -110,7 +114,8 @@ def run(base: str | None, remote: str | None, max_tasks: int | None, parallel: i
                                                 assess_partial_branches=assess_partial_branches,
                                                 wait_for_provider=wait_for_provider, sandbox=sandbox,
                                                 max_cost_usd=max_cost_usd, hard_limit=hard_limit,
-                                                notify=notify, land=land, auto_merge=auto_merge))
+                                                notify=notify, land=land, auto_merge=auto_merge,
+                                                forge=forge, forge_url=forge_url))
     return show(result, as_json, _view)
 
 

@@ -520,7 +520,12 @@ def _close(repo: Repo, stored: record.Stored, settled: SettleResult, base: Oid |
     found = {w.runId: w for w in settled.workspaces}
     left = [t for t in result.tasks if not State.of(t).terminal]
     _fold_stage_times(repo, result.workflowId, left)
-    where = state.Where(result.remote, result.base, ("--remote", result.remote, "--base", result.base))
+    flags = ("--remote", result.remote, "--base", result.base)
+    kept = result.settings or {}  # how the dead run landed: an integrate it advises lands the same way [L4] [F1]
+    said = {k: v if isinstance(v, str) else None for k, v in kept.items()}  # read back from git: strings only
+    landing = state.landing_flags(said.get("land"), said.get("forge"), said.get("forgeUrl"),
+                                  kept.get("autoMerge") is True)
+    where = state.Where(result.remote, result.base, flags + landing)
     for task in left:
         waiting = proposals.read(repo, task.key)  # a proposal it made holds it: proposed, not interrupted [F1]
         if waiting is not None and waiting["state"] in proposals.LIVE_STATES and \

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 from git_harn.assess.gates import gate_commands, gate_timeout
 from git_harn.errors import BadInput
 from git_harn.forge.choose import ALIASES, FORGES
+from git_harn.forge.rest import checked_url
 from git_harn.git import Oid, Repo
 from git_harn.git.branches import check_branch_name, check_remote, fetch_branch
 from git_harn.git.remote import DEFAULT_REMOTE
@@ -74,6 +75,8 @@ class Options:
     notify: str | None = None  # --notify: the notifier's command line (run/notify.py), over harn.notify
     land: str | None = None  # --land push|pull-request [F1]
     auto_merge: bool | None = None  # --auto-merge / --no-auto-merge
+    forge: str | None = None  # --forge: over workflow.forge
+    forge_url: str | None = None  # --forge-url: over workflow.forgeUrl
 
 
 @dataclass
@@ -184,6 +187,10 @@ def load(repo: Repo, options: Options) -> Effective:
     if land is LandMode.PULL_REQUEST and integrator is not None and not integrator.builtin:
         raise BadInput(f"{WORKFLOW_FILE} at {remote}/{base}: workflow.land = \"pull-request\" needs the builtin "
                        "integration (agents.integrate.command = \"builtin\", or no [agents.integrate])")
+    if options.forge is not None and ALIASES.get(options.forge.lower(), options.forge.lower()) not in FORGES:
+        raise BadInput(f"--forge must be one of {', '.join(FORGES)} (or forgejo), not {options.forge!r}")
+    if options.forge_url is not None:
+        checked_url(options.forge_url, "--forge-url")
     if settings.forge is not None and ALIASES.get(settings.forge.lower(), settings.forge.lower()) not in FORGES:
         raise BadInput(f"{WORKFLOW_FILE} at {remote}/{base}: setting workflow.forge must be one of "
                        f"{', '.join(FORGES)} (or forgejo), not {settings.forge!r}")
@@ -222,7 +229,7 @@ def load(repo: Repo, options: Options) -> Effective:
         stageAttempts=_first(options.stage_attempts, settings.stageAttempts, DEFAULT_STAGE_ATTEMPTS),
         schemaRetries=_first(options.schema_retries, settings.schemaRetries, DEFAULT_SCHEMA_RETRIES),
         assessPartialBranches=_first(options.assess_partial_branches, settings.assessPartialBranches, True),
-        land=land, forge=settings.forge, forgeUrl=settings.forgeUrl,
+        land=land, forge=options.forge or settings.forge, forgeUrl=options.forge_url or settings.forgeUrl,
         autoMerge=_first(options.auto_merge, settings.autoMerge, False),
         sandbox=policy_of(repo, Asked(options.sandbox, settings.sandbox, settings.gateNetwork,
                                       settings.stageDiskLimit, settings.stageProcessLimit)),

@@ -61,7 +61,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from git_harn.tasks.config import Stage
+from git_harn.tasks.config import LandMode, Stage
 from git_harn.text import Word
 
 # fault classes (the host decides them from what it sees: stages.judge)
@@ -405,9 +405,30 @@ class Where:
     remote: str
     base: str
     flags: tuple[str, ...] = ()  # e.g. ("--remote", "up", "--base", "trunk") when given
+    # what ``git harn integrate`` must be given to land as the run lands, since it reads no
+    # workflow.toml: a pull-request run's --land, --forge and --forge-url, whether given by
+    # flag or by the file (None: ``flags``). Without them a printed integrate of a
+    # pull-request run would push onto the base, or push the landing branch and open no request
+    integrate_flags: tuple[str, ...] | None = None
 
     def workflow_run(self, *extra: str) -> str:
         return harn_command("workflow", "run", *self.flags, *extra)
+
+    def integrate(self, branch: str, *extra: str) -> str:
+        flags = self.flags if self.integrate_flags is None else self.integrate_flags
+        return harn_command("integrate", branch, *flags, *extra)
+
+
+def landing_flags(land: str | None, forge: str | None, forge_url: str | None, auto_merge: bool) -> tuple[str, ...]:
+    """The flags of ``integrate`` that land as a run with these settings
+    does (``land``: ``pull-request`` or anything else, which is a push):
+    flags, never configuration keys [L4] [F1]."""
+    if land != LandMode.PULL_REQUEST.value:
+        return ()
+    flags: tuple[str, ...] = ("--land", LandMode.PULL_REQUEST.value)
+    flags += ("--forge", forge) if forge else ()
+    flags += ("--forge-url", forge_url) if forge_url else ()
+    return flags + (("--auto-merge",) if auto_merge else ())
 
 
 @dataclass
@@ -480,14 +501,14 @@ _FIRST = {
 
 def _advice_from_facts(state: State, facts: Facts, where: Where) -> Next:
     if facts.integration_crashed and facts.branch_exists:
-        return Next(harn_command("integrate", facts.branch, *where.flags, "--resume-after-crash"),
+        return Next(where.integrate(facts.branch, "--resume-after-crash"),
                     f"an integrate of {facts.branch} died midway: inspect {where.remote}/{where.base} and the "
                     "roadmap there (it may have pushed), then finish it")
     if not facts.branch_exists:
         return Next(where.workflow_run(), f"{facts.branch} holds no work beyond {where.remote}/{where.base} "
                     "and is gone: a relaunch starts the task afresh")
     if state is State.MANUAL_MERGE_READY or state is State.HALTED:
-        return Next(harn_command("integrate", facts.branch, *where.flags),
+        return Next(where.integrate(facts.branch),
                     f"an operator checks {facts.branch} (see the detail), then lands it")
     if state.resumable and facts.ahead and not facts.dirty:
         return Next(where.workflow_run(*RESUME_FLAGS),
@@ -503,7 +524,7 @@ def survivor_advice(task_id: str, branch: str, why: str, where: Where, resumable
     if waiting:
         return Next(None, f"{branch} waits for tasks it requires: a later run takes it once they are ticked")
     if addendum:
-        return Next(harn_command("integrate", branch, *where.flags),
+        return Next(where.integrate(branch),
                     f"{branch} is an addendum branch: an operator checks it, then lands it")
     if resumable:
         return Next(where.workflow_run(*RESUME_FLAGS, *extra),

@@ -156,9 +156,16 @@ def where_of(eff: config.Effective, options: config.Options) -> state.Where:
     """The remote and base of this run, and the flags that chose them, for advice that runs as printed."""
     remote = ("--remote", options.remote) if options.remote else ()
     flags = remote + (("--base", options.base) if options.base else ())
-    # a relaunch printed for a pull-request run must not push onto the base [F1]
+    given = flags
+    # a relaunch printed for a pull-request run must not push onto the base, nor open no request [F1]
     flags += ("--land", options.land) if options.land else ()
-    return state.Where(eff.remote, eff.base, flags)
+    flags += ("--forge", options.forge) if options.forge else ()
+    flags += ("--forge-url", options.forge_url) if options.forge_url else ()
+    if options.auto_merge is not None:
+        flags += ("--auto-merge" if options.auto_merge else "--no-auto-merge",)
+    # integrate reads no workflow.toml: what the file said of landing is given to it by flag [L4]
+    landing = state.landing_flags(eff.land.value, eff.forge, eff.forgeUrl, eff.autoMerge)
+    return state.Where(eff.remote, eff.base, flags, given + landing)
 
 
 def _preflight_blocks(repo: Repo, eff: config.Effective, result: WorkflowResult, where: state.Where) -> bool:
