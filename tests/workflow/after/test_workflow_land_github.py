@@ -8,6 +8,7 @@ no record, log, prompt or page.
 from __future__ import annotations
 
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -152,3 +153,31 @@ def test_a_request_merged_with_a_head_nobody_judged_is_not_done(world: tuple[WF,
     assert not git(wf.work, "for-each-ref", "refs/harnery/integrated/1.1")  # nothing kept as landed
     third = _run(wf)  # and it stays so: held for a person, never done by a later reading
     assert {p["taskId"]: p["became"] for p in third["proposals"]}["1.1"] == "halted"
+
+
+def test_the_token_reaches_no_notifier_and_no_agent_s_input(world: tuple[WF, FakeGitHub]) -> None:
+    """The run holds the operator's GH_TOKEN to open the requests; the
+    notifier told of each proposal gets neither it nor its name, and no
+    agent's input holds it (tests/trust/test_trust_env.py: no agent or gate
+    environment holds a *TOKEN* variable) [T5]."""
+    import shlex
+    import sys
+
+    wf, _server = world
+    told = wf.tmp / "told"
+    told.mkdir()
+    keeper = wf.tmp / "keeper.py"
+    keeper.write_text("import json, os, sys, time\n"
+                      f"open(os.path.join({str(told)!r}, str(time.time_ns()) + '.json'), 'w').write("
+                      "json.dumps({'event': sys.stdin.read(), 'env': dict(os.environ)}))\n")
+    done = wf.run("--json", "--notify", shlex.join([sys.executable, str(keeper)]), env={"GH_TOKEN": TOKEN})
+    assert done.code == 0, done.err
+    assert [t["status"] for t in done.json()["tasks"]] == ["proposed", "proposed"]
+    deadline = time.monotonic() + 20
+    while len(list(told.glob("*.json"))) < 3 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    seen = [p.read_text() for p in told.glob("*.json")]
+    assert len(seen) >= 3 and any("proposed" in s for s in seen)  # two proposals and the run's end
+    assert all(TOKEN not in s and "GH_TOKEN" not in s for s in seen)
+    given = b"".join(p.read_bytes() for p in (wf.agents / "inputs").rglob("*") if p.is_file())
+    assert given and TOKEN.encode() not in given  # every agent's stdin and HARN_ environment
