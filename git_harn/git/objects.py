@@ -163,6 +163,18 @@ class ObjectsMixin:
             return blob.data[:limit]
         return blob.data
 
+    def blob_size(self, oid: Oid) -> int:
+        """The size of blob ``oid``, read from its object's header alone: a
+        reader that bounds what it reads asks this first, since reading a
+        blob inflates it whole (zeros compress a thousandfold)."""
+        try:
+            kind, size = self._pg.odb.read_header(to_pygit2(oid))
+        except (KeyError, ValueError):
+            raise GitFailure(f"{oid} is not a blob") from None
+        if kind != pygit2.enums.ObjectType.BLOB:
+            raise GitFailure(f"{oid} is not a blob")
+        return int(size)
+
     def read_blob(self, oid: Oid) -> bytes:
         blob = self._pg.get(to_pygit2(oid))
         if not isinstance(blob, pygit2.Blob):

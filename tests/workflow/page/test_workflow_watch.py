@@ -21,6 +21,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from git_harn.clock import now_iso
 from git_harn.git.repo import open_repo
 from git_harn.workflow.ledger import record
@@ -420,3 +422,30 @@ def test_what_an_agent_writes_in_the_run_folder_never_reaches_the_terminal_as_co
                           "finishedAt": None, "outcome": None}])
     follower.look()
     assert follower.spans["run-1"][-1]["stage"] == "review"  # the next whole line reads again
+
+
+def test_a_record_blob_an_agent_plants_larger_than_a_record_is_never_read_whole(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The record's ref is in the shared git dir: a stage agent may point it,
+    between two checks of the seal, at a commit whose workflow.json is a blob
+    of gigabytes (zeros compress to nothing). The watch reads no blob larger
+    than a record may be: it says so and stops, having read none of it."""
+    from git_harn.errors import BadInput
+    from git_harn.workflow.page import watch
+
+    repo = make_repo(tmp_path / "repo")
+    _long_run(repo, "wf-bomb", 1)
+    ref = "refs/harnery/workflows/wf-bomb"
+    monkeypatch.setattr(watch, "BLOB_LIMIT", 1024 * 1024)
+    bomb = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=repo, input=b"\0" * (3 * 1024 * 1024),
+                          capture_output=True, check=True).stdout.decode().strip()
+    tip = git(repo, "rev-parse", ref)
+    entries = [line if not line.endswith("\tworkflow.json") else f"100644 blob {bomb}\tworkflow.json"
+               for line in git(repo, "ls-tree", tip).splitlines()]
+    tree = subprocess.run(["git", "mktree"], cwd=repo, input="\n".join(entries) + "\n", text=True,
+                          capture_output=True, check=True).stdout.strip()
+    git(repo, "update-ref", ref, git(repo, "commit-tree", "-p", tip, "-m", "planted", tree))
+    reader = Reader(open_repo(repo))
+    with pytest.raises(BadInput, match="larger than"):
+        Follower(open_repo(repo), "wf-bomb", reader).look()
+    assert reader.bytes < 1024 * 1024
