@@ -46,7 +46,6 @@ LOOK_EVERY = 1.0  # seconds between two looks
 NEW_EVENTS_READ = 50  # commits read at most between two tips (a sync's merge of a long other side)
 TAIL_READ = 8 * 1024 * 1024  # stage-times bytes read at most in one look; the rest at the next
 LINE_LIMIT = 4 * 1024 * 1024  # a stage-times line longer than this is dropped, never kept growing
-BLOB_LIMIT = chain.READ_LIMIT  # bytes of one file of the record read at most, as every reader of a record
 
 
 class Reader:
@@ -63,8 +62,8 @@ class Reader:
         """A blob of the record, never one larger than a record may be (the
         ref is in the shared git dir: a stage may plant a blob of gigabytes)."""
         size = self.repo.blob_size(oid)
-        if size > BLOB_LIMIT:
-            raise BadInput(f"a file of the record is larger than {size_words(BLOB_LIMIT)} ({size} bytes): "
+        if size > chain.READ_LIMIT:  # what every reader of a record reads at most
+            raise BadInput(f"a file of the record is larger than {size_words(chain.READ_LIMIT)} ({size} bytes): "
                            "not one the run wrote")
         data = self.repo.read_blob(oid)
         self._count(len(data))

@@ -431,12 +431,12 @@ def test_a_record_blob_an_agent_plants_larger_than_a_record_is_never_read_whole(
     of gigabytes (zeros compress to nothing). The watch reads no blob larger
     than a record may be: it says so and stops, having read none of it."""
     from git_harn.errors import BadInput
-    from git_harn.workflow.page import watch
+    from git_harn.store import chain
 
     repo = make_repo(tmp_path / "repo")
     _long_run(repo, "wf-bomb", 1)
     ref = "refs/harnery/workflows/wf-bomb"
-    monkeypatch.setattr(watch, "BLOB_LIMIT", 1024 * 1024)
+    monkeypatch.setattr(chain, "READ_LIMIT", 1024 * 1024)
     bomb = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=repo, input=b"\0" * (3 * 1024 * 1024),
                           capture_output=True, check=True).stdout.decode().strip()
     tip = git(repo, "rev-parse", ref)
