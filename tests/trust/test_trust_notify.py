@@ -71,3 +71,23 @@ def test_an_event_says_an_agent_s_words_as_one_printable_bounded_line() -> None:
         steps = [t for t in (event["next"] or {}).values() if t]
         assert all(isinstance(t, str) and t.isprintable() for t in steps), steps
     assert events[0]["next"]["command"] == "git harn integrate roadmap-1.1"  # a command stays as it is run
+
+
+def test_a_notify_log_an_agent_links_to_another_file_is_never_written_through(tmp_path: Path) -> None:
+    """The log is in the run folder: a stage agent may plant ``notify.log``
+    as a hard link to a file of the operator's. The delivery's line goes to
+    no file but a log of its own, the operator's file is left as it was."""
+    keeper = tmp_path / "keeper.py"
+    keeper.write_text(KEEPER)
+    got = tmp_path / "got.json"
+    sender = Notifier([sys.executable, str(keeper), str(got)], 10.0)
+    sender.folder = tmp_path / "git" / "harnery" / "workflow" / "w1"
+    sender.folder.mkdir(parents=True)
+    victim = tmp_path / "profile"
+    victim.write_text("export PATH=/usr/bin\n")
+    (sender.folder / notify.LOG).hardlink_to(victim)
+    event = {"schemaVersion": 1, "event": "run-finished", "what": "done"}
+    sender.send(event)
+    assert _told(got) == event
+    time.sleep(1.0)  # the delivery writes its line once the notifier has ended
+    assert victim.read_text() == "export PATH=/usr/bin\n"

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -25,6 +26,9 @@ def _line(log: str, text: str) -> None:
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
     fd = os.open(log, flags, 0o600)
     try:
+        found = os.fstat(fd)
+        if not stat.S_ISREG(found.st_mode) or found.st_nlink != 1:
+            return  # a link a stage planted in the run folder to another file: never written through
         os.write(fd, f"{stamp} {text}\n".encode("utf-8", "replace"))  # one write: whole lines, even from several
     finally:
         os.close(fd)
