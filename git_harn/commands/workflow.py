@@ -361,10 +361,12 @@ def shown_path(path: Path) -> str:
 
 @workflow.command(name="list")
 @_STALE_AFTER
+@click.option("--all", "every", is_flag=True, help="Name the proposals that ended (merged, closed) too, "
+              "not only the live ones.")
 @json_option
-def list_cmd(stale_after: float | None, as_json: bool) -> int:
+def list_cmd(stale_after: float | None, every: bool, as_json: bool) -> int:
     """List the workflow records in this repository (fetched ones too)."""
-    result = proposed.listing(repository(), stale_after)
+    result = proposed.listing(repository(), stale_after, every)
 
     def view(item: WorkflowList) -> Iterable[str]:
         rows = [[w["workflowId"], w["startedAt"], record.outcome_text(w["outcome"], w["runnerState"], w["heartbeatAt"]),

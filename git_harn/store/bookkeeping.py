@@ -18,6 +18,7 @@ from git_harn.store.archive import ARCHIVE_REF
 from git_harn.store.claims import CLAIMS
 from git_harn.store.notes import NOTES_REF
 from git_harn.store.proposals import KEPT_ROOT, PROPOSALS
+from git_harn.store.proposals import LIVE as LIVE_PROPOSALS
 from git_harn.store.runs import LIVE, RUNS
 from git_harn.store.workflows import WORKFLOWS
 
@@ -28,7 +29,7 @@ STAGING_ROOT = "refs/harnery-push/"
 # The live index (store/live) points at record commits, the archive holds
 # ended records' blobs: bookkeeping too.
 BOOKKEEPING = (RUNS.namespace, LIVE.namespace, LIVE.marker, WORKFLOWS.namespace, CLAIMS.namespace, NOTES_REF,
-               ARCHIVE_REF, TRACKING_ROOT, PROPOSALS.namespace)
+               ARCHIVE_REF, TRACKING_ROOT, PROPOSALS.namespace, LIVE_PROPOSALS.namespace, LIVE_PROPOSALS.marker)
 
 # A vanished worktree's detached HEAD, pinned; a landed task's tip.
 DETACHED_ROOT = "refs/harnery/detached/"

@@ -22,8 +22,8 @@ from contextlib import suppress
 from typing import Any
 
 from git_harn.clock import now_iso
-from git_harn.errors import CorruptRecord, RaceLost
-from git_harn.git import Oid, Repo
+from git_harn.errors import CorruptRecord, GitFailure, HarnError, RaceLost
+from git_harn.git import ANY, Oid, Repo, to_oid
 from git_harn.store import chain
 
 PREFIX = chain.ROOT + "proposals/"
@@ -58,8 +58,17 @@ def _as_dict(body: dict[str, Any]) -> dict[str, Any]:
     return body
 
 
+def _is_live(body: dict[str, Any]) -> bool:
+    return body.get("state") in LIVE_STATES
+
+
+# One ref per live proposal, made and dropped with the event that makes it
+# live or ended (chain.publish), so what a run reconciles, and ``workflow
+# list`` names, is found without reading one ended proposal: a year of
+# proposals is thousands of chains, nearly all of them ended.
+LIVE = chain.LiveIndex(chain.ROOT + "proposals-live/", chain.ROOT + "proposals-live-index/v1", _is_live)
 PROPOSALS: chain.Kind[dict[str, Any]] = chain.Kind("proposal", PREFIX, FILE, "Harnery-Proposal", FORMAT_VERSION,
-                                                   _check, _as_dict, check_id=_check_id)
+                                                   _check, _as_dict, check_id=_check_id, live=LIVE)
 
 
 def kept_ref(key: str, what: str) -> str:
@@ -72,8 +81,52 @@ def read(repo: Repo, key: str) -> dict[str, Any] | None:
     return found.record if found is not None else None
 
 
+def live(repo: Repo) -> Iterator[dict[str, Any]]:
+    """The live proposals of this clone (``LIVE_STATES``), by key, read
+    from the index alone: no ended proposal is read (but once, to build the
+    index of a repository written before it). The record decides, never the
+    entry: an entry whose proposal ended is stale and dropped."""
+    listed = repo.ref_ids([LIVE.namespace, LIVE.marker])
+    entries = {name[len(LIVE.namespace):]: to_oid(oid) for name, oid in listed.items()
+               if name.startswith(LIVE.namespace)}
+    if LIVE.marker not in listed:
+        entries.update(_build(repo, set(entries)))
+    for key, entry in sorted(entries.items()):
+        tip = repo.ref_oid(PROPOSALS.ref(key))
+        try:
+            body = chain.record_at(repo, PROPOSALS, key, tip) if tip is not None else None
+        except HarnError:
+            continue  # unreadable: it names no request, and is left as it is
+        if body is not None and _is_live(body):
+            yield body
+        elif not repo.packed_refs_locked():  # tidying only: a failure is left for the next read
+            with suppress(RaceLost, GitFailure):
+                repo.update_refs([(PROPOSALS.ref(key), tip, tip), (LIVE.entry(key), None, entry)])
+
+
+def _build(repo: Repo, listed: set[str]) -> dict[str, Oid]:
+    """The entries of a repository whose proposals were written before the
+    index, and its marker, in one transaction (every proposal read once)."""
+    built: dict[str, Oid] = {}
+    for name, oid in sorted(repo.ref_ids([PROPOSALS.namespace]).items()):
+        key, tip = name[len(PROPOSALS.namespace):], to_oid(oid)
+        try:
+            wanted = _is_live(chain.record_at(repo, PROPOSALS, key, tip))
+        except HarnError:
+            wanted = False
+        if wanted and key not in listed:
+            built[key] = tip
+    edits: list[tuple[str, Oid | None, Any]] = [*((LIVE.entry(key), tip, ANY) for key, tip in built.items()),
+                                                (LIVE.marker, chain.index_marker(repo, LIVE), None)]
+    with suppress(RaceLost):  # another listing built it first
+        repo.update_refs(edits)
+    return built
+
+
 def every(repo: Repo) -> Iterator[dict[str, Any]]:
-    """Every readable proposal of this clone, by key (an unreadable one is skipped: it names no request)."""
+    """Every readable proposal of this clone, live or ended, by key (an
+    unreadable one is skipped: it names no request). Reads every one: for
+    ``workflow list --all`` and doctor's look at ended requests only."""
     for found in chain.list_all(repo, PROPOSALS):
         if isinstance(found, chain.Stored):
             yield found.record

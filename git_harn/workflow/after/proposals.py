@@ -68,8 +68,7 @@ class Seen:
 
 def live(repo: Repo, remote: str, base: str) -> list[dict[str, Any]]:
     """The proposals of ``<remote>/<base>`` still waiting for their request."""
-    return [r for r in proposals.every(repo)
-            if r["state"] in proposals.LIVE_STATES and r.get("remote") == remote and r.get("base") == base]
+    return [r for r in proposals.live(repo) if r.get("remote") == remote and r.get("base") == base]
 
 
 def reconcile(repo: Repo, remote: str, base: str, base_oid: Oid) -> list[Seen]:
@@ -246,8 +245,7 @@ def reconcile_all(repo: Repo) -> list[Seen]:
     and base (fetched once each); one whose remote cannot be read is held,
     with why."""
     seen: list[Seen] = []
-    places = sorted({(str(r["remote"]), str(r["base"])) for r in proposals.every(repo)
-                     if r["state"] in proposals.LIVE_STATES})
+    places = sorted({(str(r["remote"]), str(r["base"])) for r in proposals.live(repo)})
     for remote, base in places:
         try:
             tip = fetch_branch(repo, remote, base)
@@ -258,11 +256,15 @@ def reconcile_all(repo: Repo) -> list[Seen]:
     return seen
 
 
-def listing(repo: Repo, stale: float | None) -> WorkflowList:
-    """``workflow list``: the records, and every proposal as a reconcile leaves it [F2]."""
+def listing(repo: Repo, stale: float | None, ended: bool = False) -> WorkflowList:
+    """``workflow list``: the records, and each live proposal as a reconcile
+    leaves it, with those this reconcile ended [F2]; ``ended`` (``--all``):
+    every proposal ever made too. Without it no proposal that ended before
+    is read (``store/proposals``: the live index)."""
     result = records_of_runs.listing(repo, stale)
-    reconcile_all(repo)
-    result.proposals = [shown(r) for r in proposals.every(repo)]
+    seen = {s.record["key"]: s.record for s in reconcile_all(repo)}
+    found = proposals.every(repo) if ended else sorted(seen.values(), key=lambda r: str(r["key"]))
+    result.proposals = [shown(r) for r in found]
     return result
 
 

@@ -206,6 +206,10 @@ def test_list_and_show_name_each_proposal_with_its_request_and_state(tmp_path: P
     assert [(p["taskId"], p["state"]) for p in after] == [("1.1", "merged")]
     shown = harn(wf.work, "workflow", "show", first["workflowId"], "--json").json()
     assert shown["tasks"][0]["proposal"]["state"] == "merged"
+    assert harn(wf.work, "workflow", "list", "--json").json()["proposals"] == []  # ended: the live listing is done
+    every = harn(wf.work, "workflow", "list", "--all", "--json")
+    assert_valid(every.json(), "workflow-list")
+    assert [(p["taskId"], p["state"]) for p in every.json()["proposals"]] == [("1.1", "merged")]
 
 
 def test_doctor_names_old_proposals_and_landing_branches_whose_request_ended(tmp_path: Path) -> None:
