@@ -13,7 +13,7 @@ import pytest
 from tests.kit.harn import git, harn, make_repo, record, ref
 
 WORK_REF_PREFIXES = ["refs/heads", "refs/tags", "refs/remotes", "refs/stash", "refs/harnery/detached",
-                     "refs/harnery/integrated", "refs/harnery/tamper"]
+                     "refs/harnery/integrated", "refs/harnery/tamper", "refs/harnery/proposed"]
 
 
 @pytest.fixture
@@ -51,9 +51,10 @@ def ref_listings(repo: Path, trace: Path, *args: str) -> list[list[str]]:
 
 def test_cleanup_asks_git_for_the_work_refs_once(repo: Path, tmp_path: Path) -> None:
     start(repo, "r1")
-    # and, once the run ended, the record refs once: whether to archive (docs/archive.md)
+    # and, once the run ended, the live index once and the record refs once, the first of them by
+    # name with --count: whether to archive, and which (docs/archive.md)
     assert ref_listings(repo, tmp_path / "trace", "cleanup", "r1", "--yes") == [
-        WORK_REF_PREFIXES, ["refs/harnery/runs/", "refs/harnery/live/"]]
+        WORK_REF_PREFIXES, ["refs/harnery/live/"], ["refs/harnery/runs/"]]
     assert record(repo, "r1")["state"] == "released"
     assert ref(repo, "refs/heads/harnery/ws/r1") is None
 
