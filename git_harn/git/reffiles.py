@@ -105,3 +105,9 @@ def _file_bytes(label: str, path: Path) -> bytes:
     except IsADirectoryError:
         raise _InFlight(label) from None  # a folder where one ref was named: list instead
     return f"+{label} {len(data)}\0".encode("utf-8", "surrogateescape") + data
+
+
+def loose_ref_lock(repo: Repo, name: str) -> Path:
+    """The lock file git makes beside a loose ref while it writes or deletes
+    it, and leaves behind when it is killed holding it."""
+    return repo.common_dir / f"{name}.lock"

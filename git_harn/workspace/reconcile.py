@@ -17,6 +17,7 @@ from pathlib import Path
 from git_harn.errors import Busy, HarnError, Refused
 from git_harn.git import Oid, Repo, worktrees
 from git_harn.git.identity import clone_id, host_name
+from git_harn.git.reffiles import loose_ref_lock
 from git_harn.git.repo import open_git_dir
 from git_harn.git.worktrees import (
     admin_dir,
@@ -28,7 +29,7 @@ from git_harn.git.worktrees import (
 )
 from git_harn.notices import info, warn
 from git_harn.store import runs as store
-from git_harn.store.locks import hold_run, hold_worktrees
+from git_harn.store.locks import hold_run, hold_worktrees, holder_gone
 from git_harn.store.record import ALREADY_GONE, PRESERVED_DIRTY, RELEASED, RunRecord
 from git_harn.text import one_line, printable_path
 from git_harn.workspace.paths import FOREIGN, GONE, HERE, MISSING, REMOTE, UNAVAILABLE
@@ -203,6 +204,20 @@ def let_go_of_branch(repo: Repo, record: RunRecord, tips: dict[str, Oid] | None 
     return delete_branch_if_safe(repo, record.branch_ref, tips)[1]
 
 
+def _clear_dead_branch_lock(repo: Repo, record: RunRecord) -> None:
+    """A release killed while git deleted the workspace branch leaves git's
+    lock beside the ref. No git but the release's own touches that branch (the
+    caller holds its run lock, and the hooks guard a delete by hand [H1]), so
+    when the release's mark names a process provably dead with its whole
+    process group, the lock is the dead release's and goes [P6]. Any other
+    lock stays, and git's own error names it."""
+    lock = loose_ref_lock(repo, record.branch_ref)
+    if record.owns_branch and os.path.lexists(lock) and holder_gone(record.releasing):
+        lock.unlink(missing_ok=True)
+        warn(f"removed {printable_path(str(lock))}: left by git-harn pid {(record.releasing or {}).get('pid')} "
+             f"(run {record.runId}), killed while git deleted its branch")
+
+
 def _moved_to(repo: Repo, record: RunRecord) -> Path | None:
     """The live folder where the workspace branch is checked out, if not the recorded one."""
     for path, branch in registered_worktrees(repo).items():
@@ -226,6 +241,8 @@ def settle_vanished(repo: Repo, stored: store.Stored) -> RunRecord:
     tips = _history_tips(repo)
     pinned = pin_detached_head(repo, record, tips)
     prune_registration(repo, Path(record.path))
+    if record.releasing is not None:
+        _clear_dead_branch_lock(repo, record)
     branch_note = let_go_of_branch(repo, record, tips)
     if pinned:
         branch_note += f"; {pinned}"

@@ -146,3 +146,32 @@ def test_reclaim_killed_at_timed_instants_of_the_release(tmp_path: Path, after: 
     rerun = harn(repo, "reclaim", "r1")
     assert rerun.code == 0, rerun.err
     assert_one_whole_salvage(repo, wt, expected)
+
+
+def test_a_release_killed_inside_the_branch_delete_leaves_gits_ref_lock_which_the_rerun_clears(
+        tmp_path: Path) -> None:
+    """Killed while git deleted the workspace branch: git's lock beside the ref
+    is left by the dead release, named by its mark, so the rerun removes it
+    and finishes; what was salvaged stays whole [P6] [P1]."""
+    repo, wt, expected = big_dirty_workspace(tmp_path)
+    kill_during_release(repo, wt, "")  # the folder is gone; the branch delete comes next
+    lock = repo / ".git" / (WS + ".lock")
+    lock.write_text(ref(repo, WS) or "")  # what git leaves when it dies holding the ref's lock
+    rerun = harn(repo, "reclaim", "r1", "--json")
+    assert rerun.code == 0, rerun.err
+    assert rerun.json()["state"] == "released" and not lock.exists() and ref(repo, WS) is None
+    assert "removed" in rerun.err and "ws/r1.lock" in rerun.err
+    assert_one_whole_salvage(repo, wt, expected)
+
+
+def test_a_ref_lock_no_dead_release_left_is_never_removed(tmp_path: Path) -> None:
+    """The same lock with no release under way (the folder vanished by hand):
+    nothing says whose it is, so it stays and the command says so [P6]."""
+    repo, wt = started(tmp_path)
+    tip = ref(repo, WS)
+    (repo / ".git" / (WS + ".lock")).write_text(tip or "")
+    git(repo, "worktree", "remove", "--force", str(wt))
+    git(repo, "branch", "harnery/keep-r1", tip or "")  # the tip is safe elsewhere, so a delete is tried
+    done = harn(repo, "reclaim", "r1")
+    assert done.code != 0 and "ws/r1.lock" in done.err
+    assert (repo / ".git" / (WS + ".lock")).exists() and ref(repo, WS) == tip
