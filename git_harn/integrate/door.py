@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from git_harn.errors import Refused
 from git_harn.failpoints import failpoint
 from git_harn.forge.choose import forge_for
-from git_harn.forge.model import Forge, Proposal
+from git_harn.forge.model import Ask, Forge, Proposal
 from git_harn.forge.place import forge_of_host, place_of
 from git_harn.forge.propose import propose
 from git_harn.git import Oid, Repo, to_oid
@@ -124,6 +124,27 @@ def open_request(repo: Repo, where: Where, key: str, base: str, squash: Oid, pre
                    auto_merge=where.auto_merge)
     auto = {"enabled": made.auto_merge.enabled, "words": made.auto_merge.words} if made.auto_merge else None
     return Opened(made.forge, made.url, made.number, auto)
+
+
+def open_branch(repo: Repo, where: Where, branch: str, base: str, commit: Oid, previous: Oid | None,
+                title: str, body: str) -> Opened:
+    """Push ``commit`` to ``branch``, one of git-harn's own landing branches
+    that holds no task's squash (a run's remediation: its roadmap addenda),
+    and open (or find) a request from it, as ``open_request`` does for a
+    task's; a plain remote takes the branch alone. Idempotent."""
+    if not branch.startswith(LANDING_PREFIX) or branch == LANDING_PREFIX:
+        raise Refused(f"{branch} is not one of git-harn's landing branches ({LANDING_PREFIX}…)")
+    forge = forge_of(repo, where)
+    if forge is None:
+        ref = "refs/heads/" + branch
+        if previous != commit:
+            pushed = push(repo, where.remote, [Update(ref, str(commit), str(previous) if previous else None)],
+                          lease=True)
+            if not pushed.ok:
+                raise Refused(f"push of {branch} to {where.remote} was refused: {pushed.told()}")
+        return Opened(PLAIN, None, None)
+    made = forge.open_or_find(repo, where.remote, Ask(base, branch, commit, title, body, previous))
+    return Opened(made.forge, made.url, made.number)
 
 
 def request_state(repo: Repo, where: Where, key: str, forge: str, number: int | None, url: str | None = None,

@@ -120,12 +120,12 @@ def request_text(repo: Repo, target: Target, commit: Oid, task: Task) -> tuple[s
     title line and a bounded body."""
     message = repo.commit_info(commit).message
     subject, _, rest = message.partition("\n")
-    title = one_line(_printable(subject), TITLE_LIMIT) or f"Task {task.id}"
+    title = one_line(printable_text(subject), TITLE_LIMIT) or f"Task {task.id}"
     body = (rest.strip() + ("\n\n" + target.body.strip() if target.body.strip() else ""))
-    return title, _printable(body[:BODY_LIMIT], keep="\n")
+    return title, printable_text(body[:BODY_LIMIT], keep="\n")
 
 
-def _printable(text: str, keep: str = "") -> str:
+def printable_text(text: str, keep: str = "") -> str:
     """``text`` with every character that is not printable (a NUL, an escape
     sequence's, a carriage return) a space, but those in ``keep``: agents
     wrote part of it (a reviewer's summary, the ExecPlan), and a NUL would

@@ -27,11 +27,13 @@ from typing import Any
 
 from git_harn.errors import HarnError
 from git_harn.failpoints import failpoint
-from git_harn.git import Oid, Repo
+from git_harn.git import Oid, Repo, to_oid
 from git_harn.git.branches import fetch_branch, tracking_ref
 from git_harn.git.identity import machine_signature
 from git_harn.git.remote import MOVED_ON, Update, ls_remote, push
+from git_harn.integrate import door
 from git_harn.integrate.land import merge_lock
+from git_harn.integrate.propose import BODY_LIMIT, printable_text
 from git_harn.tasks import roadmap as _roadmap
 from git_harn.tasks.config import LandMode
 from git_harn.tasks.roadmap import roadmap_bytes_at, roadmap_file
@@ -252,20 +254,30 @@ def _flush(repo: Repo, eff: Effective, workflow_id: str, items: list[dict[str, A
 def _propose(repo: Repo, eff: Effective, workflow_id: str, commit: Oid, rem: dict[str, Any], count: int) -> None:
     """Pull-request mode: the remediation commit goes to git-harn's own
     branch ``harnery/land/remediation-<workflow id>`` (moved from what the
-    remote holds, with a lease; never the base), for a request an operator
-    opens or a maintainer merges; once it is on the base, its trailer says
-    so and no later flush of this run writes it again [F1]."""
-    ref = f"refs/heads/{REMEDIATION_BRANCH}{workflow_id}"
-    held = ls_remote(repo, eff.remote, [ref]).get(ref)
-    pushed = push(repo, eff.remote, [Update(ref, str(commit), held)], lease=True)
-    if not pushed.ok:
+    remote holds, with a lease; never the base) and a request is opened from
+    it on the run's forge (found again, never a second, when the flush runs
+    again), for a maintainer to merge; a plain remote takes the branch
+    alone. Once it is on the base, its trailer says so and no later flush of
+    this run writes it again [F1]."""
+    branch = f"{REMEDIATION_BRANCH}{workflow_id}"
+    ref = f"refs/heads/{branch}"
+    try:
+        held = ls_remote(repo, eff.remote, [ref]).get(ref)
+        where = door.Where(eff.remote, eff.forge, eff.forgeUrl)
+        opened = door.open_branch(repo, where, branch, eff.base, commit, to_oid(held) if held else None,
+                                  f"Roadmap addenda from workflow {workflow_id}",  # findings' words: printable
+                                  printable_text(repo.commit_info(commit).message[:BODY_LIMIT], keep="\n"))
+    except HarnError as exc:
         rem.update(state=FAILED_FLUSH, reason="push-refused",
-                   detail=one_line(f"push of {ref} to {eff.remote} was refused: {pushed.told()}", 500))
+                   detail=one_line(f"push of {ref} to {eff.remote} was refused: {exc.message}", 500))
         return
-    rem.update(state=PROPOSED, reason=None, commit=str(commit), detail=(
+    request = None if opened.forge == door.PLAIN else {"forge": opened.forge, "url": opened.url,
+                                                       "number": opened.number}
+    then = (f"request {opened.url or branch} is open for it" if request is not None
+            else "merge it, or open a request from it")
+    rem.update(state=PROPOSED, reason=None, commit=str(commit), request=request, detail=(
         f"{count} addendum item(s) written to the roadmap as {str(commit)[:12]} on "
-        f"{REMEDIATION_BRANCH}{workflow_id} of {eff.remote} (pull-request mode: never on {eff.upstream}); "
-        f"merge it, or open a request from it"))
+        f"{branch} of {eff.remote} (pull-request mode: never on {eff.upstream}); {then}"))
 
 
 def _follow(repo: Repo, eff: Effective, commit: Oid, base: Oid) -> None:

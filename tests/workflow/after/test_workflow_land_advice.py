@@ -96,3 +96,19 @@ def test_a_pull_request_run_whose_file_names_the_forge_prints_integrate_with_fla
     ran = _as_printed(wf, task["next"]["command"])
     assert ran.returncode == 0, (ran.stdout, ran.stderr)
     assert git(wf.remote, "rev-parse", "main") == before and len(requests_of(wf.remote)) == 1
+
+
+def test_the_remediation_branch_gets_a_request_of_its_own_on_the_forge(tmp_path: Path) -> None:
+    wf = _gitlab(tmp_path)
+    wf.script({"1.1:review": "never-approve"})  # its blocking findings become an addendum
+    before = git(wf.remote, "rev-parse", "main")
+    doc = _run(wf, *FORGE)
+    rem = doc["remediation"]
+    branch = f"harnery/land/remediation-{doc['workflowId']}"
+    assert rem["state"] == "proposed" and git(wf.remote, "rev-parse", branch) == rem["commit"], rem
+    [request] = requests_of(wf.remote)  # opened from the remediation branch, to the base
+    assert (request["source"], request["target"]) == (branch, "main"), request
+    assert "Roadmap addenda" in request["title"] and "review finding" in request["description"], request
+    assert rem["request"] == {"forge": "gitlab", "number": request["iid"],
+                              "url": f"{URL}/octo/hello/-/merge_requests/{request['iid']}"}, rem
+    assert git(wf.remote, "rev-parse", "main") == before  # never the base [F1]
