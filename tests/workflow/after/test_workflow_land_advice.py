@@ -112,3 +112,14 @@ def test_the_remediation_branch_gets_a_request_of_its_own_on_the_forge(tmp_path:
     assert rem["request"] == {"forge": "gitlab", "number": request["iid"],
                               "url": f"{URL}/octo/hello/-/merge_requests/{request['iid']}"}, rem
     assert git(wf.remote, "rev-parse", "main") == before  # never the base [F1]
+
+
+def test_an_unknown_forge_or_a_bad_forge_url_by_flag_is_one_line_of_bad_input_and_changes_nothing(
+        tmp_path: Path) -> None:
+    wf = _gitlab(tmp_path)
+    refs = git(wf.work, "for-each-ref")
+    for flags in (("--forge", "bitbucket"), ("--forge-url", "https://user:secret@gitlab.example")):
+        done = wf.run("--land", "pull-request", *flags, env=NO_TOKENS)
+        assert done.code != 0 and done.err.startswith("git harn: error: "), done.err
+        assert len(done.err.strip().splitlines()) == 1 and "secret" not in done.err, done.err
+    assert git(wf.work, "for-each-ref") == refs and requests_of(wf.remote) == []
