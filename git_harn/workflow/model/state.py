@@ -18,7 +18,7 @@ string):
 - ``State``: the enum. ``state.reported`` is the status the result schema
   names (``running`` for every in-flight state, ``halted`` for both
   ``INTERRUPTED`` and ``HALTED``, ``failed`` for ``REFUSED``); the rules are
-  properties: ``terminal``, ``in_flight``, ``landed``, ``assessable``,
+  properties: ``terminal``, ``halted``, ``in_flight``, ``landed``, ``assessable``,
   ``salvaged_as_infra``, ``suppresses_remediation``, ``counts_as_auth_fault``,
   ``resumable`` (its branch may re-enter a later run), ``fault`` (the fault
   class it counts as, or None), ``triaged_severity(stage)`` (which review
@@ -137,6 +137,11 @@ class State(enum.Enum):
     @property
     def terminal(self) -> bool:
         return self in ENDS
+
+    @property
+    def halted(self) -> bool:
+        """Reported halted: stopped with its work kept, for a relaunch or an operator's look."""
+        return self.reported == State.HALTED.value
 
     @property
     def in_flight(self) -> bool:

@@ -215,6 +215,9 @@ class Frame:
     landed: int
     proposed: int  # ended in an open pull request (--land pull-request): delivered, not landed
     failed: int
+    # stopped with its work kept (the spending limit, a stop, an operator's look): the run's summary
+    # says halted, so the count does too, never failed
+    halted: int
     running: int
     waiting: list[dict[str, str]]
     faults: int
@@ -244,8 +247,9 @@ class Frame:
     def _counts(self, gap: str) -> str:
         faults = f"faults {self.faults}" + (f" (+{self.retries} retried)" if self.retries else "")
         proposed = [f"proposed {self.proposed}"] if self.proposed else []
-        return gap.join([f"landed {self.landed}", *proposed, f"failed {self.failed}", f"running {self.running}",
-                         f"waiting {len(self.waiting)}", faults])
+        halted = [f"halted {self.halted}"] if self.halted else []
+        return gap.join([f"landed {self.landed}", *proposed, *halted, f"failed {self.failed}",
+                         f"running {self.running}", f"waiting {len(self.waiting)}", faults])
 
     def _more(self) -> list[str]:
         first = self.waiting[0] if self.waiting else None
@@ -300,7 +304,8 @@ def frame(follower: Follower, runner: str | None) -> Frame:
         startedAt=epoch_of(head.get("startedAt")), finishedAt=epoch_of(head.get("finishedAt")),
         runner=runner,
         landed=sum(s.landed for s in states), proposed=sum(s.delivered and not s.landed for s in states),
-        failed=sum(s.terminal and not s.delivered for s in states),
+        failed=sum(s.terminal and not s.delivered and not s.halted for s in states),
+        halted=sum(s.halted for s in states),
         running=sum(s.in_flight for s in states), waiting=waiting,
         faults=sum(s.fault is not None and s is not State.INTERRUPTED for s in states),
         retries=sum(int(t.get("infraRetries") or 0) for t in tasks),

@@ -400,6 +400,23 @@ def test_the_counts_tell_a_proposed_task_from_a_failed_one(tmp_path: Path) -> No
     assert [row.stage for row in look.rows[:2]] == ["", ""]  # delivered: it went all the way
 
 
+def test_the_counts_tell_a_halted_task_from_a_failed_one(tmp_path: Path) -> None:
+    """A task the spending limit (or a stop) halted keeps its work for the
+    relaunch: the run's summary says halted, and so does the watch."""
+    repo = make_repo(tmp_path / "repo")
+    writer, result, _ = _long_run(repo, "wf-halts", 1)
+    for task, (status, state) in zip(result.tasks, [("done", "done"), ("halted", "interrupted"),
+                                                    ("halted", "halted"), ("failed", "failed")], strict=True):
+        task.status, task.state = status, state
+    writer.written -= HEARTBEAT_SECONDS
+    writer.beat(result, 1)
+    follower = Follower(open_repo(repo), "wf-halts")
+    follower.look()
+    look = frame(follower, record.LIVE)
+    assert (look.landed, look.halted, look.failed, look.running) == (1, 2, 1, 0)
+    assert look.plain()[1].startswith("landed 1, halted 2, failed 1, running 0, waiting 0, faults 0; ")
+
+
 def test_what_an_agent_writes_in_the_run_folder_never_reaches_the_terminal_as_control_and_never_piles_up(
         tmp_path: Path) -> None:
     """The stage-times file is in the run folder, which stage agents can
