@@ -7,7 +7,8 @@ call plays runs[n], the last one again after that) or {"stage:<stage>":
 ``calls/<n>.json`` (argv, stdin, cwd, HARN_* environment). Steps:
 {"event": {...}} prints one JSONL line ("$SESSION" is replaced by the
 session id); {"raw": "text"} prints a line as is; {"stderr": "text"};
-{"sleep": seconds}; {"answer": {...}} writes codex's -o file;
+{"sleep": seconds}; {"await": name} waits (at most two minutes) until the test
+writes FAKE_CLI_DIR/<name>, so that a test sets the pace; {"answer": {...}} writes codex's -o file;
 {"work": "plan"|"implement"} commits like a real agent; {"kill": signal number};
 {"exit": code}; {"write": {"path", "text", "mode"}} writes a file in the
 worktree (committed by the next "work"); {"link": {"at", "to", "hard"}}
@@ -139,6 +140,10 @@ for step in steps:
         print(step["stderr"], file=sys.stderr, flush=True)
     elif "sleep" in step:
         time.sleep(step["sleep"])
+    elif "await" in step:
+        until = time.monotonic() + 120
+        while not (here / step["await"]).exists() and time.monotonic() < until:
+            time.sleep(0.05)
     elif "answer" in step:
         out = option("-o")
         assert out is not None
