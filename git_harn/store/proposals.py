@@ -24,7 +24,7 @@ from typing import Any
 from git_harn.clock import now_iso
 from git_harn.errors import CorruptRecord, GitFailure, HarnError, RaceLost
 from git_harn.git import ANY, Oid, Repo, to_oid
-from git_harn.store import chain
+from git_harn.store import chain, mac
 
 PREFIX = chain.ROOT + "proposals/"
 KEPT_ROOT = chain.ROOT + "proposed/"  # + <key>/squash|judged|tip
@@ -76,9 +76,18 @@ def kept_ref(key: str, what: str) -> str:
     return f"{KEPT_ROOT}{key}/{what}"
 
 
+def _verified(record: dict[str, Any]) -> bool:
+    """Whether this machine's key verifies the record's MAC: git-harn wrote it.
+    The ref is in the shared git dir, which a stage in flight can write; a
+    record it made up would name a forge to send the token to, a head to
+    push, a request to believe [T5] [T4]. One that does not verify is none."""
+    return mac.unverified(PROPOSALS.noun, str(record.get("key")), record) is None
+
+
 def read(repo: Repo, key: str) -> dict[str, Any] | None:
+    """The proposal of ``key`` git-harn wrote (None: none, or one it did not write)."""
     found = chain.read(repo, PROPOSALS, key)
-    return found.record if found is not None else None
+    return found.record if found is not None and _verified(found.record) else None
 
 
 def live(repo: Repo) -> Iterator[dict[str, Any]]:
@@ -97,6 +106,8 @@ def live(repo: Repo) -> Iterator[dict[str, Any]]:
             body = chain.record_at(repo, PROPOSALS, key, tip) if tip is not None else None
         except HarnError:
             continue  # unreadable: it names no request, and is left as it is
+        if body is not None and not _verified(body):
+            continue  # not git-harn's: it names no request, and is left as it is
         if body is not None and _is_live(body):
             yield body
         elif not repo.packed_refs_locked():  # tidying only: a failure is left for the next read
@@ -124,11 +135,11 @@ def _build(repo: Repo, listed: set[str]) -> dict[str, Oid]:
 
 
 def every(repo: Repo) -> Iterator[dict[str, Any]]:
-    """Every readable proposal of this clone, live or ended, by key (an
-    unreadable one is skipped: it names no request). Reads every one: for
-    ``workflow list --all`` and doctor's look at ended requests only."""
+    """Every readable proposal of this clone git-harn wrote, live or ended,
+    by key (an unreadable or unverified one is skipped: it names no request).
+    Reads every one: for ``workflow list --all`` and doctor's look at ended requests only."""
     for found in chain.list_all(repo, PROPOSALS):
-        if isinstance(found, chain.Stored):
+        if isinstance(found, chain.Stored) and _verified(found.record):
             yield found.record
 
 
@@ -136,7 +147,7 @@ def write(repo: Repo, body: dict[str, Any], event: str, summary: str) -> dict[st
     """Append ``body`` (the whole proposal after ``event``) to its chain, with CAS."""
     key = str(body["key"])
     _check_id(key)
-    now = dict(body, schemaVersion=FORMAT_VERSION, updatedAt=now_iso())
+    now = mac.sign(PROPOSALS.noun, key, dict(body, schemaVersion=FORMAT_VERSION, updatedAt=now_iso()))
 
     def change(current: chain.Stored[dict[str, Any]] | None) -> chain.Change[dict[str, Any]]:
         return chain.Change(now, chain.encode(now), event, summary,
