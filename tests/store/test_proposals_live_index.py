@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from git_harn.git import Repo, open_repo
-from git_harn.store import chain, proposals
+from git_harn.store import chain, mac, proposals
 from tests.kit.harn import git, make_repo, ref
 
 ENDED = 2000
@@ -31,7 +31,8 @@ def _ended_in_bulk(path: Path, count: int) -> None:
     fast-import (as a year of them would stand: no live entry)."""
     lines = []
     for n in range(count):
-        raw = json.dumps(_body(f"{n + 100}.1", proposals.MERGED)).encode()
+        key = f"{n + 100}.1"  # signed as git-harn signs what it writes: an unsigned record is none
+        raw = json.dumps(mac.sign(proposals.PROPOSALS.noun, key, _body(key, proposals.MERGED))).encode()
         lines += [b"commit refs/harnery/proposals/%d.1" % (n + 100), b"committer t <t@t> 0 +0000",
                   b"data 7", b"merged\n", b"M 100644 inline proposal.json", b"data %d" % len(raw), raw, b""]
     subprocess.run(["git", "fast-import", "--quiet"], cwd=path, input=b"\n".join(lines) + b"\n", check=True)
