@@ -83,9 +83,11 @@ class Reader:
     def tail(self, path: Path, offset: int) -> tuple[bytes, int]:
         """The bytes of ``path`` from ``offset`` (at most ``TAIL_READ``), and
         its size: a file that shrank was replaced, read from 0 again. A path
-        that is not a regular file (an agent's link) reads as nothing."""
+        that is not a regular file (an agent's link, or a named pipe, which
+        O_NONBLOCK opens without waiting for a writer) reads as nothing."""
         try:
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
+                         | getattr(os, "O_CLOEXEC", 0))
         except OSError:
             return b"", 0
         try:

@@ -466,3 +466,21 @@ def test_a_record_blob_an_agent_plants_larger_than_a_record_is_never_read_whole(
     with pytest.raises(BadInput, match="larger than"):
         Follower(open_repo(repo), "wf-bomb", reader).look()
     assert reader.bytes < 1024 * 1024
+
+
+def test_a_fifo_an_agent_puts_in_place_of_the_stage_times_file_never_blocks_a_look(tmp_path: Path) -> None:
+    """The run folder is writable by the stage agents: one that replaces the
+    stage-times file by a named pipe would block a watch that opened it for
+    reading (no writer ever comes). A look reads it as nothing and goes on."""
+    repo = make_repo(tmp_path / "repo")
+    _, _, times = _long_run(repo, "wf-fifo", 1)
+    times.path.unlink()
+    os.mkfifo(times.path)
+    follower = Follower(open_repo(repo), "wf-fifo")
+    looked = threading.Thread(target=follower.look, daemon=True)
+    looked.start()
+    looked.join(10)
+    blocked = looked.is_alive()
+    if blocked:  # let the blocked open end, so the thread does too
+        os.close(os.open(times.path, os.O_WRONLY | os.O_NONBLOCK))
+    assert not blocked and follower.tip is not None
