@@ -26,6 +26,7 @@ import json
 import os
 import re
 import secrets
+import stat
 import threading
 import time
 from collections.abc import Iterator
@@ -113,11 +114,35 @@ class StageTimes:
     def note(self, run_id: str, timeline: list[dict[str, Any]]) -> None:
         line = json.dumps({"runId": run_id, "timeline": timeline}, sort_keys=True, separators=(",", ":")) + "\n"
         with self._lock:  # one line whole, however long, whatever the threads
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+            fd = self._own_file()
+            if fd is None:
+                return  # the span is lost (the record keeps the task's timeline): the run goes on
             try:
                 os.write(fd, line.encode("utf-8"))
             finally:
                 os.close(fd)
+
+    def _own_file(self) -> int | None:
+        """The file opened for appending, only while it is a file of its own
+        (regular, one link): the run folder is in the shared git dir, where
+        a stage may put a named pipe (which would block this open for ever:
+        O_NONBLOCK), a hard link to a file of the operator's, or a folder.
+        Such a thing is removed and the file made anew; None when it cannot be."""
+        flags = os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+        for fresh in (False, True):
+            try:
+                fd = os.open(self.path, flags | os.O_CREAT | (os.O_EXCL if fresh else 0), 0o600)
+            except OSError:
+                fd = None
+            if fd is not None:
+                found = os.fstat(fd)
+                if stat.S_ISREG(found.st_mode) and found.st_nlink == 1:
+                    return fd
+                os.close(fd)
+            if not fresh:
+                with suppress(OSError):
+                    os.unlink(self.path)
+        return None
 
     def alive(self) -> None:
         """Mark the file (at most every second): the runner lives now."""
