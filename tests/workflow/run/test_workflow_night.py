@@ -150,3 +150,51 @@ def test_a_watched_night_under_a_limit_tells_the_operator_and_the_advice_finishe
     more = told(events_file, 3)
     assert [(e["event"], e["reason"]) for e in more] == [
         ("spending-limit", "budget"), ("run-halted", "budget"), ("run-finished", None)], more
+
+
+def _watch(cwd: Path, *args: str) -> tuple[subprocess.Popen[str], Lines]:
+    proc = subprocess.Popen([GIT_HARN, "workflow", "watch", "--plain", *args], cwd=cwd, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, start_new_session=True)
+    return proc, Lines(proc.stdout)
+
+
+def test_the_same_night_watched_from_another_machine_with_sync(tmp_path: Path) -> None:
+    """The runner's machine shares the run's record by watching it with
+    ``--sync`` (the run never pushes it itself); another clone with a host
+    name of its own follows it with ``--sync 1`` to its end."""
+    env, calls = fake_cli_env(tmp_path)
+    scenario(calls)
+    wf = setup(tmp_path, roadmap=ROADMAP, config=config())
+    elsewhere = tmp_path / "elsewhere"
+    git(tmp_path, "clone", "-q", str(wf.remote), str(elsewhere))
+    git(wf.work, "config", "harn.host", "runner-machine")
+    git(elsewhere, "config", "harn.host", "elsewhere")
+    run = start(wf.work, "workflow", "run", "--parallel", "4", "--max-cost-usd", "3.5", env=env)
+    with run:
+        _until_called(calls, "1.4", "plan")
+        workflow_id = _record_id(wf)
+        sharing, shared = _watch(wf.work, "--sync", "1")
+        shared.wait_for(r"synced with origin")  # the record is on the remote: the other machine finds it
+        far, seen = _watch(elsewhere, "--sync", "1")
+        try:
+            seen.wait_for(rf"workflow {workflow_id} on origin/main: running\n")
+            seen.wait_for(r"task 1\.1: ")
+            # from there only the record tells (a stage's moves are in the runner's run folder): 1.1 lands
+            for stage in ("plan", "implement", "review"):
+                (calls / f"go-1.1-{stage}").write_text("")
+            seen.wait_for(r"task 1\.1: done")
+            _until_called(calls, "1.5", "plan")
+            (calls / "go-rest").write_text("")
+            stdout, stderr = run.proc.communicate(timeout=60)
+            assert run.proc.returncode == 3, stdout + stderr
+            assert sharing.wait(timeout=60) == 3, shared.text
+            assert far.wait(timeout=60) == 3, seen.text + (far.stderr.read() if far.stderr else "")
+        finally:
+            for proc in (sharing, far):
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+    lines = seen.text.splitlines()
+    summary = lines.index(next(line for line in lines if line.startswith(f"workflow {workflow_id} on origin/main (")))
+    assert lines[summary:] == stdout.splitlines(), lines
+    assert any(line[9:].startswith("landed 1, halted 4, failed 0, running 0") for line in lines), lines
