@@ -13,7 +13,8 @@ from git_harn.forge.gitlab import GitLab
 from git_harn.forge.model import Forge
 from git_harn.forge.place import Place, forge_of_host, place_of
 from git_harn.forge.rest import checked_url
-from git_harn.forge.tokens import GITEA_VARS, GITLAB_VARS, from_env, github_token
+from git_harn.forge.tokens import from_env, github_token
+from git_harn.git.env import GITEA_VARS, GITLAB_VARS
 from git_harn.git.remote import remote_url
 from git_harn.git.repo import Repo
 from git_harn.text import one_line

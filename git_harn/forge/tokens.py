@@ -14,18 +14,14 @@ import shutil
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from git_harn.git.env import LOCATION_VARS
+from git_harn.git.env import GITHUB_ENTERPRISE_VARS, GITHUB_VARS, LOCATION_VARS
 from git_harn.proc import run_bounded
 
 HIDDEN = "***"
 GH_SECONDS = 10  # gh reads a file and answers: a gh that hangs gives no token
 GITHUB_HOSTS = ("github.com", "api.github.com")
-# The variables each forge's token is read from, first found wins (gh's own
-# names for GitHub; GitHub Enterprise Server hosts prefer the enterprise ones).
-GITHUB_VARS = ("GH_TOKEN", "GITHUB_TOKEN")
-GITHUB_ENTERPRISE_VARS = ("GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN")
-GITLAB_VARS = ("GITLAB_TOKEN",)
-GITEA_VARS = ("GITEA_TOKEN", "FORGEJO_TOKEN")
+# The variables each forge's token is read from, first found wins, are
+# git.env's (GITHUB_VARS …): the one list, which no child of git-harn gets.
 
 
 class Token:

@@ -45,6 +45,17 @@ SECRET_PATTERNS = ("*_KEY", "*_KEY_ID", "*_KEYS", "*APIKEY*", "*API_KEY*", "*TOK
                    "SSH_ASKPASS", "KRB5CCNAME")
 
 
+# The variables git-harn reads a forge's token from (gh's own names for
+# GitHub; GitHub Enterprise Server hosts prefer the enterprise ones). Held by
+# the host alone: no agent, gate or assessor gets one, whatever its
+# configuration names [T5].
+GITHUB_VARS = ("GH_TOKEN", "GITHUB_TOKEN")
+GITHUB_ENTERPRISE_VARS = ("GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN")
+GITLAB_VARS = ("GITLAB_TOKEN",)
+GITEA_VARS = ("GITEA_TOKEN", "FORGEJO_TOKEN")
+FORGE_TOKEN_VARS = frozenset((*GITHUB_VARS, *GITHUB_ENTERPRISE_VARS, *GITLAB_VARS, *GITEA_VARS))
+
+
 @cache
 def _any_of(patterns: tuple[str, ...]) -> re.Pattern[str]:
     """One expression matching as ``fnmatchcase`` does with any of ``patterns``:
@@ -88,7 +99,8 @@ def child_env(extra: Mapping[str, str] | None = None, secrets: Collection[str] =
     and git-harn's private switches removed, and every secret-looking
     variable held back except those named in ``secrets``; plus ``extra``."""
     env = {k: v for k, v in os.environ.items()
-           if not never_passed(k) and k not in _HARN_PRIVATE and (k in secrets or not is_secret(k))}
+           if not never_passed(k) and k not in _HARN_PRIVATE and k not in FORGE_TOKEN_VARS
+           and (k in secrets or not is_secret(k))}
     env.update(NO_REPLACE)
     if extra:
         env.update(extra)

@@ -16,7 +16,7 @@ from typing import Any
 from git_harn.errors import BadInput
 from git_harn.git import Oid, Repo
 from git_harn.git.branches import file_at
-from git_harn.git.env import never_passed
+from git_harn.git.env import FORGE_TOKEN_VARS, never_passed
 from git_harn.text import Word
 
 WORKFLOW_FILE = ".harn/workflow.toml"
@@ -69,6 +69,9 @@ def env_names(table: dict[str, Any], where: str, key: str) -> tuple[str, ...]:
         if never_passed(name):
             raise BadInput(f"{where}: setting {key} names {name}, which no child ever gets "
                            "(it would point git at another repository or change its configuration)")
+        if name in FORGE_TOKEN_VARS:
+            raise BadInput(f"{where}: setting {key} names {name}, a forge's token, which only git-harn itself "
+                           "holds: no agent, gate or assessor gets it [T5]")
     return tuple(dict.fromkeys(value))
 
 

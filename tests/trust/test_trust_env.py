@@ -22,12 +22,12 @@ from tests.kit.workflow_repo import config_text, setup
 # config variables (as a hook or `git -c` exports them), and ordinary ones.
 OPERATOR = {
     "ANTHROPIC_API_KEY": "sk-ant-secret", "OPENAI_API_KEY": "sk-openai-secret", "GH_TOKEN": "ghp_secret",
-    "GITHUB_TOKEN": "ghs_secret", "AWS_SECRET_ACCESS_KEY": "aws-secret", "SSH_AUTH_SOCK": "/tmp/ssh-agent.sock",
+    "GITHUB_TOKEN": "ghs_secret", "NPM_TOKEN": "npm_secret", "AWS_SECRET_ACCESS_KEY": "aws-secret", "SSH_AUTH_SOCK": "/tmp/ssh-agent.sock",
     "NPM_TOKEN": "npm-secret", "DB_PASSWORD": "hunter2", "MY_SERVICE_API_KEY": "svc-secret",
     "GIT_INDEX_FILE": "/nonexistent/index", "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "harn.probe",
     "GIT_CONFIG_VALUE_0": "yes", "TERM": "xterm-256color", "LANG": "C.UTF-8", "PROJECT_MODE": "ci",
 }
-SECRETS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GH_TOKEN", "GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY",
+SECRETS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GH_TOKEN", "GITHUB_TOKEN", "NPM_TOKEN", "AWS_SECRET_ACCESS_KEY",
            "SSH_AUTH_SOCK", "NPM_TOKEN", "DB_PASSWORD", "MY_SERVICE_API_KEY")
 NEVER = ("GIT_INDEX_FILE", "GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_0", "GIT_CONFIG_VALUE_0")
 KEPT = ("PATH", "HOME", "TERM", "LANG", "PROJECT_MODE")
@@ -79,11 +79,12 @@ def test_an_adapter_gets_its_own_login_variables_and_no_other_secret(tmp_path: P
     kit.scenario([claude_ok(PLAN_OK), codex_ok(PLAN_OK), claude_ok(PLAN_OK)])
     assert kit.run(agent("claude")).ok
     assert kit.run(agent("codex"), attempt=2).ok
-    assert kit.run(agent("claude", env=("GH_TOKEN",)), attempt=3).ok
+    assert kit.run(agent("claude", env=("NPM_TOKEN", "GH_TOKEN")), attempt=3).ok
     claude, codex, named = (set(call["envNames"]) for call in kit.calls())
     assert claude & {*SECRETS, *NEVER} == {"ANTHROPIC_API_KEY"}
     assert codex & {*SECRETS, *NEVER} == {"OPENAI_API_KEY"}
-    assert named & {*SECRETS, *NEVER} == {"ANTHROPIC_API_KEY", "GH_TOKEN"}
+    # a secret it names, but never a forge's token, whatever it names [T5]
+    assert named & {*SECRETS, *NEVER} == {"ANTHROPIC_API_KEY", "NPM_TOKEN"}
 
 
 @pytest.mark.parametrize(("setting", "words"), [
@@ -92,7 +93,9 @@ def test_an_adapter_gets_its_own_login_variables_and_no_other_secret(tmp_path: P
     ('[agents.plan]\ncommand = ["x"]\nenv = ["GIT_DIR"]\n', "agents.plan.env names GIT_DIR, which no child"),
     ('[agents.plan]\nadapter = "claude"\nenv = ["GIT_CONFIG_KEY_0"]\n', "names GIT_CONFIG_KEY_0"),
     ('[gates]\ncommands = [["true"]]\nenv = [3]\n', "gates.env must be a list"),
-    ('[agents.integrate]\ncommand = "builtin"\nenv = ["GH_TOKEN"]\n', "apply to an agent command"),
+    ('[agents.integrate]\ncommand = "builtin"\nenv = ["NPM_TOKEN"]\n', "apply to an agent command"),
+    ('[agents.plan]\ncommand = ["x"]\nenv = ["GH_TOKEN"]\n', "names GH_TOKEN, a forge's token"),
+    ('[gates]\ncommands = [["true"]]\nenv = ["GITLAB_TOKEN"]\n', "names GITLAB_TOKEN, a forge's token"),
 ])
 def test_a_bad_env_setting_is_one_line_exit_2_and_nothing_is_made(tmp_path: Path, setting: str, words: str) -> None:
     agents = tmp_path / "agents"
@@ -111,12 +114,16 @@ def test_a_bad_env_setting_is_one_line_exit_2_and_nothing_is_made(tmp_path: Path
 def test_gates_run_by_hand_hold_back_secrets_unless_git_config_names_them(tmp_path: Path) -> None:
     repo = task_repo(tmp_path, gates='[gates]\ncommands = [["sh", "-c", "env"]]\n')
     task_branch(repo)
-    git(repo, "config", "--add", "harn.gateEnv", "GH_TOKEN")
+    git(repo, "config", "--add", "harn.gateEnv", "NPM_TOKEN")
     result = harn(repo, "gates", "run", "roadmap-1.2", "--json", env=OPERATOR)
     assert result.code == 0, result.err
     output = result.json()["commands"][0]["outputTail"]
     names = {line.split("=", 1)[0] for line in output.splitlines() if "=" in line}
-    assert names & {*SECRETS, *NEVER} == {"GH_TOKEN"}
+    assert names & {*SECRETS, *NEVER} == {"NPM_TOKEN"}
+    git(repo, "config", "--add", "harn.gateEnv", "GH_TOKEN")  # a forge's token: not even by the operator's word [T5]
+    token = harn(repo, "gates", "run", "roadmap-1.2", env=OPERATOR)
+    assert token.code == 2 and "harn.gateEnv names GH_TOKEN, a forge's token" in token.err, token.err
+    git(repo, "config", "--unset", "harn.gateEnv", "GH_TOKEN")
     git(repo, "config", "--add", "harn.gateEnv", "GIT_DIR")
     refused = harn(repo, "gates", "run", "roadmap-1.2", env=OPERATOR)
     assert refused.code == 2 and "harn.gateEnv names GIT_DIR" in refused.err, refused.err
