@@ -195,7 +195,10 @@ class Breakers:
                     f".harn/workflow.toml so that a run without credentials starts nothing: "
                     f"{preflight_line(remote, base)}")
         if self.meter is not None and self.meter.reached():
-            return self.meter.halt_line(skipped, self.budget_halted)
+            # reached by the last stage the run wanted, the limit stopped nothing: the run finished, and
+            # a relaunch for "the tasks not started" would be advice with nothing to do [L4] [C1]
+            stopped = skipped > 0 or self.budget_halted > 0
+            return self.meter.halt_line(skipped, self.budget_halted) if stopped else None
         if self.gave_up is not None:
             when = iso_of(self.gave_up.until)
             return (f"the provider of {self.gave_up.agent} is limited until {when} (a provider fault of task "

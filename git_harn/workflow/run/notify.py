@@ -123,8 +123,8 @@ def halt_reason(doc: dict[str, Any]) -> tuple[str | None, str | None]:
         return "tamper", None
     if doc.get("blocked") or breakers.get("auth"):
         return "auth", None
-    if (breakers.get("spending") or {}).get("reached"):
-        return "budget", None
+    if (breakers.get("spending") or {}).get("reached") and doc.get("halted"):
+        return "budget", None  # reached by the last stage a run wanted, the limit halted nothing
     if breakers.get("gaveUp"):
         until = [lim["until"] for lim in breakers.get("providerLimits") or [] if lim["agent"] == breakers["gaveUp"]]
         return "provider", (max(until) if until else None)

@@ -17,6 +17,7 @@ from git_harn.errors import BadInput
 from git_harn.tasks.config import Price, parse_toml, workflow_settings
 from git_harn.workflow.agents.spend import priced
 from git_harn.workflow.model.state import Where, budget_advice
+from git_harn.workflow.run.notify import halt_reason
 from tests.kit.adapter_fakes import PLAN_OK, claude_init, claude_result, codex_ok, fake_cli_env
 from tests.kit.harn import assert_valid, git, harn, make_repo
 from tests.kit.workflow_repo import WF, setup
@@ -319,3 +320,22 @@ def test_a_token_count_too_large_for_a_float_is_counted_never_a_crash(tmp_path: 
     assert (reached["taskId"], reached["stage"]) == ("9.1", "review"), reached
     assert result["breakers"]["spending"]["spentUsd"] >= 1000
     assert ("9.2", "plan") not in stages_run(calls)
+
+
+def test_a_limit_reached_by_the_last_stage_the_run_needed_stops_nothing_and_the_run_finishes(
+        tmp_path: Path) -> None:
+    """The one task costs exactly the limit: the limit is reached at its last
+    review, after which no stage was wanted. Nothing was halted or left out,
+    so the run finished (exit 0), with no halt and no relaunch to advise."""
+    env, calls = fake_cli_env(tmp_path)
+    scenario(calls)  # $1 a plan, $1 an implement, $0.50 a reviewer: $3
+    wf = setup(tmp_path, roadmap="# R\n\n- [ ] 9.1 Only\n", config=config())
+    done = wf.run("--json", "--max-cost-usd", "3", env=env)
+    doc = json.loads(done.out)
+    assert done.code == 0, (done.err, doc["halted"], doc["next"])
+    assert_valid(doc, "workflow-result")
+    assert doc["tasks"][0]["status"] == "done"
+    assert doc["halted"] is None and doc["next"] is None and doc["outcome"] == "workflow-done"
+    assert doc["breakers"]["spending"]["reached"] == {"taskId": "9.1", "stage": "review", "spentUsd": 3.0}
+    assert "spent $3.00 of the $3.00 limit, reached at review of task 9.1" in harn(wf.work, "workflow", "show").out
+    assert halt_reason(doc) == (None, None)  # a notifier is told run-finished
