@@ -22,12 +22,12 @@ from tests.kit.workflow_repo import config_text, setup
 # config variables (as a hook or `git -c` exports them), and ordinary ones.
 OPERATOR = {
     "ANTHROPIC_API_KEY": "sk-ant-secret", "OPENAI_API_KEY": "sk-openai-secret", "GH_TOKEN": "ghp_secret",
-    "GITHUB_TOKEN": "ghs_secret", "NPM_TOKEN": "npm_secret", "AWS_SECRET_ACCESS_KEY": "aws-secret", "SSH_AUTH_SOCK": "/tmp/ssh-agent.sock",
+    "GITHUB_TOKEN": "ghs_secret", "AWS_SECRET_ACCESS_KEY": "aws-secret", "SSH_AUTH_SOCK": "/tmp/ssh-agent.sock",
     "NPM_TOKEN": "npm-secret", "DB_PASSWORD": "hunter2", "MY_SERVICE_API_KEY": "svc-secret",
     "GIT_INDEX_FILE": "/nonexistent/index", "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "harn.probe",
     "GIT_CONFIG_VALUE_0": "yes", "TERM": "xterm-256color", "LANG": "C.UTF-8", "PROJECT_MODE": "ci",
 }
-SECRETS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GH_TOKEN", "GITHUB_TOKEN", "NPM_TOKEN", "AWS_SECRET_ACCESS_KEY",
+SECRETS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GH_TOKEN", "GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY",
            "SSH_AUTH_SOCK", "NPM_TOKEN", "DB_PASSWORD", "MY_SERVICE_API_KEY")
 NEVER = ("GIT_INDEX_FILE", "GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_0", "GIT_CONFIG_VALUE_0")
 KEPT = ("PATH", "HOME", "TERM", "LANG", "PROJECT_MODE")
