@@ -119,7 +119,10 @@ def _build(repo: Repo, listed: set[str]) -> dict[str, Oid]:
     """The entries of a repository whose proposals were written before the
     index, and its marker, in one transaction (every proposal read once)."""
     built: dict[str, Oid] = {}
-    for name, oid in sorted(repo.ref_ids([PROPOSALS.namespace]).items()):
+    found = repo.ref_ids([PROPOSALS.namespace])
+    if not found:
+        return built  # no proposal at all: nothing to index, and a look writes no ref (a dry run makes none)
+    for name, oid in sorted(found.items()):
         key, tip = name[len(PROPOSALS.namespace):], to_oid(oid)
         try:
             wanted = _is_live(chain.record_at(repo, PROPOSALS, key, tip))
