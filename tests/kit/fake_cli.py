@@ -56,9 +56,16 @@ stdin = sys.stdin.read()  # to EOF: codex exec waits for it too
 calls = here / "calls"
 calls.mkdir(exist_ok=True)
 number = len(list(calls.glob("*.json")))
-(calls / f"{number}.json").write_text(json.dumps({
-    "name": name, "pid": os.getpid(), "argv": sys.argv, "stdin": stdin, "cwd": os.getcwd(),
-    "env": {k: v for k, v in os.environ.items() if k.startswith("HARN_")}, "envNames": sorted(os.environ)}))
+while True:  # two reviewers start at once: each takes a number of its own (O_EXCL), never the same file
+    try:
+        slot = os.open(calls / f"{number}.json", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        break
+    except FileExistsError:
+        number += 1
+with os.fdopen(slot, "w") as call:
+    call.write(json.dumps({
+        "name": name, "pid": os.getpid(), "argv": sys.argv, "stdin": stdin, "cwd": os.getcwd(),
+        "env": {k: v for k, v in os.environ.items() if k.startswith("HARN_")}, "envNames": sorted(os.environ)}))
 
 
 def option(flag: str) -> str | None:
