@@ -23,7 +23,7 @@ import threading
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 OWNER, REPO = "octo", "hello"
 DOCS = "https://docs.github.com/rest"
@@ -83,6 +83,30 @@ def _user() -> dict[str, Any]:
     return {"login": OWNER, "id": 1, "node_id": "MDQ6VXNlcjE=", "type": "User", "site_admin": False}
 
 
+
+class Serving(Protocol):
+    def serve(self, handler: BaseHTTPRequestHandler, method: str) -> None: ...
+
+
+def loopback(fake: Serving) -> tuple[ThreadingHTTPServer, threading.Thread]:
+    """An HTTP server on this machine's loopback, on a free port, whose GETs
+    and POSTs ``fake`` answers, served from a thread of its own."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            fake.serve(self, "GET")
+
+        def do_POST(self) -> None:
+            fake.serve(self, "POST")
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    return server, thread
+
 class FakeGitHub:
     """GitHub's REST (under ``/api/v3``, as Enterprise serves it) and GraphQL (``/api/graphql``)."""
 
@@ -98,21 +122,7 @@ class FakeGitHub:
         self.redirect_to: str | None = None  # every answer a 301 to there (a moved or hostile forge)
         self.graphql_down = False  # GraphQL answers 502
         self.lock = threading.Lock()
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_GET(self) -> None:
-                fake.serve(self, "GET")
-
-            def do_POST(self) -> None:
-                fake.serve(self, "POST")
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
+        self.server, self.thread = loopback(self)
 
     @property
     def root(self) -> str:
@@ -456,20 +466,7 @@ class FakeRest:
     def __init__(self, bare: Path, kind: str, token: str) -> None:
         self.bare, self.kind, self.token = bare, kind, token
         self.requests: list[dict[str, Any]] = []
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_GET(self) -> None:
-                fake.serve(self, "GET")
-
-            def do_POST(self) -> None:
-                fake.serve(self, "POST")
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.server, _ = loopback(self)
 
     @property
     def root(self) -> str:

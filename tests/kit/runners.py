@@ -105,3 +105,21 @@ def wait_for_log(log: Any, what: Any, seconds: float = 60) -> list[dict[str, Any
             return list(entries)
         time.sleep(0.05)
     raise AssertionError(f"the agents never got there: {json.dumps(log())[:2000]}")
+
+
+def waiting_at(wf: Any, task: str, stage: str) -> None:
+    """Until the scripted agent of ``task``'s ``stage`` says it waits (for a file the test writes)."""
+    wait_for_log(wf.log, lambda log: any(e["task"] == task and e["stage"] == stage and e["event"] == "waiting"
+                                         for e in log))
+
+
+def record_id(cwd: Path, seconds: float = 60) -> str:
+    """The id of the first workflow record a run in ``cwd`` made, once it made one."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        done = subprocess.run(["git", "for-each-ref", "--format=%(refname)", "refs/harnery/workflows/"],
+                              cwd=cwd, capture_output=True, text=True, check=True)
+        if done.stdout.split():
+            return done.stdout.split()[0].rsplit("/", 1)[1]
+        time.sleep(0.05)
+    raise AssertionError("the run made no record")

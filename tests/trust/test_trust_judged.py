@@ -13,7 +13,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tests.kit.git_crashes import group_members
 from tests.kit.harn import assert_valid, git
+from tests.kit.runners import state_of
 from tests.kit.workflow_repo import WF, config_text, setup
 
 ROADMAP = "# Roadmap\n\n- [ ] 1.1 First thing\n- [ ] 1.3 Third thing\n"
@@ -232,7 +234,7 @@ def test_a_tracking_ref_moved_between_tasks_is_not_the_next_tasks_base(tmp_path:
     try:
         deadline = time.time() + 120
         while proc.poll() is None and time.time() < deadline:
-            if any(_state(pid) == "T" for pid in _group(proc.pid)):
+            if any(state_of(pid) == "T" for pid, _ in group_members(proc.pid)):
                 if planted is None:
                     planted = _plant_base(wf, fetched)
                 os.killpg(proc.pid, signal.SIGCONT)
@@ -338,22 +340,3 @@ def _plant_base(wf: WF, base: str) -> str:
     git(wf.work, "update-ref", "refs/remotes/origin/main", planted)
     return planted
 
-
-def _group(pgid: int) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[2]) == pgid:
-                found.append(int(entry))
-    return found
-
-
-def _state(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return ""

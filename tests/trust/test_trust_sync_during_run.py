@@ -12,30 +12,15 @@ runs while a stage is in flight."""
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
 from tests.kit.harn import git, harn
-from tests.kit.runners import start, wait_for_log
+from tests.kit.runners import record_id, start, waiting_at
 from tests.kit.workflow_repo import WF, setup
 
 ROADMAP = "# Roadmap\n\n- [ ] 1.1 First thing\n"
 
-
-def _waiting_at(wf: WF, task: str, stage: str) -> None:
-    wait_for_log(wf.log, lambda log: any(e["task"] == task and e["stage"] == stage and e["event"] == "waiting"
-                                         for e in log))
-
-
-def _record_id(wf: WF, seconds: float = 60) -> str:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        refs = git(wf.work, "for-each-ref", "--format=%(refname)", "refs/harnery/workflows/").split()
-        if refs:
-            return refs[0].rsplit("/", 1)[1]
-        time.sleep(0.05)
-    raise AssertionError("the run made no record")
 
 
 def _refs(repo: Path, prefix: str = "") -> dict[str, str]:
@@ -71,8 +56,8 @@ def test_a_sync_in_the_runner_clone_during_a_stage_is_no_tamper_and_the_task_lan
     _, theirs = _other_clone_with_a_record(wf)
     wf.script({"1.1:plan": "wait"})
     with start(wf.work, "workflow", "run", "--json", "--sandbox", "off") as run:
-        _waiting_at(wf, "1.1", "plan")
-        workflow_id = _record_id(wf)
+        waiting_at(wf, "1.1", "plan")
+        workflow_id = record_id(wf.work)
         synced = harn(wf.work, "sync")  # the operator's own tool, while the plan stage is in flight
         assert synced.code == 0, synced.err
         # the other machine's record is here as the remote holds it, under the tracking copies

@@ -19,7 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from tests.kit.canary import host_runs, plant_canary
+from tests.kit.git_crashes import group_members
 from tests.kit.harn import alive, assert_valid, git, harn
+from tests.kit.runners import state_of
 from tests.kit.victims import fingerprint
 from tests.kit.workflow_repo import WF, config_text, setup
 
@@ -225,7 +227,7 @@ def test_a_change_after_a_stage_ended_is_found_before_the_hosts_next_git(tmp_pat
     try:
         deadline = time.time() + 120
         while proc.poll() is None and time.time() < deadline:
-            stopped = [pid for pid in _group(proc.pid) if _state(pid) == "T"]
+            stopped = [pid for pid, _ in group_members(proc.pid) if state_of(pid) == "T"]
             if stopped:
                 if not tampered:
                     with config.open("a") as handle:
@@ -269,22 +271,3 @@ def test_git_harn_run_puts_back_what_its_command_changed(tmp_path: Path) -> None
     assert evidence.is_relative_to(wf.work / ".git" / "harnery" / "run" / "r1")
     assert host_runs(canaries, "subprocess.run") == []
 
-
-def _group(pgid: int) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[2]) == pgid:
-                found.append(int(entry))
-    return found
-
-
-def _state(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return ""

@@ -30,25 +30,11 @@ from git_harn.workflow.ledger.journal import HEARTBEAT_SECONDS, Journal
 from git_harn.workflow.model.result import TaskResult, WorkflowResult
 from git_harn.workflow.page.watch import Follower, Reader, frame
 from tests.kit.harn import git, harn, make_repo
-from tests.kit.runners import GIT_HARN, Runner, start, state_of, wait_for_log
+from tests.kit.runners import GIT_HARN, Runner, record_id, start, state_of, waiting_at
 from tests.kit.workflow_repo import WF, setup
 
 ROADMAP = "# Roadmap\n\n- [ ] 1.1 First thing\n- [ ] 1.2 Second thing\n  Requires: 1.1\n"
 
-
-def _waiting_at(wf: WF, task: str, stage: str) -> None:
-    wait_for_log(wf.log, lambda log: any(e["task"] == task and e["stage"] == stage and e["event"] == "waiting"
-                                         for e in log))
-
-
-def _record_id(wf: WF, seconds: float = 60) -> str:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        refs = git(wf.work, "for-each-ref", "--format=%(refname)", "refs/harnery/workflows/").split()
-        if refs:
-            return refs[0].rsplit("/", 1)[1]
-        time.sleep(0.05)
-    raise AssertionError("the run made no record")
 
 
 def _until(what: Callable[[], bool], seconds: float = 30) -> None:
@@ -88,8 +74,8 @@ def test_piped_the_watch_prints_each_stage_as_the_run_moves_in_whole_lines_and_e
     wf = setup(tmp_path, roadmap=ROADMAP)
     wf.script({"1.1:plan": "wait", "1.1:implement": "wait", "1.1:review": "wait"})
     with start(wf.work, "workflow", "run") as run:
-        _waiting_at(wf, "1.1", "plan")
-        workflow_id = _record_id(wf)
+        waiting_at(wf, "1.1", "plan")
+        workflow_id = record_id(wf.work)
         watch = _watch(wf)  # the newest running one
         syncing: subprocess.Popen[str] | None = None
         out = Lines(watch.stdout)
@@ -101,10 +87,10 @@ def test_piped_the_watch_prints_each_stage_as_the_run_moves_in_whole_lines_and_e
             synced = Lines(syncing.stdout)
             synced.wait_for(r"synced with origin")
             wf.go("1.1", "plan")
-            _waiting_at(wf, "1.1", "implement")
+            waiting_at(wf, "1.1", "implement")
             out.wait_for(r"task 1\.1: implementing at implement #1: plan ok\n")
             wf.go("1.1", "implement")
-            _waiting_at(wf, "1.1", "review")
+            waiting_at(wf, "1.1", "review")
             out.wait_for(r"task 1\.1: reviewing at review r1: gates ok\n")
             wf.go("1.1", "review")
             out.wait_for(r"task 1\.2: ")  # it starts once 1.1 landed
@@ -133,7 +119,7 @@ def test_the_watch_of_a_run_that_left_a_task_undone_exits_3_with_the_next_step(t
     wf = setup(tmp_path, roadmap="# Roadmap\n\n- [ ] 1.1 First thing\n")
     wf.script({"plan": "blocked"})
     assert wf.run().code == 3
-    workflow_id = _record_id(wf)
+    workflow_id = record_id(wf.work)
     shown = harn(wf.work, "workflow", "watch", workflow_id)
     assert shown.code == 3, shown.err
     assert "1 task: 1 blocked" in shown.out
@@ -143,7 +129,7 @@ def test_the_watch_of_a_run_that_left_a_task_undone_exits_3_with_the_next_step(t
 def test_the_watch_of_a_run_that_landed_every_task_exits_0(tmp_path: Path) -> None:
     wf = setup(tmp_path, roadmap="# Roadmap\n\n- [ ] 1.1 First thing\n")
     assert wf.run().code == 0
-    shown = harn(wf.work, "workflow", "watch", _record_id(wf), "--plain")
+    shown = harn(wf.work, "workflow", "watch", record_id(wf.work), "--plain")
     assert shown.code == 0, shown.err
     assert shown.out.splitlines()[-1] == "1 task: 1 done"
 
@@ -165,8 +151,8 @@ def test_a_runner_gone_ends_the_watch_with_the_step_that_settles_it(tmp_path: Pa
     wf.script({"plan": "wait"})
     run: Runner = start(wf.work, "workflow", "run")
     with run:
-        _waiting_at(wf, "1.1", "plan")
-        workflow_id = _record_id(wf)
+        waiting_at(wf, "1.1", "plan")
+        workflow_id = record_id(wf.work)
         watch = _watch(wf, workflow_id)
         out = Lines(watch.stdout)
         out.wait_for(r"task 1\.1: ")
@@ -278,13 +264,13 @@ def test_on_a_terminal_the_watch_redraws_in_place_and_leaving_it_leaves_the_run_
     wf = setup(tmp_path, roadmap="# Roadmap\n\n- [ ] 1.1 First thing\n")
     wf.script({"plan": "wait", "implement": "wait"})
     with start(wf.work, "workflow", "run") as run:
-        _waiting_at(wf, "1.1", "plan")
-        workflow_id = _record_id(wf)
+        waiting_at(wf, "1.1", "plan")
+        workflow_id = record_id(wf.work)
         term = Pty(wf)
         try:
             term.wait_for(rb"planning +plan #1 ")
             wf.go("1.1", "plan")
-            _waiting_at(wf, "1.1", "implement")
+            waiting_at(wf, "1.1", "implement")
             term.wait_for(rb"implementing +implement #1 .*plan ok")
             draws = term.screen.count(b"\x1b[H")
             assert draws >= 2  # each look drawn from the top left over the last one
@@ -330,8 +316,8 @@ def test_with_sync_the_watch_follows_a_run_on_another_machine_to_its_end(tmp_pat
     git(wf.work, "config", "harn.host", "runner-machine")
     git(elsewhere, "config", "harn.host", "elsewhere")
     with start(wf.work, "workflow", "run") as run:
-        _waiting_at(wf, "1.1", "plan")
-        workflow_id = _record_id(wf)
+        waiting_at(wf, "1.1", "plan")
+        workflow_id = record_id(wf.work)
         # the runner's machine shares its record (a push of its ref: a git harn sync there while a stage
         # runs changes refs/harnery-remotes/, which the stage's tamper check blames on the stage)
         ref = f"refs/harnery/workflows/{workflow_id}"
