@@ -20,10 +20,10 @@ from typing import Any
 
 from tests.kit.adapter_fakes import PLAN_OK, claude_init, claude_result, fake_cli_env
 from tests.kit.harn import assert_valid, git, harn
-from tests.kit.runners import GIT_HARN, start
+from tests.kit.runners import GIT_HARN, record_id, start
 from tests.kit.workflow_repo import setup
 from tests.workflow.agents.test_workflow_spend import APPROVE, config, stages_run
-from tests.workflow.page.test_workflow_watch import Lines, _record_id
+from tests.workflow.page.test_workflow_watch import Lines
 
 ROADMAP = "# R\n\n" + "".join(f"- [ ] 1.{n} Task {n}\n" for n in range(1, 6))
 TASKS = [f"1.{n}" for n in range(1, 6)]
@@ -87,7 +87,7 @@ def test_a_watched_night_under_a_limit_tells_the_operator_and_the_advice_finishe
     run = start(wf.work, "workflow", "run", "--parallel", "4", "--max-cost-usd", "3.5", "--notify", notify, env=env)
     with run:
         _until_called(calls, "1.4", "plan")
-        workflow_id = _record_id(wf)
+        workflow_id = record_id(wf.work)
         watch = subprocess.Popen([GIT_HARN, "workflow", "watch", "--plain"], cwd=wf.work, stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, start_new_session=True)
         out = Lines(watch.stdout)
@@ -172,7 +172,7 @@ def test_the_same_night_watched_from_another_machine_with_sync(tmp_path: Path) -
     run = start(wf.work, "workflow", "run", "--parallel", "4", "--max-cost-usd", "3.5", env=env)
     with run:
         _until_called(calls, "1.4", "plan")
-        workflow_id = _record_id(wf)
+        workflow_id = record_id(wf.work)
         sharing, shared = _watch(wf.work, "--sync", "1")
         shared.wait_for(r"synced with origin")  # the record is on the remote: the other machine finds it
         far, seen = _watch(elsewhere, "--sync", "1")
