@@ -154,18 +154,24 @@ class Capture(NamedTuple):
     index_tree: Oid | None  # only when it differs from HEAD and the work tree
 
 
-def capture(path: Path, head_tree: Oid, with_tree: bool, head: Oid | None) -> Capture:
+def capture(path: Path, head_tree: Oid, with_tree: bool, head: Oid | None,
+            keep_index: bool = False) -> Capture:
     """The worktree's index and working tree as trees, through a private copy
-    of its index; nothing of the worktree itself changes."""
+    of its index; nothing of the worktree itself changes. ``keep_index``: the
+    copy, which then holds the working tree with fresh stat data, stays for
+    ``adopt_scratch_index`` (or ``drop_scratch_index``)."""
     if not with_tree:
         return Capture(head, None, None)
     admin = Path(open_worktree(path).path)
     # The scratch index lives in the worktree's own admin folder, so a crash
     # that leaves it behind is swept away when cleanup removes the worktree.
     scratch = admin / SCRATCH_INDEX
+    kept = False
     try:
         if (admin / "index").exists():
             _copy_index(admin / "index", scratch)
+        else:
+            scratch.unlink(missing_ok=True)  # never start from one a killed capture left
         env = {"GIT_INDEX_FILE": str(scratch)}
         index_tree = _write_tree(path, env)  # None when the index holds a conflict
         unhide(path, env)
@@ -174,13 +180,47 @@ def capture(path: Path, head_tree: Oid, with_tree: bool, head: Oid | None) -> Ca
             raise Refused(f"cannot salvage {path}: git add failed: "
                           f"{done.stderr.decode('utf-8', 'replace').strip()}")
         work_tree = _write_tree(path, env)
+        kept = keep_index and work_tree is not None
     finally:
-        scratch.unlink(missing_ok=True)
+        if not kept:
+            scratch.unlink(missing_ok=True)
     if work_tree is None:
         raise GitFailure(f"git write-tree failed in {path}")
     if index_tree in (head_tree, work_tree):
         index_tree = None
     return Capture(head, work_tree, index_tree)
+
+
+def adopt_scratch_index(path: Path) -> bool:
+    """Make the scratch index a kept capture left the worktree's index, the
+    way git replaces one: ``index.lock`` made exclusively (a git at work in
+    the worktree holds it), the scratch renamed onto it, then onto ``index``.
+    False, with nothing changed, when a git holds the lock or no scratch index
+    is there. The renames move whatever the admin folder holds, link or file:
+    an agent can write its own index there at any time anyway, and what it
+    writes after the capture is its own later work, which ``git status``
+    against the result still shows."""
+    admin = Path(open_worktree(path).path)
+    scratch, lock = admin / SCRATCH_INDEX, admin / "index.lock"
+    if not os.path.lexists(scratch):
+        return False
+    try:
+        os.close(os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644))
+    except FileExistsError:
+        drop_scratch_index(path)
+        return False
+    try:
+        os.replace(scratch, lock)
+        os.replace(lock, admin / "index")
+    except OSError:
+        lock.unlink(missing_ok=True)
+        raise
+    return True
+
+
+def drop_scratch_index(path: Path) -> None:
+    """The scratch index a kept capture left, removed (not needed after all)."""
+    (Path(open_worktree(path).path) / SCRATCH_INDEX).unlink(missing_ok=True)
 
 
 def _copy_index(index: Path, scratch: Path) -> None:

@@ -9,8 +9,11 @@ In order, under the run lock:
    (discard: only commits at risk do; uncommitted changes are dropped);
 3. record the salvage, with a ``reclaiming`` mark, before anything is reset,
    so a rerun after a crash knows the work is safe and only finishes the job;
-4. restore: the workspace ref back to the frozen OID, ``reset --hard``,
-   ``clean -fd``;
+4. restore: the workspace ref back to the frozen OID, and the tree made
+   clean: a salvage commit whose tree is the work becomes the worktree's
+   detached HEAD, with the index the salvage wrote (no file is rewritten
+   only for the removal to delete it); otherwise (a discard, a rerun after
+   a crash) ``reset --hard`` and ``clean -fd``;
 5. cleanup, which releases the clean workspace; then clear the mark.
 """
 
@@ -25,8 +28,15 @@ from git_harn.clock import now_iso
 from git_harn.errors import Refused
 from git_harn.failpoints import failpoint
 from git_harn.git import Oid, Repo, to_oid
-from git_harn.git.workdir import Fingerprint, fingerprint, nested_git_paths, reset_hard_and_clean
-from git_harn.git.worktrees import admin_locks, head_of, linked_problem, point_head
+from git_harn.git.workdir import (
+    Fingerprint,
+    adopt_scratch_index,
+    drop_scratch_index,
+    fingerprint,
+    nested_git_paths,
+    reset_hard_and_clean,
+)
+from git_harn.git.worktrees import admin_locks, detach_head, head_of, linked_problem, point_head
 from git_harn.notices import info, progress, warn
 from git_harn.store import runs as store
 from git_harn.store.locks import broken_owner, git_processes_in, hold_run, holder_gone, holder_mark, run_lock_path
@@ -93,8 +103,9 @@ def reclaim_locked(repo: Repo, run_id: str, mode: str) -> ReclaimResult:
     _refuse_moving_callers_branch(repo, snap.record)
     _begin(repo, snap, mode)
     before = fingerprint(path)  # what the salvage is about to hold
-    salvage = _secure(repo, snap, mode)
-    _restore(repo, snap, before)
+    salvage, work = _secure(repo, snap, mode)
+    if work is None or not _stand_on_salvage(repo, snap, work):
+        _restore(repo, snap, before)
     cleaned = cleanup_locked(repo, run_id, snap)
     return _with(cleaned, mode, salvage)
 
@@ -205,19 +216,29 @@ def _with(cleaned: CleanupResult, mode: str, salvage: dict[str, Any] | None) -> 
     return ReclaimResult(**fields, mode=mode, salvage=salvage)
 
 
-def _secure(repo: Repo, snap: Snapshot, mode: str) -> dict[str, Any] | None:
-    """Make everything at risk safe, and record it before anything is reset."""
+def _secure(repo: Repo, snap: Snapshot, mode: str) -> tuple[dict[str, Any] | None, Oid | None]:
+    """Make everything at risk safe, and record it before anything is reset.
+    Second: the salvage commit whose tree is the whole work tree as captured
+    (its index kept for ``_stand_on_salvage``), or None."""
     record = snap.record
     assert record.frozenIntent is not None
     if _salvage_interrupted(repo, snap):
         # The work is safe already; never salvage a half-reset tree as if it
         # were the work. Only the restore and the cleanup are left.
         assert record.reclaiming is not None
-        return record.salvage if record.reclaiming.get("salvageOid") else None
+        return (record.salvage if record.reclaiming.get("salvageOid") else None), None
     protected_tip = snap.tip  # read before the capture: the salvage holds it
     progress(f"reclaim {record.runId}: reading {record.path}")
-    cap = capture(repo, snap.path, with_tree=mode == SALVAGE, head=snap.head)
-    salvaged = save(repo, record, cap, to_oid(record.frozenIntent["oid"]), snap)
+    cap = capture(repo, snap.path, with_tree=mode == SALVAGE, head=snap.head, keep_index=mode == SALVAGE)
+    try:
+        salvaged = save(repo, record, cap, to_oid(record.frozenIntent["oid"]), snap)
+        work = _holds_the_tree(repo, salvaged, cap.work_tree)
+        if work is None and cap.work_tree is not None:
+            drop_scratch_index(snap.path)
+    except BaseException:
+        if cap.work_tree is not None:
+            drop_scratch_index(snap.path)
+        raise
     assert record.reclaiming is not None
     record.reclaiming.update({"mode": mode, "salvageOid": salvaged.oid if salvaged else "",
                               "attempts": str(record.attempts),
@@ -228,7 +249,15 @@ def _secure(repo: Repo, snap: Snapshot, mode: str) -> dict[str, Any] | None:
     new_tip = store.write(repo, record, mode, _summary(mode, salvaged), snap.stored.tip)
     snap.stored = store.Stored(record, new_tip)
     failpoint("reclaim-after-salvage-record")
-    return salvaged.as_record() if salvaged else None
+    return (salvaged.as_record() if salvaged else None), work
+
+
+def _holds_the_tree(repo: Repo, salvaged: Salvaged | None, work_tree: Oid | None) -> Oid | None:
+    """The salvage commit, when its tree is exactly the captured work tree."""
+    if salvaged is None or work_tree is None:
+        return None
+    commit = to_oid(salvaged.oid)
+    return commit if repo.commit_info(commit).tree == work_tree else None
 
 
 def _salvage_interrupted(repo: Repo, snap: Snapshot) -> bool:
@@ -293,12 +322,30 @@ def _summary(mode: str, salvaged: Salvaged | None) -> str:
     return f"salvaged {kept}" if mode == SALVAGE else f"discarding uncommitted changes; commits kept: {kept}"
 
 
+def _stand_on_salvage(repo: Repo, snap: Snapshot, work: Oid) -> bool:
+    """The workspace ref back at the frozen OID [W8], and the tree made clean
+    where it stands: HEAD detached at the salvage commit ``work``, whose tree
+    is the work tree as captured, with the index that capture wrote (fresh
+    stat data for every file). Nothing is reset, so nothing written since the
+    capture is destroyed: cleanup's ``git status`` shows such a write, and the
+    workspace is preserved with it. False when a git holds the worktree's
+    index (the reset path then reports it)."""
+    _refuse_newer_commits(repo, snap)
+    _put_branch_back(repo, snap)
+    if not adopt_scratch_index(snap.path):
+        return False
+    failpoint("reclaim-after-index-adopted")
+    detach_head(snap.path, work)
+    snap.detached_at(work)
+    failpoint("reclaim-after-clean")
+    return True
+
+
 def _restore(repo: Repo, snap: Snapshot, before: Fingerprint | None = None) -> None:
     """The workspace ref back at the frozen OID [W8], checked out, clean."""
     record = snap.record
     assert record.frozenIntent is not None
     frozen = to_oid(record.frozenIntent["oid"])
-    now = snap.tip
     _refuse_newer_commits(repo, snap)
     if before is not None and fingerprint(snap.path) != before:
         # Something (an agent still running?) wrote to the workspace after the
@@ -306,10 +353,7 @@ def _restore(repo: Repo, snap: Snapshot, before: Fingerprint | None = None) -> N
         raise Refused(f"run {record.runId}: the workspace changed while it was being reclaimed "
                       "(is something still running in it?); nothing was reset; stop it, then run "
                       f"'git harn reclaim {record.runId}' again")
-    if now != frozen:
-        repo.move_ref(record.branch_ref, frozen, now, f"git-harn: reclaim {record.runId} restores the frozen intent")
-        snap.moved(record.branch_ref, frozen)
-    failpoint("reclaim-after-ref-restored")
+    _put_branch_back(repo, snap)
     if snap.head_ref != record.branch_ref:
         # A detached HEAD or another branch: what it held is salvaged already.
         point_head(snap.path, record.branch_ref)
@@ -318,6 +362,19 @@ def _restore(repo: Repo, snap: Snapshot, before: Fingerprint | None = None) -> N
     reset_hard_and_clean(snap.path)
     snap.restored(frozen)
     failpoint("reclaim-after-clean")
+
+
+def _put_branch_back(repo: Repo, snap: Snapshot) -> None:
+    """The workspace ref back at the frozen OID [W8]; the caller refused
+    first if a commit the salvage does not hold landed since."""
+    record = snap.record
+    assert record.frozenIntent is not None
+    frozen = to_oid(record.frozenIntent["oid"])
+    if snap.tip != frozen:
+        repo.move_ref(record.branch_ref, frozen, snap.tip,
+                      f"git-harn: reclaim {record.runId} restores the frozen intent")
+        snap.moved(record.branch_ref, frozen)
+    failpoint("reclaim-after-ref-restored")
 
 
 def _refuse_newer_commits(repo: Repo, snap: Snapshot) -> None:

@@ -53,11 +53,12 @@ class Salvaged:
         return {"ref": self.ref, "oid": self.oid, "paths": self.paths, "pathCount": self.pathCount}
 
 
-def capture(repo: Repo, path: Path, with_tree: bool, head: Oid | None = None) -> Capture:
+def capture(repo: Repo, path: Path, with_tree: bool, head: Oid | None = None,
+            keep_index: bool = False) -> Capture:
     """Read the workspace's HEAD (unless given) and (``with_tree``) its index
-    and working tree."""
+    and working tree; ``keep_index`` as ``git.workdir.capture`` has it."""
     head = head if head is not None else head_of(path)
-    return capture_trees(path, repo.tree_id(head), with_tree, head)
+    return capture_trees(path, repo.tree_id(head), with_tree, head, keep_index)
 
 
 def tree_of(repo: Repo, commit: Oid | None) -> Oid:

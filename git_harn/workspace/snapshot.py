@@ -51,6 +51,10 @@ class Snapshot:
         """The worktree was reset onto the workspace branch at ``oid``."""
         self.head, self.head_ref = oid, self.record.branch_ref
 
+    def detached_at(self, oid: Oid) -> None:
+        """The worktree's HEAD was detached at ``oid``, whose tree it holds."""
+        self.head, self.head_ref = oid, None
+
 
 def take(repo: Repo, stored: store.Stored) -> Snapshot:
     record = stored.record

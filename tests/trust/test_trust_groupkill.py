@@ -72,7 +72,11 @@ def test_reclaim_killed_with_git_during_the_salvage_add_finishes_on_rerun(tmp_pa
 
 def reset_interrupted(tmp_path: Path) -> tuple[Path, Path, Gate, dict[bytes, tuple[int, bytes]], str]:
     """A preserved workspace whose reclaim was killed, with git, in the middle
-    of ``reset --hard``: the salvage is recorded, files before ``m.gate`` in
+    of ``reset --hard``. A first reclaim salvaged and recorded the work in
+    place, and was killed before it put the tree down on the salvage commit;
+    the second, finishing the job, resets to the frozen intent (a first
+    reclaim resets nothing it salvaged), and is killed with git in that
+    reset: the salvage is recorded, files before ``m.gate`` in
     index order are reset, ``m.gate`` is being written, the rest still hold
     the work, and git's ``index.lock`` is left. Returns (repo, worktree,
     gate, the work as it was, the salvage commit the killed run recorded)."""
@@ -91,6 +95,7 @@ def reset_interrupted(tmp_path: Path) -> tuple[Path, Path, Gate, dict[bytes, tup
     make_dirty(wt)
     expected = worktree_files(wt)
     assert harn(repo, "cleanup", "r1", "--yes").code == 3
+    assert harn(repo, "reclaim", "r1", env={"HARN_FAILPOINT": "reclaim-after-salvage-record"}).code == 137
 
     killed = kill_group_when_blocked(repo, ["reclaim", "r1"], gate)
     assert "git" in {name for _, name in killed.members}

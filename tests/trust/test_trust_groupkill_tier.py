@@ -29,8 +29,8 @@ from tests.kit.salvage_trees import EXEC, LINK, PLAIN, lock_files, make_dirty, w
 SEED = 1010
 RANDOM_KILLS = 2  # random instants per command
 RECLAIM_POINTS = ["reclaim-after-salvage-commit", "reclaim-after-salvage-ref", "reclaim-after-salvage-record",
-                  "reclaim-after-ref-restored", "reclaim-after-clean", "cleanup-before-remove",
-                  "cleanup-after-remove"]
+                  "reclaim-after-ref-restored", "reclaim-after-index-adopted", "reclaim-after-clean",
+                  "cleanup-before-remove", "cleanup-after-remove"]
 CLEANUP_POINTS = ["cleanup-before-remove", "cleanup-after-remove"]
 INTEGRATE_POINTS = ["integrate-after-commit", "integrate-before-push", "integrate-after-push"]
 RANDOM_DELAYS = [round(random.Random(SEED + n).uniform(0.15, 0.9), 3) for n in range(RANDOM_KILLS)]

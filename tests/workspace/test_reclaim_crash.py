@@ -24,6 +24,7 @@ FAILPOINTS = [
     "reclaim-after-salvage-ref",
     "reclaim-after-salvage-record",
     "reclaim-after-ref-restored",
+    "reclaim-after-index-adopted",
     "reclaim-after-clean",
     "cleanup-before-remove",
     "cleanup-after-remove",

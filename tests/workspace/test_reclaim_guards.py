@@ -167,19 +167,36 @@ def test_a_deletion_made_after_a_crash_before_removal_is_kept(tmp_path: Path) ->
     assert not (wt / "README.md").exists()
 
 
-def test_writes_during_a_reclaim_stop_the_reset(tmp_path: Path) -> None:
+def test_writes_during_a_reclaim_are_salvaged_or_stop_it(tmp_path: Path) -> None:
     repo, wt = started(tmp_path)
     (wt / "README.md").write_text("before\n")
-    # A clean filter that writes a new file while the salvage reads the tree:
-    # something still at work in the workspace.
+    # A clean filter that writes a file whenever git reads README.md, while
+    # reclaim reads the tree: something still at work in the workspace.
     git(repo, "config", "filter.touch.clean", f"touch {wt}/late.txt; cat")
     (wt / ".gitattributes").write_text("*.md filter=touch\n")
     result = harn(repo, "reclaim", "r1")
-    assert result.code == 3 and "changed while it was being reclaimed" in result.err
+    if result.code == 0:  # written before the salvage read the tree: salvaged, then removed
+        assert tree_files(repo, SALVAGE)[b"late.txt"][1] == b""
+        assert tree_files(repo, SALVAGE)[b"README.md"][1] == b"before\n"
+        assert not wt.exists()
+        return
+    assert result.code == 3, result.err  # written after: kept where it is, nothing reset
     assert (wt / "late.txt").exists() and (wt / "README.md").read_text() == "before\n"
     git(repo, "config", "--unset", "filter.touch.clean")
     assert harn(repo, "reclaim", "r1").code == 0
     assert b"late.txt" in tree_files(repo, SALVAGE)
+
+
+def test_a_write_to_a_file_after_the_salvage_read_it_stops_the_reset(tmp_path: Path) -> None:
+    """The reset path (a discard) still compares the tree with what it was
+    before the salvage read it, and refuses on any change [P1]."""
+    repo, wt = started(tmp_path)
+    (wt / "README.md").write_text("before\n")
+    git(repo, "config", "filter.touch.clean", f"touch {wt}/late.txt; cat")
+    (wt / ".gitattributes").write_text("*.md filter=touch\n")
+    result = harn(repo, "reclaim", "r1", "--discard", "--yes")
+    assert result.code == 3 and "changed while it was being reclaimed" in result.err
+    assert (wt / "late.txt").exists() and (wt / "README.md").read_text() == "before\n"
 
 
 def test_a_killed_run_stays_busy_while_its_command_runs(tmp_path: Path) -> None:
