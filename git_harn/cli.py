@@ -32,7 +32,9 @@ class _LazyGroup(click.Group):
             return None
         module, attribute = COMMANDS[cmd_name]
         loaded = importlib.import_module(f"git_harn.commands.{module}")
-        # Start-up is over: the command runs with the collector on (__main__.py turned it off).
+        # Start-up is over: the command runs with the collector on (__main__.py turned it off),
+        # and what start-up made, which lives as long as the process, moved out of its sight.
+        gc.freeze()
         gc.enable()
         command: click.Command = getattr(loaded, attribute)
         return command

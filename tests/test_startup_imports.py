@@ -145,14 +145,14 @@ try:
 except SystemExit:
     pass
 with open(OUT, "w") as f:
-    json.dump({"after_load": seen, "enabled": gc.isenabled()}, f)
+    json.dump({"after_load": seen, "enabled": gc.isenabled(), "frozen": gc.get_freeze_count()}, f)
 """
 
 
 def test_start_up_runs_no_garbage_collection_and_the_command_runs_with_it(tmp_path: Path) -> None:
     """Loading click, pygit2 and the command's modules starts no collection
     (each walks every object start-up made: issue 45); the command itself
-    runs with the collector on."""
+    runs with the collector on, start-up's objects frozen out of its walks."""
     repo = make_repo(tmp_path / "repo")
     assert harn(repo, "start", "one").code == 0
     out = tmp_path / "gc.json"
@@ -161,6 +161,7 @@ def test_start_up_runs_no_garbage_collection_and_the_command_runs_with_it(tmp_pa
     assert out.exists(), done.stderr
     found = json.loads(out.read_text())
     assert found["enabled"] is True
+    assert found["frozen"] > 10_000  # click's, pygit2's and git-harn's modules, classes and functions
     assert all(found["after_load"]), found  # no collection before the command's module was loaded
 
 
