@@ -8,10 +8,13 @@ and odd names are taken exactly as git sees them and ignored files stay out.
 from __future__ import annotations
 
 import os
+import stat
+import time
 from pathlib import Path
 from typing import NamedTuple
 
 from git_harn.errors import GitFailure, Refused
+from git_harn.failpoints import failpoint
 from git_harn.files import atomic_write
 from git_harn.git.objects import Oid, from_pygit2
 from git_harn.git.run import run_git
@@ -146,12 +149,26 @@ def dirty_paths_many(paths: list[Path]) -> dict[Path, list[DirtyPath] | str]:
         return dict(zip(paths, pool.map(one, paths), strict=False))
 
 
+class KeptIndex(NamedTuple):
+    """What ``stand_on`` checks before a kept capture's index becomes the worktree's."""
+
+    index_seen: tuple[int, int, int] | None  # the worktree's index (inode, size, mtime_ns) before it was copied
+    since: float  # a time before git read any file of the tree
+
+
 class Capture(NamedTuple):
     """A worktree as found: its HEAD and, when asked, its trees."""
 
     head: Oid | None
     work_tree: Oid | None  # None: the tree was not captured
     index_tree: Oid | None  # only when it differs from HEAD and the work tree
+    kept: KeptIndex | None = None  # the scratch index was kept (``keep_index``)
+
+
+# Kernel file times come from a coarse clock that can lag the one Python
+# reads by a tick; a second's margin makes every file written after the
+# capture began count as written after its index.
+_CLOCK_MARGIN = 1.0
 
 
 def capture(path: Path, head_tree: Oid, with_tree: bool, head: Oid | None,
@@ -159,7 +176,7 @@ def capture(path: Path, head_tree: Oid, with_tree: bool, head: Oid | None,
     """The worktree's index and working tree as trees, through a private copy
     of its index; nothing of the worktree itself changes. ``keep_index``: the
     copy, which then holds the working tree with fresh stat data, stays for
-    ``adopt_scratch_index`` (or ``drop_scratch_index``)."""
+    ``stand_on`` (or ``drop_scratch_index``)."""
     if not with_tree:
         return Capture(head, None, None)
     admin = Path(open_worktree(path).path)
@@ -167,6 +184,7 @@ def capture(path: Path, head_tree: Oid, with_tree: bool, head: Oid | None,
     # that leaves it behind is swept away when cleanup removes the worktree.
     scratch = admin / SCRATCH_INDEX
     kept = False
+    since, seen = time.time() - _CLOCK_MARGIN, _identity(admin / "index")
     try:
         if (admin / "index").exists():
             _copy_index(admin / "index", scratch)
@@ -188,33 +206,108 @@ def capture(path: Path, head_tree: Oid, with_tree: bool, head: Oid | None,
         raise GitFailure(f"git write-tree failed in {path}")
     if index_tree in (head_tree, work_tree):
         index_tree = None
-    return Capture(head, work_tree, index_tree)
+    return Capture(head, work_tree, index_tree, KeptIndex(seen, since) if kept else None)
 
 
-def adopt_scratch_index(path: Path) -> bool:
-    """Make the scratch index a kept capture left the worktree's index, the
-    way git replaces one: ``index.lock`` made exclusively (a git at work in
-    the worktree holds it), the scratch renamed onto it, then onto ``index``.
-    False, with nothing changed, when a git holds the lock or no scratch index
-    is there. The renames move whatever the admin folder holds, link or file:
-    an agent can write its own index there at any time anyway, and what it
-    writes after the capture is its own later work, which ``git status``
-    against the result still shows."""
-    admin = Path(open_worktree(path).path)
-    scratch, lock = admin / SCRATCH_INDEX, admin / "index.lock"
-    if not os.path.lexists(scratch):
-        return False
+def _identity(path: Path) -> tuple[int, int, int] | None:
+    """A file as git's writers leave it: each write is a new file renamed into place."""
     try:
-        os.close(os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644))
-    except FileExistsError:
-        drop_scratch_index(path)
-        return False
-    try:
-        os.replace(scratch, lock)
-        os.replace(lock, admin / "index")
+        found = os.lstat(path)
     except OSError:
-        lock.unlink(missing_ok=True)
+        return None
+    return found.st_ino, found.st_size, found.st_mtime_ns
+
+
+def stand_on(path: Path, commit: Oid, kept: KeptIndex) -> bool:
+    """Make the worktree clean where it stands, without touching a file of
+    it: the scratch index a kept capture left (the tree of ``commit``, with
+    fresh stat data) becomes its index, and its HEAD holds ``commit``
+    detached. Both are replaced the way git replaces them, under git's own
+    ``index.lock`` and ``HEAD.lock`` (made exclusively: a git at work there
+    holds one), by renames that move whatever the admin folder holds and
+    never write through a link an agent planted there.
+
+    False when a git holds either lock, when the worktree's index changed
+    after the capture copied it (something staged since: adopting would
+    drop that version), or when the scratch index is not a file of its own;
+    nothing changed then, or (HEAD's lock held) only the index, which then
+    holds what the salvage holds.
+
+    The index's time is set to before git read the tree, so git compares
+    every file written since by content, not by size and time (which it
+    reads to the second): a rewrite while the capture ran still shows in
+    ``git status`` [P1]."""
+    admin = Path(open_worktree(path).path)
+    if not _adopt(admin, kept):
+        return False
+    failpoint("reclaim-after-index-adopted")
+    # Each lock is held for the instant of its rename only: a git-harn killed
+    # alone leaves a lock that its rerun, in the same process group, could
+    # not prove dead.
+    head_lock = admin / "HEAD.lock"
+    if not _take_lock(head_lock, f"{commit}\n".encode()):
+        return False
+    try:
+        os.replace(head_lock, admin / "HEAD")
+    except OSError:
+        head_lock.unlink(missing_ok=True)
         raise
+    return True
+
+
+def _adopt(admin: Path, kept: KeptIndex) -> bool:
+    """The scratch index made the worktree's index, under ``index.lock``."""
+    scratch, index, lock = admin / SCRATCH_INDEX, admin / "index", admin / "index.lock"
+    if not _take_lock(lock, b""):
+        scratch.unlink(missing_ok=True)
+        return False
+    adopted = False
+    try:
+        if _identity(index) != kept.index_seen:
+            return False
+        os.replace(scratch, lock)
+        if not _stamp(lock, kept.since):
+            return False
+        os.replace(lock, index)
+        adopted = True
+        return True
+    except FileNotFoundError:
+        return False  # no scratch index
+    finally:
+        if not adopted:
+            lock.unlink(missing_ok=True)
+            scratch.unlink(missing_ok=True)
+
+
+def _take_lock(lock: Path, content: bytes) -> bool:
+    """git's lock file, made exclusively (never through a link) and written
+    through the descriptor that made it."""
+    try:
+        fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    except FileExistsError:
+        return False
+    try:
+        os.write(fd, content)
+    finally:
+        os.close(fd)
+    return True
+
+
+def _stamp(index: Path, since: float) -> bool:
+    """Give ``index`` the time ``since``, through a descriptor of a plain
+    file with one link (never a link's target, never a file shared with
+    another path)."""
+    try:
+        fd = os.open(index, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    try:
+        found = os.fstat(fd)
+        if not stat.S_ISREG(found.st_mode) or found.st_nlink != 1:
+            return False
+        os.utime(fd, (since, since))
+    finally:
+        os.close(fd)
     return True
 
 

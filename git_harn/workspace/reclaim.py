@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 from git_harn.clock import now_iso
 from git_harn.errors import Refused
@@ -30,13 +30,14 @@ from git_harn.failpoints import failpoint
 from git_harn.git import Oid, Repo, to_oid
 from git_harn.git.workdir import (
     Fingerprint,
-    adopt_scratch_index,
+    KeptIndex,
     drop_scratch_index,
     fingerprint,
     nested_git_paths,
     reset_hard_and_clean,
+    stand_on,
 )
-from git_harn.git.worktrees import admin_locks, detach_head, head_of, linked_problem, point_head
+from git_harn.git.worktrees import admin_locks, head_of, linked_problem, point_head
 from git_harn.notices import info, progress, warn
 from git_harn.store import runs as store
 from git_harn.store.locks import broken_owner, git_processes_in, hold_run, holder_gone, holder_mark, run_lock_path
@@ -103,8 +104,8 @@ def reclaim_locked(repo: Repo, run_id: str, mode: str) -> ReclaimResult:
     _refuse_moving_callers_branch(repo, snap.record)
     _begin(repo, snap, mode)
     before = fingerprint(path)  # what the salvage is about to hold
-    salvage, work = _secure(repo, snap, mode)
-    if work is None or not _stand_on_salvage(repo, snap, work):
+    salvage, in_place = _secure(repo, snap, mode)
+    if in_place is None or not _stand_on_salvage(repo, snap, in_place, before):
         _restore(repo, snap, before)
     cleaned = cleanup_locked(repo, run_id, snap)
     return _with(cleaned, mode, salvage)
@@ -216,10 +217,17 @@ def _with(cleaned: CleanupResult, mode: str, salvage: dict[str, Any] | None) -> 
     return ReclaimResult(**fields, mode=mode, salvage=salvage)
 
 
-def _secure(repo: Repo, snap: Snapshot, mode: str) -> tuple[dict[str, Any] | None, Oid | None]:
+class InPlace(NamedTuple):
+    """A salvage commit whose tree is the whole work tree as captured, and
+    the capture's index, kept for ``_stand_on_salvage``."""
+
+    commit: Oid
+    kept: KeptIndex
+
+
+def _secure(repo: Repo, snap: Snapshot, mode: str) -> tuple[dict[str, Any] | None, InPlace | None]:
     """Make everything at risk safe, and record it before anything is reset.
-    Second: the salvage commit whose tree is the whole work tree as captured
-    (its index kept for ``_stand_on_salvage``), or None."""
+    Second: what the workspace can be made clean on where it stands, if anything."""
     record = snap.record
     assert record.frozenIntent is not None
     if _salvage_interrupted(repo, snap):
@@ -233,7 +241,8 @@ def _secure(repo: Repo, snap: Snapshot, mode: str) -> tuple[dict[str, Any] | Non
     try:
         salvaged = save(repo, record, cap, to_oid(record.frozenIntent["oid"]), snap)
         work = _holds_the_tree(repo, salvaged, cap.work_tree)
-        if work is None and cap.work_tree is not None:
+        in_place = InPlace(work, cap.kept) if work is not None and cap.kept is not None else None
+        if in_place is None and cap.work_tree is not None:
             drop_scratch_index(snap.path)
     except BaseException:
         if cap.work_tree is not None:
@@ -249,7 +258,7 @@ def _secure(repo: Repo, snap: Snapshot, mode: str) -> tuple[dict[str, Any] | Non
     new_tip = store.write(repo, record, mode, _summary(mode, salvaged), snap.stored.tip)
     snap.stored = store.Stored(record, new_tip)
     failpoint("reclaim-after-salvage-record")
-    return (salvaged.as_record() if salvaged else None), work
+    return (salvaged.as_record() if salvaged else None), in_place
 
 
 def _holds_the_tree(repo: Repo, salvaged: Salvaged | None, work_tree: Oid | None) -> Oid | None:
@@ -322,23 +331,35 @@ def _summary(mode: str, salvaged: Salvaged | None) -> str:
     return f"salvaged {kept}" if mode == SALVAGE else f"discarding uncommitted changes; commits kept: {kept}"
 
 
-def _stand_on_salvage(repo: Repo, snap: Snapshot, work: Oid) -> bool:
+def _stand_on_salvage(repo: Repo, snap: Snapshot, in_place: InPlace, before: Fingerprint) -> bool:
     """The workspace ref back at the frozen OID [W8], and the tree made clean
-    where it stands: HEAD detached at the salvage commit ``work``, whose tree
-    is the work tree as captured, with the index that capture wrote (fresh
-    stat data for every file). Nothing is reset, so nothing written since the
-    capture is destroyed: cleanup's ``git status`` shows such a write, and the
-    workspace is preserved with it. False when a git holds the worktree's
-    index (the reset path then reports it)."""
+    where it stands: HEAD detached at the salvage commit, whose tree is the
+    work tree as captured, with the index that capture wrote (``stand_on``).
+    Nothing is reset, so nothing is rewritten only for the removal to delete
+    it. As before a reset, the tree must be as it was before the salvage read
+    it; a write after this check shows in cleanup's ``git status`` against
+    that commit, and the workspace is kept with it. False when a git holds
+    the worktree's index or HEAD, or staged something since the capture (the
+    reset path then judges it)."""
     _refuse_newer_commits(repo, snap)
+    _refuse_changed(snap, before)
     _put_branch_back(repo, snap)
-    if not adopt_scratch_index(snap.path):
+    if not stand_on(snap.path, in_place.commit, in_place.kept):
         return False
-    failpoint("reclaim-after-index-adopted")
-    detach_head(snap.path, work)
-    snap.detached_at(work)
+    snap.detached_at(in_place.commit)
     failpoint("reclaim-after-clean")
     return True
+
+
+def _refuse_changed(snap: Snapshot, before: Fingerprint | None) -> None:
+    """Something (an agent still running?) wrote to the workspace after the
+    salvage read it: a reset, or a removal, now would destroy that [P1]."""
+    if before is None or fingerprint(snap.path) == before:
+        return
+    run_id = snap.record.runId
+    raise Refused(f"run {run_id}: the workspace changed while it was being reclaimed "
+                  "(is something still running in it?); nothing was reset; stop it, then run "
+                  f"'git harn reclaim {run_id}' again")
 
 
 def _restore(repo: Repo, snap: Snapshot, before: Fingerprint | None = None) -> None:
@@ -347,12 +368,7 @@ def _restore(repo: Repo, snap: Snapshot, before: Fingerprint | None = None) -> N
     assert record.frozenIntent is not None
     frozen = to_oid(record.frozenIntent["oid"])
     _refuse_newer_commits(repo, snap)
-    if before is not None and fingerprint(snap.path) != before:
-        # Something (an agent still running?) wrote to the workspace after the
-        # salvage read it: a reset now would destroy that [P1].
-        raise Refused(f"run {record.runId}: the workspace changed while it was being reclaimed "
-                      "(is something still running in it?); nothing was reset; stop it, then run "
-                      f"'git harn reclaim {record.runId}' again")
+    _refuse_changed(snap, before)
     _put_branch_back(repo, snap)
     if snap.head_ref != record.branch_ref:
         # A detached HEAD or another branch: what it held is salvaged already.
