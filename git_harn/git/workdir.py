@@ -218,7 +218,7 @@ def _identity(path: Path) -> tuple[int, int, int] | None:
     return found.st_ino, found.st_size, found.st_mtime_ns
 
 
-def stand_on(path: Path, commit: Oid, kept: KeptIndex) -> bool:
+def stand_on(admin: Path, commit: Oid, kept: KeptIndex) -> bool:
     """Make the worktree clean where it stands, without touching a file of
     it: the scratch index a kept capture left (the tree of ``commit``, with
     fresh stat data) becomes its index, and its HEAD holds ``commit``
@@ -236,8 +236,12 @@ def stand_on(path: Path, commit: Oid, kept: KeptIndex) -> bool:
     The index's time is set to before git read the tree, so git compares
     every file written since by content, not by size and time (which it
     reads to the second): a rewrite while the capture ran still shows in
-    ``git status`` [P1]."""
-    admin = Path(open_worktree(path).path)
+    ``git status`` [P1].
+
+    ``admin`` is the worktree's folder as this repository registers it, not
+    where the worktree's ``.git`` file (which the agent can rewrite) points:
+    nothing of another repository is replaced. A scratch index that is not
+    there (the capture was sent elsewhere) means False."""
     if not _adopt(admin, kept):
         return False
     failpoint("reclaim-after-index-adopted")

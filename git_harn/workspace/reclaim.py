@@ -344,7 +344,7 @@ def _stand_on_salvage(repo: Repo, snap: Snapshot, in_place: InPlace, before: Fin
     _refuse_newer_commits(repo, snap)
     _refuse_changed(snap, before)
     _put_branch_back(repo, snap)
-    if not stand_on(snap.path, in_place.commit, in_place.kept):
+    if snap.admin is None or not stand_on(snap.admin, in_place.commit, in_place.kept):
         return False
     snap.detached_at(in_place.commit)
     failpoint("reclaim-after-clean")

@@ -28,7 +28,7 @@ from git_harn.git.repo import open_repo
 from git_harn.workflow.ledger import record
 from git_harn.workflow.ledger.journal import HEARTBEAT_SECONDS, Journal
 from git_harn.workflow.model.result import TaskResult, WorkflowResult
-from git_harn.workflow.page.watch import Follower, Reader, frame
+from git_harn.workflow.page.watch import Follower, Frame, Reader, frame
 from tests.kit.harn import git, harn, make_repo
 from tests.kit.runners import GIT_HARN, Runner, record_id, start, state_of, waiting_at
 from tests.kit.workflow_repo import WF, setup
@@ -370,17 +370,23 @@ def test_the_cost_so_far_is_the_records_in_the_words_show_uses(tmp_path: Path) -
     assert "spent $0.75 of the $20.00 limit" in look.lines(time.time(), 80)
 
 
-def test_the_counts_tell_a_proposed_task_from_a_failed_one(tmp_path: Path) -> None:
+def _looked_at_with(tmp_path: Path, workflow_id: str, ends: list[tuple[str, str]]) -> Frame:
+    """The watch's frame of a four-task run whose tasks stand at ``ends``
+    ((status, state) each), as its next heartbeat wrote them."""
     repo = make_repo(tmp_path / "repo")
-    writer, result, _ = _long_run(repo, "wf-ends", 1)
-    for task, (status, state) in zip(result.tasks, [("done", "done"), ("proposed", "proposed"),
-                                                    ("failed", "refused"), ("running", "reviewing")], strict=True):
+    writer, result, _ = _long_run(repo, workflow_id, 1)
+    for task, (status, state) in zip(result.tasks, ends, strict=True):
         task.status, task.state = status, state
     writer.written -= HEARTBEAT_SECONDS
     writer.beat(result, 1)
-    follower = Follower(open_repo(repo), "wf-ends")
+    follower = Follower(open_repo(repo), workflow_id)
     follower.look()
-    look = frame(follower, record.LIVE)
+    return frame(follower, record.LIVE)
+
+
+def test_the_counts_tell_a_proposed_task_from_a_failed_one(tmp_path: Path) -> None:
+    look = _looked_at_with(tmp_path, "wf-ends", [("done", "done"), ("proposed", "proposed"),
+                                                 ("failed", "refused"), ("running", "reviewing")])
     assert (look.landed, look.proposed, look.failed, look.running) == (1, 1, 1, 1)
     assert look.plain()[1].startswith("landed 1, proposed 1, failed 1, running 1, waiting 0, faults 0; ")
     assert [row.stage for row in look.rows[:2]] == ["", ""]  # delivered: it went all the way
@@ -389,16 +395,8 @@ def test_the_counts_tell_a_proposed_task_from_a_failed_one(tmp_path: Path) -> No
 def test_the_counts_tell_a_halted_task_from_a_failed_one(tmp_path: Path) -> None:
     """A task the spending limit (or a stop) halted keeps its work for the
     relaunch: the run's summary says halted, and so does the watch."""
-    repo = make_repo(tmp_path / "repo")
-    writer, result, _ = _long_run(repo, "wf-halts", 1)
-    for task, (status, state) in zip(result.tasks, [("done", "done"), ("halted", "interrupted"),
-                                                    ("halted", "halted"), ("failed", "failed")], strict=True):
-        task.status, task.state = status, state
-    writer.written -= HEARTBEAT_SECONDS
-    writer.beat(result, 1)
-    follower = Follower(open_repo(repo), "wf-halts")
-    follower.look()
-    look = frame(follower, record.LIVE)
+    look = _looked_at_with(tmp_path, "wf-halts", [("done", "done"), ("halted", "interrupted"),
+                                                  ("halted", "halted"), ("failed", "failed")])
     assert (look.landed, look.halted, look.failed, look.running) == (1, 2, 1, 0)
     assert look.plain()[1].startswith("landed 1, halted 2, failed 1, running 0, waiting 0, faults 0; ")
 

@@ -66,6 +66,15 @@ def notify_log(wf: WF, workflow_id: str, lines: int, seconds: float = 30) -> lis
     return path.read_text().splitlines() if path.exists() else []
 
 
+def _told_needs_person_then_finished(out: Path, task: dict[str, Any], reason: str) -> None:
+    """The notifier was told that ``task`` needs a person, for ``reason``,
+    with the task's own next step, and then that the run finished."""
+    events = [seen["event"] for seen in told(out, 2)]
+    assert [(e["event"], e["reason"], e["taskId"]) for e in events] == [
+        ("task-needs-person", reason, task["taskId"]), ("run-finished", None, None)]
+    assert events[0]["next"] == task["next"]
+
+
 def test_a_run_that_finishes_says_so_once_with_a_valid_event_and_a_scrubbed_environment(tmp_path: Path) -> None:
     command, out = notifier(tmp_path)
     wf = setup(tmp_path, roadmap="# R\n\n- [ ] 1.1 Only\n")
@@ -122,10 +131,7 @@ def test_a_failed_task_its_assessor_leaves_to_a_person_is_told_continue_manual(t
     done = wf.run("--json", "--notify", command)
     (task,) = done.json()["tasks"]
     assert task["assessment"]["classification"] == "continue-manual", task
-    events = [seen["event"] for seen in told(out, 2)]
-    assert [(e["event"], e["reason"], e["taskId"]) for e in events] == [
-        ("task-needs-person", "continue-manual", "21.1"), ("run-finished", None, None)]
-    assert events[0]["next"] == task["next"]
+    _told_needs_person_then_finished(out, task, "continue-manual")
 
 
 def test_a_run_stopped_by_sigterm_is_told_interrupted(tmp_path: Path) -> None:
@@ -148,10 +154,7 @@ def test_a_task_proposed_as_a_pull_request_is_told(tmp_path: Path) -> None:
     assert done.code == 0, done.err
     (task,) = done.json()["tasks"]
     assert task["state"] == "proposed", task
-    events = [seen["event"] for seen in told(out, 2)]
-    assert [(e["event"], e["reason"], e["taskId"]) for e in events] == [
-        ("task-needs-person", "proposed", "1.1"), ("run-finished", None, None)]
-    assert events[0]["next"] == task["next"]
+    _told_needs_person_then_finished(out, task, "proposed")
 
 
 def test_a_provider_halt_is_told_with_its_reset_time(tmp_path: Path) -> None:
